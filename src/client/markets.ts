@@ -1,0 +1,195 @@
+/** Typed client for the prediction-market data API (`/api/v1`). */
+import type { Event, Market, Series } from "../markets/model.js";
+
+export interface ClientOptions {
+  /** Base URL of the prediction-market API, e.g. http://127.0.0.1:8080 (no /api/v1). */
+  baseUrl: string;
+  /** Sent as `x-api-key` when set. */
+  apiKey?: string;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer, carrying the service's `{code, msg}`. */
+export class OddsgateApiError extends Error {
+  override name = "OddsgateApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly msg: string,
+    readonly requestId: string | null,
+  ) {
+    super(`${status} ${code}: ${msg}`);
+  }
+}
+
+export type SortKey = "volume" | "volume24h" | "liquidity" | "openInterest" | "startDate";
+
+export interface PageOptions {
+  limit?: number;
+  cursor?: number;
+  sort?: SortKey;
+  order?: "asc" | "desc";
+}
+
+export interface ListEventsOptions extends PageOptions {
+  withNestedMarkets?: boolean;
+  seriesTickers?: string[];
+  isInitialized?: boolean;
+  status?: Market["status"];
+}
+
+export interface ListMarketsOptions extends PageOptions {
+  isInitialized?: boolean;
+  status?: Market["status"];
+  eventTicker?: string;
+  seriesTicker?: string;
+  minCloseTs?: number;
+  maxCloseTs?: number;
+}
+
+export interface SearchOptions extends PageOptions {
+  withNestedMarkets?: boolean;
+}
+
+export interface ListSeriesOptions {
+  category?: string;
+  tags?: string[];
+  isInitialized?: boolean;
+  status?: Market["status"];
+}
+
+export interface EventPage {
+  events: Event[];
+  cursor: number | null;
+}
+
+export interface MarketPage {
+  markets: Market[];
+  cursor: number | null;
+}
+
+type QueryValue = string | number | boolean | string[] | undefined;
+
+export class MarketsClient {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  /** GET /api/v1/event/{ticker}. */
+  getEvent(ticker: string, options: { withNestedMarkets?: boolean } = {}): Promise<Event> {
+    return this.get(`/event/${encodeURIComponent(ticker)}`, options);
+  }
+
+  /** GET /api/v1/events: one page. */
+  listEvents(options: ListEventsOptions = {}): Promise<EventPage> {
+    return this.get("/events", { ...options });
+  }
+
+  /** Walks every page of /events, yielding each event once. */
+  async *allEvents(options: Omit<ListEventsOptions, "cursor"> = {}): AsyncGenerator<Event> {
+    let cursor: number | null = 0;
+    while (cursor !== null) {
+      const page: EventPage = await this.listEvents({ ...options, cursor });
+      yield* page.events;
+      cursor = page.cursor;
+    }
+  }
+
+  /** GET /api/v1/market/{ticker}. */
+  getMarket(ticker: string): Promise<Market> {
+    return this.get(`/market/${encodeURIComponent(ticker)}`, {});
+  }
+
+  /** GET /api/v1/market/by-mint/{mint}. */
+  getMarketByMint(mint: string): Promise<Market> {
+    return this.get(`/market/by-mint/${encodeURIComponent(mint)}`, {});
+  }
+
+  /** GET /api/v1/markets: one page. */
+  listMarkets(options: ListMarketsOptions = {}): Promise<MarketPage> {
+    return this.get("/markets", { ...options });
+  }
+
+  /** POST /api/v1/markets/batch. */
+  marketsBatch(ids: { tickers?: string[]; mints?: string[] }): Promise<MarketPage> {
+    return this.post("/markets/batch", ids);
+  }
+
+  /** GET /api/v1/outcome_mints. */
+  outcomeMints(options: { minCloseTs?: number } = {}): Promise<{ mints: string[] }> {
+    return this.get("/outcome_mints", options);
+  }
+
+  /** POST /api/v1/filter_outcome_mints. */
+  filterOutcomeMints(addresses: string[]): Promise<{ outcomeMints: string[] }> {
+    return this.post("/filter_outcome_mints", { addresses });
+  }
+
+  /** GET /api/v1/series. */
+  listSeries(options: ListSeriesOptions = {}): Promise<{ series: Series[] }> {
+    return this.get("/series", { ...options });
+  }
+
+  /** GET /api/v1/series/{ticker}. */
+  getSeries(ticker: string): Promise<Series> {
+    return this.get(`/series/${encodeURIComponent(ticker)}`, {});
+  }
+
+  /** GET /api/v1/tags_by_categories. */
+  tagsByCategories(): Promise<{ tagsByCategories: Record<string, string[]> }> {
+    return this.get("/tags_by_categories", {});
+  }
+
+  /** GET /api/v1/filters_by_sports. */
+  filtersBySports(): Promise<{
+    filtersBySports: Record<string, { scopes: string[]; competitions: string[] }>;
+    sportOrdering: string[];
+  }> {
+    return this.get("/filters_by_sports", {});
+  }
+
+  /** GET /api/v1/search. */
+  search(q: string, options: SearchOptions = {}): Promise<EventPage> {
+    return this.get("/search", { q, ...options });
+  }
+
+  private get<T>(path: string, query: Record<string, QueryValue>): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) params.set(name, Array.isArray(value) ? value.join(",") : String(value));
+    }
+    const search = params.size > 0 ? `?${params}` : "";
+    return this.request(`${path}${search}`, { method: "GET" });
+  }
+
+  private post<T>(path: string, body: unknown): Promise<T> {
+    return this.request(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
+  }
+
+  private async request<T>(path: string, init: RequestInit): Promise<T> {
+    const headers = new Headers(init.headers);
+    if (this.options.apiKey) headers.set("x-api-key", this.options.apiKey);
+    const response = await this.fetchImpl(`${this.baseUrl}/api/v1${path}`, { ...init, headers });
+    const text = await response.text();
+    if (!response.ok) {
+      let code = "http_error";
+      let msg = text;
+      try {
+        ({ code, msg } = JSON.parse(text) as { code: string; msg: string });
+      } catch {
+        // Not our error body (a proxy in between, say): keep the raw text as the message.
+      }
+      throw new OddsgateApiError(response.status, code, msg, response.headers.get("x-request-id"));
+    }
+    return JSON.parse(text) as T;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Every setting, parsed once at start from the environment and command-line flags by one schema
+ * (contract §1). A bad value stops start-up with a message naming the setting to fix.
+ */
+import path from "node:path";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const optionalUrl = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((value) => protocols.some((p) => value.startsWith(`${p}:`)), {
+      message: `must start with ${protocols.map((p) => `${p}://`).join(" or ")}`,
+    })
+    .optional();
+
+const booleanSetting = z
+  .enum(["true", "false", "1", "0"])
+  .transform((value) => value === "true" || value === "1");
+
+export const ConfigSchema = z.object({
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: port.default(8080),
+  MODE: z.enum(["development", "production"]).default("development"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: optionalUrl(["postgres", "postgresql"]),
+  REDIS_URL: optionalUrl(["redis", "rediss"]),
+  UPSTREAM_URL: optionalUrl(["http", "https"]),
+  SIMULATOR_PORT: port.default(8090),
+  SOLANA_RPC_URL: optionalUrl(["http", "https"]),
+  RPC_PORT: port.default(8899),
+  MARKETS_PORT: port.optional(),
+  TRADE_PORT: port.optional(),
+  CORS_ORIGINS: z.string().optional(),
+  TRUST_PROXY: booleanSetting.default(false),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Seeds the derived market account addresses; fixed by the database on first start when unset. */
+  VENUE_SEED: z.string().min(8).optional(),
+  /** Whether `serve` loads the bundled demo catalogue into an empty database. */
+  DEMO_CATALOGUE: booleanSetting.default(true),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = Partial<Record<keyof Config, string | undefined>>;
+
+export const SETTING_NAMES = Object.keys(ConfigSchema.shape) as (keyof Config)[];
+
+/** Raised when a setting has a value the schema refuses; its message names the setting. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses settings from the environment, with explicit (flag) values taking precedence. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigInput = {}): Config {
+  const input: ConfigInput = {};
+  for (const name of SETTING_NAMES) {
+    const value = overrides[name] ?? env[name];
+    // An empty variable means "unset", as shells make it easy to export one by accident.
+    if (value !== undefined && value !== "") input[name] = value;
+  }
+  const parsed = ConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      const flag = `--${name.toLowerCase().replaceAll("_", "-")}`;
+      return `${name} (flag ${flag}): ${issue.message}, got ${JSON.stringify(input[name as keyof Config])}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  return parsed.data;
+}
+
+/** Absolute path of the embedded SQLite database for a configuration. */
+export function sqlitePath(config: Pick<Config, "DATA_DIR">): string {
+  return path.resolve(config.DATA_DIR, "oddsgate.db");
+}

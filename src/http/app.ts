@@ -1,0 +1,131 @@
+/**
+ * Assembles the HTTP service: logging with request ids, the error and not-found handlers, metrics,
+ * operations routes, and the API groups. Everything a request can hit is registered here.
+ */
+import { randomUUID } from "node:crypto";
+import scalarApiReference from "@scalar/fastify-api-reference";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
+import type { Config } from "../config.js";
+import type { CatalogHolder } from "../markets/catalog-holder.js";
+import { registerMarketsApi } from "../markets/routes/index.js";
+import { ApiError, toWireError } from "./errors.js";
+import { installMetrics } from "./metrics.js";
+import type { ZodApp } from "./types.js";
+
+export interface AppDependencies {
+  config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY">;
+  catalog: CatalogHolder;
+  /** Overrides the pino destination/options, e.g. to capture logs in tests. */
+  logger?: FastifyServerOptions["loggerInstance"];
+}
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/** Builds the Fastify app (not yet listening). */
+export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
+  const app = Fastify({
+    ...(deps.logger
+      ? { loggerInstance: deps.logger }
+      : {
+          logger: {
+            level: deps.config.LOG_LEVEL,
+            redact: { paths: ['req.headers["x-api-key"]', "req.headers.authorization"], censor: "[redacted]" },
+          },
+        }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 72_000,
+    trustProxy: deps.config.TRUST_PROXY,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const offered = request.headers["x-request-id"];
+      // A caller's id is echoed only when it is short and plain, so it cannot forge log lines.
+      return typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
+    },
+    routerOptions: { maxParamLength: 256 },
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const wire = error.validation ? validationError(error) : toWireError(error);
+    if (wire.status >= 500) request.log.error({ err: error }, "request failed");
+    else request.log.info({ code: wire.body.code }, wire.body.msg);
+    if (error instanceof ApiError && error.code === "not_ready") reply.header("retry-after", "1");
+    return reply.code(wire.status).send(wire.body);
+  });
+
+  installNotFoundHandler(app);
+  const metrics = installMetrics(app);
+  deps.catalog.onReplace((catalog) => {
+    metrics.catalogEvents.set(catalog.events.length);
+    metrics.catalogMarkets.set(catalog.markets.length);
+    metrics.catalogVersion.set(catalog.version);
+  });
+
+  app.get("/health-check", { schema: { hide: true } }, async (_request, reply) => {
+    deps.catalog.require();
+    return reply.type("text/plain; charset=utf-8").send("ok");
+  });
+  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  await app.register(registerMarketsApi(deps.catalog), { prefix: "/api/v1" });
+  await app.register(scalarApiReference, {
+    routePrefix: "/docs",
+    configuration: { title: "Oddsgate API", sources: [{ title: "Prediction markets", url: "/api/v1/openapi.json" }] },
+  });
+  return app;
+}
+
+/** Turns a schema validation failure into a 400 whose message names the parameter and the rule. */
+function validationError(error: FastifyError) {
+  const where = error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
+  const details = (error.validation ?? []).map((issue) => {
+    const name = issue.instancePath.replace(/^\//, "").replaceAll("/", ".");
+    return name ? `${where} ${name}: ${issue.message}` : `${where}: ${issue.message}`;
+  });
+  return toWireError(new ApiError("bad_request", details.join("; ") || "invalid request"));
+}
+
+/**
+ * Answers unknown paths with 404 and known paths with the wrong method with 405 (Fastify alone
+ * answers both with 404), using a shadow router of every registered route.
+ */
+function installNotFoundHandler(app: FastifyInstance): void {
+  const known = FindMyWay({ ignoreTrailingSlash: false });
+  const noop = () => {};
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (ALL_METHODS.includes(method as HTTPMethod) && !known.hasRoute(method as HTTPMethod, route.url)) {
+        known.on(method as HTTPMethod, route.url, noop);
+      }
+    }
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = ALL_METHODS.filter((method) => method !== request.method && known.find(method, path));
+    if (allowed.length > 0) {
+      reply.header("allow", allowed.join(", "));
+      const wire = toWireError(
+        new ApiError("method_not_allowed", `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}`),
+      );
+      return reply.code(wire.status).send(wire.body);
+    }
+    const wire = toWireError(new ApiError("not_found", `no route ${request.method} ${path}`));
+    return reply.code(wire.status).send(wire.body);
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * The error catalogue (contract §3): every code the service answers with, its HTTP status and
+ * whether retrying the same request can help. `toWireError` is the one place that turns any thrown
+ * value into the `{code, msg}` body.
+ */
+
+interface ErrorSpec {
+  readonly status: number;
+  readonly retryable: boolean;
+}
+
+export const ERRORS = {
+  bad_request: { status: 400, retryable: false },
+  invalid_json: { status: 400, retryable: false },
+  api_key_in_query: { status: 400, retryable: false },
+  unauthorized: { status: 401, retryable: false },
+  stream_not_permitted: { status: 403, retryable: false },
+  not_found: { status: 404, retryable: false },
+  event_not_found: { status: 404, retryable: false },
+  market_not_found: { status: 404, retryable: false },
+  series_not_found: { status: 404, retryable: false },
+  method_not_allowed: { status: 405, retryable: false },
+  payload_too_large: { status: 413, retryable: false },
+  unsupported_media_type: { status: 415, retryable: false },
+  rate_limit_exceeded: { status: 429, retryable: true },
+  internal: { status: 500, retryable: true },
+  not_ready: { status: 503, retryable: true },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The service's one error class: a catalogue code plus a message naming what was wrong. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  get retryable(): boolean {
+    return ERRORS[this.code].retryable;
+  }
+}
+
+export interface WireError {
+  status: number;
+  body: { code: string; msg: string };
+}
+
+/** Fastify's own error codes, mapped onto the catalogue. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "bad_request",
+  FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "invalid_json",
+  FST_ERR_CTP_INVALID_JSON_BODY: "invalid_json",
+  FST_ERR_CTP_EMPTY_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_INVALID_TYPE: "unsupported_media_type",
+};
+
+/** Turns any thrown value into a status and `{code, msg}` body; never leaks a stack trace. */
+export function toWireError(error: unknown): WireError {
+  if (error instanceof ApiError) {
+    return { status: error.status, body: { code: error.code, msg: error.message } };
+  }
+  const candidate = error as { code?: unknown; statusCode?: unknown; message?: unknown; name?: unknown };
+  const fastifyCode = typeof candidate?.code === "string" ? FASTIFY_CODES[candidate.code] : undefined;
+  if (fastifyCode) return wire(fastifyCode, describeFastifyError(fastifyCode, candidate));
+  // Fastify's JSON parser throws a plain SyntaxError with statusCode 400 for malformed bodies.
+  if (candidate?.name === "SyntaxError" && candidate.statusCode === 400) {
+    return wire("invalid_json", `request body is not valid JSON: ${String(candidate.message)}`);
+  }
+  if (
+    typeof candidate?.statusCode === "number" &&
+    candidate.statusCode >= 400 &&
+    candidate.statusCode < 500
+  ) {
+    // Other client errors Fastify raises itself (e.g. prototype poisoning): keep the status, hide internals.
+    const code: ErrorCode = candidate.statusCode === 413 ? "payload_too_large" : "bad_request";
+    return {
+      status: code === "payload_too_large" ? 413 : candidate.statusCode,
+      body: { code, msg: String(candidate.message ?? "bad request") },
+    };
+  }
+  return wire("internal", "internal error; the request id identifies it in the server log");
+}
+
+function wire(code: ErrorCode, msg: string): WireError {
+  return { status: ERRORS[code].status, body: { code, msg } };
+}
+
+function describeFastifyError(code: ErrorCode, error: { message?: unknown }): string {
+  switch (code) {
+    case "unsupported_media_type":
+      return "content-type must be application/json";
+    case "payload_too_large":
+      return "request body exceeds the 64 KiB limit";
+    case "invalid_json":
+      return `request body is not valid JSON: ${String(error.message ?? "")}`;
+    default:
+      return String(error.message ?? "bad request");
+  }
+}

@@ -1,0 +1,42 @@
+/** Prometheus metrics of one app instance (its own registry, so several apps can share a process). */
+import type { FastifyInstance } from "fastify";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly catalogEvents: Gauge;
+  readonly catalogMarkets: Gauge;
+  readonly catalogVersion: Gauge;
+}
+
+/** Creates the registry and records every response's route, status and duration. */
+export function installMetrics(app: FastifyInstance): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "oddsgate_http_requests_total",
+    help: "HTTP responses by method, route pattern and status",
+    labelNames: ["method", "route", "status"],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "oddsgate_http_request_duration_seconds",
+    help: "Time from request to response, by route pattern",
+    labelNames: ["route"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    // The pattern, not the URL, keeps label cardinality bounded whatever clients send.
+    const route = request.routeOptions.url ?? "unmatched";
+    requests.inc({ method: request.method, route, status: reply.statusCode });
+    duration.observe({ route }, reply.elapsedTime / 1000);
+  });
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
+  return {
+    registry,
+    catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),
+    catalogMarkets: gauge("oddsgate_catalog_markets", "Markets in the loaded catalog"),
+    catalogVersion: gauge("oddsgate_catalog_version", "Version of the loaded catalog"),
+  };
+}

@@ -1,0 +1,46 @@
+/** Holds the current catalog and keeps it in step with storage. */
+import type { Kysely } from "kysely";
+import { ApiError } from "../http/errors.js";
+import type { Tables } from "../storage/database.js";
+import { Catalog } from "./catalog.js";
+import { loadCatalogue, readCatalogVersion } from "./store.js";
+
+export class CatalogHolder {
+  private catalog: Catalog | undefined;
+  private readonly listeners: ((catalog: Catalog) => void)[] = [];
+
+  /** The catalog, or undefined until the first load finishes. */
+  get current(): Catalog | undefined {
+    return this.catalog;
+  }
+
+  /** The catalog, or a 503 `not_ready` while it is still loading. */
+  require(): Catalog {
+    if (!this.catalog) throw new ApiError("not_ready", "the market catalog is still loading; retry shortly");
+    return this.catalog;
+  }
+
+  replace(catalog: Catalog): void {
+    this.catalog = catalog;
+    for (const listener of this.listeners) listener(catalog);
+  }
+
+  onReplace(listener: (catalog: Catalog) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Reads the whole catalogue from storage and swaps it in. */
+  async load(db: Kysely<Tables>): Promise<Catalog> {
+    const catalog = new Catalog(await loadCatalogue(db));
+    this.replace(catalog);
+    return catalog;
+  }
+
+  /** Reloads when another process (an import, a sync, another instance) committed a new version. */
+  async refreshIfChanged(db: Kysely<Tables>): Promise<boolean> {
+    const version = await readCatalogVersion(db);
+    if (this.catalog && version === this.catalog.version) return false;
+    await this.load(db);
+    return true;
+  }
+}

@@ -1,0 +1,328 @@
+/**
+ * The catalog: the in-memory read model of every series, event and market. It is built once per
+ * catalogue version from storage and never mutated; a new version replaces it whole, so readers
+ * never see half an update. Response JSON is serialized once here, not per request.
+ */
+import type { MarketAddresses } from "./accounts.js";
+import {
+  type EventRecord,
+  type Market,
+  type MarketRecord,
+  type MarketStatus,
+  type Series,
+  type SortKey,
+  USDC_MINT,
+} from "./model.js";
+import type { StoredCatalogue } from "./store.js";
+
+export interface MarketEntry {
+  readonly record: MarketRecord;
+  readonly addresses: MarketAddresses;
+  readonly seriesTicker: string;
+  /** The wire Market, serialized. */
+  readonly json: string;
+  readonly sortKeys: Record<SortKey, number>;
+}
+
+export interface EventEntry {
+  readonly record: EventRecord;
+  readonly markets: readonly MarketEntry[];
+  readonly sortKeys: Record<SortKey, number>;
+  readonly statuses: ReadonlySet<MarketStatus>;
+  /** True when any of its markets is tokenized. */
+  readonly isInitialized: boolean;
+  /** Lower-cased searchable fields joined by NUL, so one `includes` tests them all. */
+  readonly searchText: string;
+  /** The wire Event serialized up to (not including) its `markets` field. */
+  readonly head: string;
+}
+
+export interface SeriesEntry {
+  readonly series: Series;
+  readonly json: string;
+  readonly isInitialized: boolean;
+  readonly statuses: ReadonlySet<MarketStatus>;
+}
+
+export type SortOrder = "asc" | "desc";
+
+/** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
+export function toWireMarket(record: MarketRecord, addresses: MarketAddresses): Market {
+  const determined = record.status === "determined" || record.status === "finalized";
+  return {
+    ticker: record.ticker,
+    eventTicker: record.eventTicker,
+    marketType: record.marketType,
+    title: record.title,
+    subtitle: record.subtitle,
+    yesSubTitle: record.yesSubTitle,
+    noSubTitle: record.noSubTitle,
+    openTime: record.openTime,
+    closeTime: record.closeTime,
+    expirationTime: record.expirationTime,
+    status: record.status,
+    result: record.result,
+    volume: record.volume,
+    openInterest: record.openInterest,
+    canCloseEarly: record.canCloseEarly,
+    fractionalTradingEnabled: record.fractionalTradingEnabled,
+    rulesPrimary: record.rulesPrimary,
+    accounts: {
+      [USDC_MINT]: {
+        marketLedger: addresses.marketLedger,
+        yesMint: addresses.yesMint,
+        noMint: addresses.noMint,
+        isInitialized: record.tokenized,
+        redemptionStatus: record.tokenized && determined ? "open" : null,
+        scalarOutcomePct: record.scalarOutcomePct,
+      },
+    },
+    earlyCloseCondition: record.earlyCloseCondition,
+    rulesSecondary: record.rulesSecondary,
+    yesBid: record.yesBid,
+    yesAsk: record.yesAsk,
+    noBid: record.noBid,
+    noAsk: record.noAsk,
+    volumeFp: record.volumeFp,
+    volume24hFp: record.volume24hFp,
+    openInterestFp: record.openInterestFp,
+  };
+}
+
+function eventHead(record: EventRecord): string {
+  const wire = {
+    ticker: record.ticker,
+    seriesTicker: record.seriesTicker,
+    title: record.title,
+    subtitle: record.subtitle,
+    competition: record.competition,
+    competitionScope: record.competitionScope,
+    imageUrl: record.imageUrl,
+    liquidity: record.liquidity,
+    openInterest: record.openInterest,
+    openInterestFp: record.openInterestFp,
+    settlementSources: record.settlementSources,
+    strikeDate: record.strikeDate,
+    strikePeriod: record.strikePeriod,
+    volume: record.volume,
+    volume24h: record.volume24h,
+    volume24hFp: record.volume24hFp,
+    volumeFp: record.volumeFp,
+  };
+  return JSON.stringify(wire).slice(0, -1);
+}
+
+const fpToNumber = (fp: string | null) => (fp === null ? 0 : Number.parseFloat(fp));
+
+export class Catalog {
+  readonly version: number;
+  readonly events: readonly EventEntry[];
+  readonly markets: readonly MarketEntry[];
+  readonly series: readonly SeriesEntry[];
+  private readonly eventsByTicker = new Map<string, EventEntry>();
+  private readonly marketsByTicker = new Map<string, MarketEntry>();
+  private readonly marketsByMint = new Map<string, MarketEntry>();
+  private readonly eventByMarket = new Map<MarketEntry, EventEntry>();
+  private readonly seriesByTicker = new Map<string, SeriesEntry>();
+  private readonly outcomeMintSet = new Set<string>();
+  private readonly sortedCache = new Map<string, readonly unknown[]>();
+  private readonly nestedJsonCache = new Map<EventEntry, string>();
+  /** Serialized `{tagsByCategories}` body. */
+  readonly tagsByCategoriesJson: string;
+  /** Serialized `{filtersBySports, sportOrdering}` body. */
+  readonly filtersBySportsJson: string;
+
+  constructor(stored: StoredCatalogue) {
+    this.version = stored.version;
+    const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
+      a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
+    const seriesTickerOfEvent = new Map(stored.events.map((e) => [e.ticker, e.seriesTicker]));
+
+    const marketsOfEvent = new Map<string, MarketEntry[]>();
+    const markets: MarketEntry[] = [];
+    for (const { record, addresses } of [...stored.markets].sort((a, b) => byTicker(a.record, b.record))) {
+      const entry: MarketEntry = {
+        record,
+        addresses,
+        seriesTicker: seriesTickerOfEvent.get(record.eventTicker) ?? "",
+        json: JSON.stringify(toWireMarket(record, addresses)),
+        sortKeys: {
+          volume: record.volume,
+          volume24h: fpToNumber(record.volume24hFp),
+          liquidity: 0,
+          openInterest: record.openInterest,
+          startDate: record.openTime,
+        },
+      };
+      markets.push(entry);
+      this.marketsByTicker.set(record.ticker, entry);
+      for (const mint of [addresses.marketLedger, addresses.yesMint, addresses.noMint]) {
+        this.marketsByMint.set(mint, entry);
+      }
+      if (record.tokenized) {
+        this.outcomeMintSet.add(addresses.yesMint);
+        this.outcomeMintSet.add(addresses.noMint);
+      }
+      const siblings = marketsOfEvent.get(record.eventTicker);
+      if (siblings) siblings.push(entry);
+      else marketsOfEvent.set(record.eventTicker, [entry]);
+    }
+    this.markets = markets;
+
+    const events: EventEntry[] = [];
+    for (const record of [...stored.events].sort(byTicker)) {
+      const own = marketsOfEvent.get(record.ticker) ?? [];
+      const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
+      for (const m of own) searchable.push(m.record.ticker, m.record.title, m.record.yesSubTitle, m.record.noSubTitle);
+      const entry: EventEntry = {
+        record,
+        markets: own,
+        statuses: new Set(own.map((m) => m.record.status)),
+        isInitialized: own.some((m) => m.record.tokenized),
+        searchText: searchable.join("\0").toLowerCase(),
+        head: eventHead(record),
+        sortKeys: {
+          volume: record.volume ?? 0,
+          volume24h: record.volume24h ?? 0,
+          liquidity: record.liquidity ?? 0,
+          openInterest: record.openInterest ?? 0,
+          startDate: own.length > 0 ? Math.min(...own.map((m) => m.record.openTime)) : (record.strikeDate ?? 0),
+        },
+      };
+      events.push(entry);
+      this.eventsByTicker.set(record.ticker, entry);
+      for (const m of own) this.eventByMarket.set(m, entry);
+    }
+    this.events = events;
+    // A market's liquidity is its event's: the reference reports liquidity per event only.
+    for (const event of events) {
+      for (const m of event.markets) m.sortKeys.liquidity = event.sortKeys.liquidity;
+    }
+
+    const series: SeriesEntry[] = [];
+    const eventsOfSeries = new Map<string, EventEntry[]>();
+    for (const event of events) {
+      const siblings = eventsOfSeries.get(event.record.seriesTicker);
+      if (siblings) siblings.push(event);
+      else eventsOfSeries.set(event.record.seriesTicker, [event]);
+    }
+    for (const s of [...stored.series].sort(byTicker)) {
+      const own = eventsOfSeries.get(s.ticker) ?? [];
+      const entry: SeriesEntry = {
+        series: s,
+        json: JSON.stringify(s),
+        isInitialized: own.some((e) => e.isInitialized),
+        statuses: new Set(own.flatMap((e) => [...e.statuses])),
+      };
+      series.push(entry);
+      this.seriesByTicker.set(s.ticker, entry);
+    }
+    this.series = series;
+    this.tagsByCategoriesJson = JSON.stringify({ tagsByCategories: tagsByCategories(stored.series) });
+    this.filtersBySportsJson = JSON.stringify(filtersBySports(series, eventsOfSeries));
+  }
+
+  event(ticker: string): EventEntry | undefined {
+    return this.eventsByTicker.get(ticker);
+  }
+
+  market(ticker: string): MarketEntry | undefined {
+    return this.marketsByTicker.get(ticker);
+  }
+
+  /** The market owning a mint: its ledger, yes or no mint. */
+  marketByMint(mint: string): MarketEntry | undefined {
+    return this.marketsByMint.get(mint);
+  }
+
+  eventOfMarket(market: MarketEntry): EventEntry | undefined {
+    return this.eventByMarket.get(market);
+  }
+
+  seriesEntry(ticker: string): SeriesEntry | undefined {
+    return this.seriesByTicker.get(ticker);
+  }
+
+  isOutcomeMint(address: string): boolean {
+    return this.outcomeMintSet.has(address);
+  }
+
+  /** The serialized wire Event, with its markets nested or `markets: null`. */
+  eventJson(entry: EventEntry, withNestedMarkets: boolean): string {
+    if (!withNestedMarkets) return `${entry.head},"markets":null}`;
+    let json = this.nestedJsonCache.get(entry);
+    if (json === undefined) {
+      json = `${entry.head},"markets":[${entry.markets.map((m) => m.json).join(",")}]}`;
+      this.nestedJsonCache.set(entry, json);
+    }
+    return json;
+  }
+
+  /** Events in the requested order; ties (and no sort) fall back to ticker order, keeping paging stable. */
+  sortedEvents(sort: SortKey | undefined, order: SortOrder): readonly EventEntry[] {
+    return this.sorted("events", this.events, sort, order);
+  }
+
+  sortedMarkets(sort: SortKey | undefined, order: SortOrder): readonly MarketEntry[] {
+    return this.sorted("markets", this.markets, sort, order);
+  }
+
+  private sorted<T extends { sortKeys: Record<SortKey, number> }>(
+    kind: string,
+    items: readonly T[],
+    sort: SortKey | undefined,
+    order: SortOrder,
+  ): readonly T[] {
+    if (sort === undefined) return order === "asc" ? items : this.cached(`${kind}:desc`, () => [...items].reverse());
+    return this.cached(`${kind}:${sort}:${order}`, () => {
+      // Items start in ticker order and Array.prototype.sort is stable, so equal keys keep that order.
+      const sign = order === "asc" ? 1 : -1;
+      return [...items].sort((a, b) => sign * (a.sortKeys[sort] - b.sortKeys[sort]));
+    });
+  }
+
+  private cached<T>(key: string, build: () => readonly T[]): readonly T[] {
+    let value = this.sortedCache.get(key) as readonly T[] | undefined;
+    if (value === undefined) {
+      value = build();
+      this.sortedCache.set(key, value);
+    }
+    return value;
+  }
+}
+
+function tagsByCategories(series: readonly Series[]): Record<string, string[]> {
+  const result = new Map<string, Set<string>>();
+  for (const s of series) {
+    const tags = result.get(s.category) ?? new Set<string>();
+    for (const tag of s.tags) tags.add(tag);
+    result.set(s.category, tags);
+  }
+  return Object.fromEntries([...result.keys()].sort().map((c) => [c, [...(result.get(c) ?? [])].sort()]));
+}
+
+/** Sports are the first tag of Sports-category series; their scopes and competitions come from events. */
+function filtersBySports(series: readonly SeriesEntry[], eventsOfSeries: Map<string, EventEntry[]>) {
+  const sports = new Map<string, { scopes: Set<string>; competitions: Set<string>; volume: number }>();
+  for (const { series: s } of series) {
+    const sport = s.tags[0];
+    if (s.category !== "Sports" || sport === undefined) continue;
+    const filters = sports.get(sport) ?? { scopes: new Set(), competitions: new Set(), volume: 0 };
+    for (const event of eventsOfSeries.get(s.ticker) ?? []) {
+      if (event.record.competitionScope) filters.scopes.add(event.record.competitionScope);
+      if (event.record.competition) filters.competitions.add(event.record.competition);
+      filters.volume += event.sortKeys.volume;
+    }
+    sports.set(sport, filters);
+  }
+  const sportOrdering = [...sports.entries()]
+    .sort(([a, x], [b, y]) => y.volume - x.volume || (a < b ? -1 : 1))
+    .map(([sport]) => sport);
+  const filtersBySports = Object.fromEntries(
+    sportOrdering.map((sport) => {
+      const f = sports.get(sport);
+      return [sport, { scopes: [...(f?.scopes ?? [])].sort(), competitions: [...(f?.competitions ?? [])].sort() }];
+    }),
+  );
+  return { filtersBySports, sportOrdering };
+}

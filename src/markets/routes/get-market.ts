@@ -1,0 +1,29 @@
+/** GET /api/v1/market/{ticker} — one market, unwrapped. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { Market } from "../model.js";
+import { ErrorResponse } from "./params.js";
+
+const Params = z.object({ ticker: z.string().min(1).max(160) });
+
+export function getMarket(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/market/:ticker",
+    {
+      schema: {
+        operationId: "market",
+        tags: ["Markets"],
+        summary: "Get a market by ticker",
+        params: Params,
+        response: { 200: Market, 404: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const market = catalog.require().market(request.params.ticker);
+      if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
+      return sendJson(reply, market.json);
+    },
+  );
+}

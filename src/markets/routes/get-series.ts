@@ -1,0 +1,29 @@
+/** GET /api/v1/series/{ticker} — one series. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { Series } from "../model.js";
+import { ErrorResponse } from "./params.js";
+
+const Params = z.object({ ticker: z.string().min(1).max(128) });
+
+export function getSeries(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/series/:ticker",
+    {
+      schema: {
+        operationId: "series_by_ticker",
+        tags: ["Series"],
+        summary: "Get a series by ticker",
+        params: Params,
+        response: { 200: Series, 404: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const entry = catalog.require().seriesEntry(request.params.ticker);
+      if (!entry) throw new ApiError("series_not_found", `series ${request.params.ticker} not found`);
+      return sendJson(reply, entry.json);
+    },
+  );
+}

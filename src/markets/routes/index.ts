@@ -1,0 +1,56 @@
+/** The prediction-market data API (contract §5), mounted under /api/v1 with its own OpenAPI document. */
+import swagger from "@fastify/swagger";
+import type { FastifyPluginAsync } from "fastify";
+import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import type { ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { filterOutcomeMints } from "./filter-outcome-mints.js";
+import { filtersBySports } from "./filters-by-sports.js";
+import { getEvent } from "./get-event.js";
+import { getMarket } from "./get-market.js";
+import { getMarketByMint } from "./get-market-by-mint.js";
+import { getSeries } from "./get-series.js";
+import { listEvents } from "./list-events.js";
+import { listMarkets } from "./list-markets.js";
+import { listSeries } from "./list-series.js";
+import { marketsBatch } from "./markets-batch.js";
+import { outcomeMints } from "./outcome-mints.js";
+import { search } from "./search.js";
+import { tagsByCategories } from "./tags-by-categories.js";
+
+const ROUTES = [
+  getEvent,
+  listEvents,
+  getMarket,
+  getMarketByMint,
+  listMarkets,
+  marketsBatch,
+  outcomeMints,
+  filterOutcomeMints,
+  listSeries,
+  getSeries,
+  tagsByCategories,
+  filtersBySports,
+  search,
+];
+
+/** Registers every prediction-market route and `/openapi.json` in one encapsulated context. */
+export function registerMarketsApi(catalog: CatalogHolder): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as ZodApp;
+    await app.register(swagger, {
+      openapi: {
+        openapi: "3.1.0",
+        info: {
+          title: "prediction-markets-api",
+          version: "0.1.0",
+          description: "Oddsgate prediction-market data: events, markets, series and search.",
+        },
+        servers: [{ url: "/" }],
+      },
+      transform: jsonSchemaTransform,
+    });
+    for (const route of ROUTES) route(app, catalog);
+    app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  };
+}

@@ -1,0 +1,61 @@
+/** GET /api/v1/events — events, filtered, sorted and paged by offset cursor. */
+import { z } from "zod";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { Catalog, EventEntry } from "../catalog.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { Event } from "../model.js";
+import { booleanFlag, commaList, ErrorResponse, page, paging, sorting, statusParam } from "./params.js";
+
+export const ListEventsQuery = z.object({
+  ...paging,
+  ...sorting,
+  withNestedMarkets: booleanFlag.optional().default(false),
+  seriesTickers: commaList("seriesTickers", 25).optional(),
+  isInitialized: booleanFlag.optional(),
+  status: statusParam,
+});
+export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
+
+export const EventPage = z.object({ events: z.array(Event), cursor: z.number().int().nullable() });
+
+/** Serializes a page of events as `{events, cursor}`. */
+export function eventPageJson(
+  catalog: Catalog,
+  events: readonly EventEntry[],
+  query: { cursor: number; limit: number; withNestedMarkets: boolean },
+): string {
+  const { items, next } = page(events, query.cursor, query.limit);
+  const body = items.map((event) => catalog.eventJson(event, query.withNestedMarkets)).join(",");
+  return `{"events":[${body}],"cursor":${next}}`;
+}
+
+export function listEvents(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/events",
+    {
+      schema: {
+        operationId: "events",
+        tags: ["Events"],
+        summary: "List events",
+        querystring: ListEventsQuery,
+        response: { 200: EventPage, 400: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query;
+      const current = catalog.require();
+      const series = query.seriesTickers ? new Set(query.seriesTickers) : undefined;
+      const sorted = current.sortedEvents(query.sort, query.order ?? (query.sort ? "desc" : "asc"));
+      const filtered = series !== undefined || query.isInitialized !== undefined || query.status !== undefined;
+      const events = filtered
+        ? sorted.filter(
+            (event) =>
+              (series === undefined || series.has(event.record.seriesTicker)) &&
+              (query.isInitialized === undefined || event.isInitialized === query.isInitialized) &&
+              (query.status === undefined || event.statuses.has(query.status)),
+          )
+        : sorted;
+      return sendJson(reply, eventPageJson(current, events, query));
+    },
+  );
+}

@@ -1,0 +1,55 @@
+/** GET /api/v1/markets — markets, filtered, sorted and paged by offset cursor. */
+import { z } from "zod";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { MarketEntry } from "../catalog.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { Market } from "../model.js";
+import { booleanFlag, ErrorResponse, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
+
+const Query = z.object({
+  ...paging,
+  ...sorting,
+  isInitialized: booleanFlag.optional(),
+  status: statusParam,
+  eventTicker: z.string().min(1).max(128).optional(),
+  seriesTicker: z.string().min(1).max(128).optional(),
+  minCloseTs: unixSecondsParam("minCloseTs").optional(),
+  maxCloseTs: unixSecondsParam("maxCloseTs").optional(),
+});
+export type ListMarketsQuery = z.infer<typeof Query>;
+
+export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number().int().nullable() });
+
+/** Serializes a list of markets as `{markets, cursor}`. */
+export function marketPageJson(markets: readonly MarketEntry[], cursor: number | null): string {
+  return `{"markets":[${markets.map((m) => m.json).join(",")}],"cursor":${cursor}}`;
+}
+
+export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/markets",
+    {
+      schema: {
+        operationId: "markets",
+        tags: ["Markets"],
+        summary: "List markets",
+        querystring: Query,
+        response: { 200: MarketPage, 400: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const sorted = catalog.require().sortedMarkets(q.sort, q.order ?? (q.sort ? "desc" : "asc"));
+      const conditions: ((m: MarketEntry) => boolean)[] = [];
+      if (q.isInitialized !== undefined) conditions.push((m) => m.record.tokenized === q.isInitialized);
+      if (q.status !== undefined) conditions.push((m) => m.record.status === q.status);
+      if (q.eventTicker !== undefined) conditions.push((m) => m.record.eventTicker === q.eventTicker);
+      if (q.seriesTicker !== undefined) conditions.push((m) => m.seriesTicker === q.seriesTicker);
+      if (q.minCloseTs !== undefined) conditions.push((m) => m.record.closeTime >= (q.minCloseTs ?? 0));
+      if (q.maxCloseTs !== undefined) conditions.push((m) => m.record.closeTime <= (q.maxCloseTs ?? 0));
+      const markets = conditions.length ? sorted.filter((m) => conditions.every((test) => test(m))) : sorted;
+      const { items, next } = page(markets, q.cursor, q.limit);
+      return sendJson(reply, marketPageJson(items, next));
+    },
+  );
+}

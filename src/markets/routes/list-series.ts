@@ -1,0 +1,41 @@
+/** GET /api/v1/series — every series, optionally filtered. */
+import { z } from "zod";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { Series } from "../model.js";
+import { booleanFlag, commaList, ErrorResponse, statusParam } from "./params.js";
+
+const Query = z.object({
+  category: z.string().min(1).max(64).optional(),
+  tags: commaList("tags", 25).optional(),
+  isInitialized: booleanFlag.optional(),
+  status: statusParam,
+});
+
+export function listSeries(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/series",
+    {
+      schema: {
+        operationId: "series",
+        tags: ["Series"],
+        summary: "List series",
+        querystring: Query,
+        response: { 200: z.object({ series: z.array(Series) }), 400: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const series = catalog
+        .require()
+        .series.filter(
+          (entry) =>
+            (q.category === undefined || entry.series.category === q.category) &&
+            (q.tags === undefined || q.tags.some((tag) => entry.series.tags.includes(tag))) &&
+            (q.isInitialized === undefined || entry.isInitialized === q.isInitialized) &&
+            (q.status === undefined || entry.statuses.has(q.status)),
+        );
+      return sendJson(reply, `{"series":[${series.map((entry) => entry.json).join(",")}]}`);
+    },
+  );
+}

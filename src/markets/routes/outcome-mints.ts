@@ -1,0 +1,33 @@
+/** GET /api/v1/outcome_mints — every yes/no mint of the tokenized markets. */
+import { z } from "zod";
+import type { ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { ErrorResponse, unixSecondsParam } from "./params.js";
+
+const Query = z.object({
+  minCloseTs: unixSecondsParam("minCloseTs").optional().meta({ description: "Only markets closing at or after" }),
+});
+const Response = z.object({ mints: z.array(z.string()) });
+
+export function outcomeMints(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/outcome_mints",
+    {
+      schema: {
+        operationId: "outcome_mints",
+        tags: ["Markets"],
+        summary: "List the outcome mints of tokenized markets",
+        querystring: Query,
+        response: { 200: Response, 400: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const minCloseTs = request.query.minCloseTs ?? 0;
+      const mints = catalog
+        .require()
+        .markets.filter((m) => m.record.tokenized && m.record.closeTime >= minCloseTs)
+        .flatMap((m) => [m.addresses.yesMint, m.addresses.noMint]);
+      return { mints };
+    },
+  );
+}

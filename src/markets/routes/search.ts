@@ -1,0 +1,42 @@
+/** GET /api/v1/search — events whose tickers, titles or markets match every query token. */
+import { z } from "zod";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { booleanFlag, ErrorResponse, paging, sorting } from "./params.js";
+import { EventPage, eventPageJson } from "./list-events.js";
+
+const Query = z.object({
+  q: z
+    .string({ error: "q is required" })
+    .max(256, { error: "q must be at most 256 characters" })
+    // Control characters can never match and NUL separates the searchable fields.
+    .transform((q) => q.replace(/[\p{Cc}]/gu, " ").trim())
+    .refine((q) => q.length > 0, { error: "q must contain at least one search term" }),
+  ...paging,
+  ...sorting,
+  withNestedMarkets: booleanFlag.optional().default(false),
+});
+
+export function search(app: ZodApp, catalog: CatalogHolder): void {
+  app.get(
+    "/search",
+    {
+      schema: {
+        operationId: "search",
+        tags: ["Search"],
+        summary: "Search events and their markets",
+        querystring: Query,
+        response: { 200: EventPage, 400: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const tokens = q.q.toLowerCase().split(/\s+/);
+      const current = catalog.require();
+      const events = current
+        .sortedEvents(q.sort, q.order ?? (q.sort ? "desc" : "asc"))
+        .filter((event) => tokens.every((token) => event.searchText.includes(token)));
+      return sendJson(reply, eventPageJson(current, events, q));
+    },
+  );
+}

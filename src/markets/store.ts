@@ -1,0 +1,144 @@
+/** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
+import type { Kysely, Transaction } from "kysely";
+import type { Tables } from "../storage/database.js";
+import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
+import type { CatalogueFile, EventRecord, MarketRecord, Series } from "./model.js";
+
+const CATALOG_VERSION_KEY = "catalog_version";
+/** Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits. */
+const CHUNK_ROWS = 400;
+
+export interface StoredMarket {
+  record: MarketRecord;
+  addresses: MarketAddresses;
+}
+
+export interface StoredCatalogue {
+  version: number;
+  series: Series[];
+  events: EventRecord[];
+  markets: StoredMarket[];
+}
+
+export interface SaveCounts {
+  series: number;
+  events: number;
+  markets: number;
+}
+
+/**
+ * Upserts a whole catalogue in one transaction, so an import either lands completely or not at all,
+ * and bumps the catalogue version other instances watch. Re-importing the same file changes nothing.
+ */
+export async function saveCatalogue(
+  db: Kysely<Tables>,
+  venueSeed: string,
+  file: CatalogueFile,
+  onProgress: (done: number, total: number) => void = () => {},
+): Promise<SaveCounts> {
+  const markets = file.events.flatMap((event) => event.markets);
+  const total = file.series.length + file.events.length + markets.length;
+  let done = 0;
+  const advance = (rows: number) => {
+    done += rows;
+    onProgress(done, total);
+  };
+
+  await db.transaction().execute(async (trx) => {
+    await upsertChunks(trx, "series", file.series, (s) => ({ ticker: s.ticker, data: JSON.stringify(s) }), advance);
+    await upsertChunks(
+      trx,
+      "events",
+      file.events,
+      ({ markets: _nested, ...event }) => ({
+        ticker: event.ticker,
+        series_ticker: event.seriesTicker,
+        data: JSON.stringify(event),
+      }),
+      advance,
+    );
+    await upsertChunks(
+      trx,
+      "markets",
+      markets,
+      (market) => {
+        const addresses = deriveMarketAddresses(venueSeed, market.ticker);
+        return {
+          ticker: market.ticker,
+          event_ticker: market.eventTicker,
+          market_ledger: addresses.marketLedger,
+          yes_mint: addresses.yesMint,
+          no_mint: addresses.noMint,
+          data: JSON.stringify(market),
+        };
+      },
+      advance,
+    );
+    await bumpCatalogVersion(trx);
+  });
+  return { series: file.series.length, events: file.events.length, markets: markets.length };
+}
+
+type RowOf<T extends keyof Tables> = Tables[T];
+
+async function upsertChunks<T extends "series" | "events" | "markets", R>(
+  trx: Transaction<Tables>,
+  table: T,
+  records: readonly R[],
+  toRow: (record: R) => RowOf<T>,
+  advance: (rows: number) => void,
+): Promise<void> {
+  for (let start = 0; start < records.length; start += CHUNK_ROWS) {
+    const rows = records.slice(start, start + CHUNK_ROWS).map(toRow);
+    const columns = Object.keys(rows[0] as object).filter((c) => c !== "ticker");
+    await trx
+      .insertInto(table)
+      .values(rows as never)
+      .onConflict((oc) =>
+        oc.column("ticker").doUpdateSet(Object.fromEntries(columns.map((c) => [c, (eb: any) => eb.ref(`excluded.${c}`)])) as never),
+      )
+      .execute();
+    advance(rows.length);
+  }
+}
+
+async function bumpCatalogVersion(trx: Transaction<Tables>): Promise<void> {
+  const current = await readCatalogVersion(trx);
+  await trx
+    .insertInto("meta")
+    .values({ key: CATALOG_VERSION_KEY, value: String(current + 1) })
+    .onConflict((oc) => oc.column("key").doUpdateSet({ value: String(current + 1) }))
+    .execute();
+}
+
+/** The catalogue's change counter: it moves whenever any import or sync commits. */
+export async function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
+  const row = await db.selectFrom("meta").select("value").where("key", "=", CATALOG_VERSION_KEY).executeTakeFirst();
+  return row ? Number(row.value) : 0;
+}
+
+/** Reads the whole catalogue for the in-memory read model. */
+export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
+  // One snapshot, so the version matches the rows even while another process imports.
+  return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
+    const version = await readCatalogVersion(trx);
+    // Unordered: collations differ between the dialects, so the catalog orders in memory.
+    const series = await trx.selectFrom("series").select("data").execute();
+    const events = await trx.selectFrom("events").select("data").execute();
+    const markets = await trx.selectFrom("markets").select(["data", "market_ledger", "yes_mint", "no_mint"]).execute();
+    return {
+      version,
+      series: series.map((row) => JSON.parse(row.data) as Series),
+      events: events.map((row) => JSON.parse(row.data) as EventRecord),
+      markets: markets.map((row) => ({
+        record: JSON.parse(row.data) as MarketRecord,
+        addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
+      })),
+    };
+  });
+}
+
+/** True when no event has been stored yet (a fresh database). */
+export async function isCatalogueEmpty(db: Kysely<Tables>): Promise<boolean> {
+  return (await db.selectFrom("events").select("ticker").limit(1).executeTakeFirst()) === undefined;
+}

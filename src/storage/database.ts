@@ -1,0 +1,85 @@
+/**
+ * The relational store: Kysely over embedded SQLite (better-sqlite3, WAL) or PostgreSQL
+ * (postgres.js), chosen by `DATABASE_URL`. Both run the same migrations and the same queries.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { PostgresJSDialect } from "kysely-postgres-js";
+import postgres from "postgres";
+import { type Config, sqlitePath } from "../config.js";
+import { migrateToLatest } from "./migrations.js";
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface SeriesTable {
+  ticker: string;
+  data: string;
+}
+
+export interface EventsTable {
+  ticker: string;
+  series_ticker: string;
+  data: string;
+}
+
+export interface MarketsTable {
+  ticker: string;
+  event_ticker: string;
+  market_ledger: string;
+  yes_mint: string;
+  no_mint: string;
+  data: string;
+}
+
+export interface Tables {
+  meta: MetaTable;
+  series: SeriesTable;
+  events: EventsTable;
+  markets: MarketsTable;
+}
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Storage {
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+  /** Where the data lives, for logs: the SQLite file or the PostgreSQL database name (never credentials). */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/** Opens the configured database and brings its schema up to date. */
+export async function openStorage(config: Pick<Config, "DATA_DIR" | "DATABASE_URL">): Promise<Storage> {
+  const storage = config.DATABASE_URL ? openPostgres(config.DATABASE_URL) : openSqlite(sqlitePath(config));
+  try {
+    await migrateToLatest(storage.db);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  return storage;
+}
+
+function openSqlite(file: string): Storage {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SqliteDatabase(file);
+  database.pragma("journal_mode = WAL");
+  // WAL with synchronous=NORMAL is durable across process crashes, which is what a kill -9 tests.
+  database.pragma("synchronous = NORMAL");
+  database.pragma("busy_timeout = 5000");
+  database.pragma("foreign_keys = ON");
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
+  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+}
+
+function openPostgres(url: string): Storage {
+  const sql = postgres(url, { max: 10, onnotice: () => {} });
+  const db = new Kysely<Tables>({ dialect: new PostgresJSDialect({ postgres: sql }) });
+  const location = `postgres database ${new URL(url).pathname.slice(1) || "(default)"}`;
+  return { db, dialect: "postgres", location, close: () => db.destroy() };
+}

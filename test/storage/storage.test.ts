@@ -1,0 +1,105 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { deriveMarketAddresses, resolveVenueSeed } from "../../src/markets/accounts.js";
+import { isCatalogueEmpty, loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { BACKENDS, type BackendSettings } from "../support/backends.js";
+import { market, miniCatalogue } from "../support/fixtures.js";
+
+describe.each(BACKENDS)("storage on $name", (backend) => {
+  let settings: BackendSettings;
+  let cleanup: () => Promise<void>;
+  let storage: Storage;
+
+  beforeEach(async (context) => {
+    if (!backend.available) return context.skip(`${backend.name} is not available here`);
+    ({ settings, cleanup } = await backend.create());
+    storage = await openStorage(loadConfig({}, settings));
+  });
+  afterEach(async () => {
+    await storage?.close();
+    await cleanup?.();
+  });
+
+  it("migrates an empty database and reopens an existing one without change", async () => {
+    expect(storage.dialect).toBe(backend.name);
+    expect(await isCatalogueEmpty(storage.db)).toBe(true);
+    await storage.close();
+    storage = await openStorage(loadConfig({}, settings));
+    expect(await isCatalogueEmpty(storage.db)).toBe(true);
+  });
+
+  it("stores a catalogue and reads back exactly what was saved", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    const file = miniCatalogue();
+    const counts = await saveCatalogue(storage.db, seed, file);
+    expect(counts).toEqual({ series: 2, events: 3, markets: 5 });
+
+    const stored = await loadCatalogue(storage.db);
+    expect(stored.version).toBe(1);
+    expect(stored.series.map((s) => s.ticker).sort()).toEqual(["KXHIGHNY", "KXNBAGAME"]);
+    const { markets: _nested, ...firstEvent } = file.events[0]!;
+    expect(stored.events.find((e) => e.ticker === firstEvent.ticker)).toEqual(firstEvent);
+    const original = file.events[0]!.markets[0]!;
+    const back = stored.markets.find((m) => m.record.ticker === original.ticker)!;
+    expect(back.record).toEqual(original);
+    expect(back.addresses).toEqual(deriveMarketAddresses(seed, original.ticker));
+  });
+
+  it("is idempotent: importing the same file twice leaves the same rows", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    await saveCatalogue(storage.db, seed, miniCatalogue());
+    const first = await loadCatalogue(storage.db);
+    await saveCatalogue(storage.db, seed, miniCatalogue());
+    const second = await loadCatalogue(storage.db);
+    expect(second.markets).toEqual(first.markets);
+    expect(second.events).toEqual(first.events);
+    expect(second.version).toBe(first.version + 1);
+  });
+
+  it("updates changed records in place", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    await saveCatalogue(storage.db, seed, miniCatalogue());
+    const changed = miniCatalogue();
+    changed.events[0]!.markets[0] = market("KXHIGHNY-26NOV23-B47.5", "KXHIGHNY-26NOV23", {
+      status: "closed",
+      volume: 4321,
+    });
+    await saveCatalogue(storage.db, seed, changed);
+    const stored = await loadCatalogue(storage.db);
+    expect(stored.markets).toHaveLength(5);
+    const updated = stored.markets.find((m) => m.record.ticker === "KXHIGHNY-26NOV23-B47.5")!;
+    expect(updated.record).toMatchObject({ status: "closed", volume: 4321 });
+  });
+
+  it("imports nothing when any part fails (one transaction)", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    const failAfterEvents = (done: number) => {
+      if (done > 5) throw new Error("disk full");
+    };
+    await expect(saveCatalogue(storage.db, seed, miniCatalogue(), failAfterEvents)).rejects.toThrow("disk full");
+    expect(await isCatalogueEmpty(storage.db)).toBe(true);
+    expect(await readCatalogVersion(storage.db)).toBe(0);
+    const stored = await loadCatalogue(storage.db);
+    expect(stored.series).toHaveLength(0);
+  });
+
+  it("fixes the venue seed on first use and refuses a different one later", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    expect(seed).toMatch(/^[0-9a-f]{64}$/);
+    expect(await resolveVenueSeed(storage.db, undefined)).toBe(seed);
+    expect(await resolveVenueSeed(storage.db, seed)).toBe(seed);
+    await expect(resolveVenueSeed(storage.db, "another-venue-seed")).rejects.toThrow(/VENUE_SEED/);
+  });
+});
+
+describe("market addresses", () => {
+  it("are deterministic per seed and ticker, distinct per role, and valid base58 keys", () => {
+    const a = deriveMarketAddresses("seed-one-1234", "KXHIGHNY-26NOV23-B47.5");
+    expect(deriveMarketAddresses("seed-one-1234", "KXHIGHNY-26NOV23-B47.5")).toEqual(a);
+    expect(new Set([a.marketLedger, a.yesMint, a.noMint]).size).toBe(3);
+    expect(deriveMarketAddresses("seed-two-1234", "KXHIGHNY-26NOV23-B47.5").yesMint).not.toBe(a.yesMint);
+    expect(deriveMarketAddresses("seed-one-1234", "KXHIGHNY-26NOV23-T52").yesMint).not.toBe(a.yesMint);
+    for (const address of Object.values(a)) expect(address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+  });
+});

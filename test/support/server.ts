@@ -1,0 +1,67 @@
+/** Starts the real server on a free loopback port over fresh storage, for end-to-end tests. */
+import { MarketsClient } from "../../src/client/markets.js";
+import { type ConfigInput, loadConfig } from "../../src/config.js";
+import { resolveVenueSeed } from "../../src/markets/accounts.js";
+import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import type { CatalogueFile } from "../../src/markets/model.js";
+import { saveCatalogue } from "../../src/markets/store.js";
+import { type RunningServer, type StartOptions, startServer } from "../../src/server.js";
+import { openStorage } from "../../src/storage/database.js";
+import { type Backend, BACKENDS } from "./backends.js";
+
+/** 2026-11-22T00:00:00Z: the fixed "today" of the demo catalogue the tests read. */
+export const TEST_ANCHOR = 1_795_305_600;
+
+let demo: CatalogueFile | undefined;
+/** The demo catalogue at the fixed test anchor (generated once per test file). */
+export function testCatalogue(): CatalogueFile {
+  demo ??= generateDemoCatalogue({ anchor: TEST_ANCHOR });
+  return demo;
+}
+
+export interface TestServer {
+  server: RunningServer;
+  client: MarketsClient;
+  url: string;
+  settings: ConfigInput;
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions extends StartOptions {
+  backend?: Backend;
+  /** Stored before start; defaults to the demo catalogue at TEST_ANCHOR. */
+  catalogue?: CatalogueFile;
+  settings?: ConfigInput;
+}
+
+/** Starts a server on port 0 (SQLite unless a backend is given) with the test catalogue loaded. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const backend = options.backend ?? (BACKENDS[0] as Backend);
+  const storageSettings = await backend.create();
+  const settings: ConfigInput = {
+    PORT: "0",
+    LOG_LEVEL: "silent",
+    DEMO_CATALOGUE: "false",
+    ...storageSettings.settings,
+    ...options.settings,
+  };
+  const config = loadConfig({}, settings);
+  const storage = await openStorage(config);
+  try {
+    const seed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
+    await saveCatalogue(storage.db, seed, options.catalogue ?? testCatalogue());
+  } finally {
+    await storage.close();
+  }
+  const server = await startServer(config, options.logger ? { logger: options.logger } : {});
+  return {
+    server,
+    client: new MarketsClient({ baseUrl: server.url }),
+    url: server.url,
+    settings,
+    async stop() {
+      await server.close();
+      await storageSettings.cleanup();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Real PostgreSQL for tests: each caller gets its own fresh database. In CI (`REQUIRE_SERVICES=1`)
+ * a missing server is a failure; elsewhere the dependent tests skip and say why.
+ */
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const requireServices = process.env.REQUIRE_SERVICES === "1";
+
+async function probe(): Promise<string | undefined> {
+  const sql = postgres(POSTGRES_ADMIN_URL, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return undefined;
+  } catch (error) {
+    return `PostgreSQL at ${POSTGRES_ADMIN_URL} is not reachable (${(error as Error).message})`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+const unavailable = await probe();
+if (unavailable && requireServices) throw new Error(`REQUIRE_SERVICES=1 but ${unavailable}`);
+if (unavailable) console.warn(`skipping PostgreSQL tests: ${unavailable}`);
+
+/** True when PostgreSQL tests can run here. */
+export const postgresAvailable = unavailable === undefined;
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database with a unique name; `drop` removes it. */
+export async function createPostgresDatabase(): Promise<TestDatabase> {
+  const name = `oddsgate_test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const sql = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`drop database if exists ${name} with (force)`);
+      await sql.end();
+    },
+  };
+}
