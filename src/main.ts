@@ -1,9 +1,16 @@
 #!/usr/bin/env node
 /** The `oddsgate` command: serve the venue, and operate on its state. */
 import fs from "node:fs";
-import { Command, Option } from "commander";
 import cliProgress from "cli-progress";
-import { type Config, ConfigError, type ConfigInput, ConfigSchema, loadConfig, SETTING_NAMES } from "./config.js";
+import { Command, Option } from "commander";
+import {
+  type Config,
+  ConfigError,
+  type ConfigInput,
+  ConfigSchema,
+  loadConfig,
+  SETTING_NAMES,
+} from "./config.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
 import { ImportFormatError, parseCatalogueInput } from "./markets/import/parse.js";
 import { saveCatalogue } from "./markets/store.js";
@@ -14,7 +21,8 @@ import { openStorage } from "./storage/database.js";
 const PROGRESS_THRESHOLD_ROWS = 5_000;
 
 const flagOf = (name: string) => `--${name.toLowerCase().replaceAll("_", "-")}`;
-const optionKey = (name: string) => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const optionKey = (name: string) =>
+  name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Adds one `--kebab-case <value>` flag per setting (or only the listed ones). */
 function withSettings(command: Command, names: readonly (keyof Config)[] = SETTING_NAMES): Command {
@@ -36,19 +44,19 @@ const program = new Command()
   .description("Self-hostable prediction-market data and trading venue")
   .showHelpAfterError();
 
-withSettings(program.command("serve").description("start the venue (HTTP API, demo catalogue on a fresh database)")).action(
-  async (options) => {
-    const server = await startServer(configFrom(options));
-    const stop = () => {
-      server.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  },
-);
+withSettings(
+  program.command("serve").description("start the venue (HTTP API, demo catalogue on a fresh database)"),
+).action(async (options) => {
+  const server = await startServer(configFrom(options));
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+});
 
 withSettings(
   program
@@ -63,12 +71,16 @@ withSettings(
   ["DATA_DIR", "DATABASE_URL", "VENUE_SEED"],
 ).action(async (file: string, options) => {
   const config = configFrom(options);
-  const catalogue = parseCatalogueInput(JSON.parse(fs.readFileSync(file, "utf8")), { tokenize: options.tokenize });
+  const catalogue = parseCatalogueInput(JSON.parse(fs.readFileSync(file, "utf8")), {
+    tokenize: options.tokenize,
+  });
   const storage = await openStorage(config);
   try {
     const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
     const rows =
-      catalogue.series.length + catalogue.events.length + catalogue.events.reduce((n, e) => n + e.markets.length, 0);
+      catalogue.series.length +
+      catalogue.events.length +
+      catalogue.events.reduce((n, e) => n + e.markets.length, 0);
     const bar =
       rows >= PROGRESS_THRESHOLD_ROWS
         ? new cliProgress.SingleBar({ format: "importing [{bar}] {percentage}% {value}/{total} rows" })

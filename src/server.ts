@@ -5,7 +5,6 @@ import { buildApp } from "./http/app.js";
 import type { ZodApp } from "./http/types.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
 import { CatalogHolder } from "./markets/catalog-holder.js";
-import { generateDemoCatalogue } from "./markets/demo/generate.js";
 import { isCatalogueEmpty, saveCatalogue } from "./markets/store.js";
 import { openStorage, type Storage } from "./storage/database.js";
 
@@ -44,6 +43,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     log.info({ storage: storage.location }, "storage open");
 
     if (config.DEMO_CATALOGUE && (await isCatalogueEmpty(storage.db))) {
+      const { generateDemoCatalogue } = await import("./markets/demo/generate.js");
       const anchor = Math.floor(Date.now() / 86_400_000) * 86_400;
       const counts = await saveCatalogue(storage.db, venueSeed, generateDemoCatalogue({ anchor }));
       log.info(counts, "loaded the demo catalogue into the empty database");

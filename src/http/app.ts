@@ -33,7 +33,10 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
       : {
           logger: {
             level: deps.config.LOG_LEVEL,
-            redact: { paths: ['req.headers["x-api-key"]', "req.headers.authorization"], censor: "[redacted]" },
+            redact: {
+              paths: ['req.headers["x-api-key"]', "req.headers.authorization"],
+              censor: "[redacted]",
+            },
           },
         }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -48,9 +51,16 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
       return typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
     },
     routerOptions: { maxParamLength: 256 },
+    // Errors raised before routing (a malformed URL, say) get the same {code,msg} body as the rest.
+    frameworkErrors: (error, _request, reply) => {
+      const wire = toWireError(error);
+      reply.code(wire.status).send(wire.body);
+    },
     return503OnClosing: true,
   }).withTypeProvider<ZodTypeProvider>();
 
+  // Every body this API takes is JSON; Fastify's default text parser would let text through to validation.
+  app.removeContentTypeParser("text/plain");
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -85,14 +95,18 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   await app.register(registerMarketsApi(deps.catalog), { prefix: "/api/v1" });
   await app.register(scalarApiReference, {
     routePrefix: "/docs",
-    configuration: { title: "Oddsgate API", sources: [{ title: "Prediction markets", url: "/api/v1/openapi.json" }] },
+    configuration: {
+      title: "Oddsgate API",
+      sources: [{ title: "Prediction markets", url: "/api/v1/openapi.json" }],
+    },
   });
   return app;
 }
 
 /** Turns a schema validation failure into a 400 whose message names the parameter and the rule. */
 function validationError(error: FastifyError) {
-  const where = error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
+  const where =
+    error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
   const details = (error.validation ?? []).map((issue) => {
     const name = issue.instancePath.replace(/^\//, "").replaceAll("/", ".");
     return name ? `${where} ${name}: ${issue.message}` : `${where}: ${issue.message}`;
@@ -121,7 +135,10 @@ function installNotFoundHandler(app: FastifyInstance): void {
     if (allowed.length > 0) {
       reply.header("allow", allowed.join(", "));
       const wire = toWireError(
-        new ApiError("method_not_allowed", `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}`),
+        new ApiError(
+          "method_not_allowed",
+          `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}`,
+        ),
       );
       return reply.code(wire.status).send(wire.body);
     }

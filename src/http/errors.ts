@@ -21,6 +21,7 @@ export const ERRORS = {
   series_not_found: { status: 404, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
   payload_too_large: { status: 413, retryable: false },
+  uri_too_long: { status: 414, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limit_exceeded: { status: 429, retryable: true },
   internal: { status: 500, retryable: true },
@@ -62,6 +63,8 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "invalid_json",
   FST_ERR_CTP_EMPTY_TYPE: "unsupported_media_type",
   FST_ERR_CTP_INVALID_TYPE: "unsupported_media_type",
+  FST_ERR_BAD_URL: "bad_request",
+  FST_ERR_MAX_PARAM_LENGTH: "uri_too_long",
 };
 
 /** Turns any thrown value into a status and `{code, msg}` body; never leaks a stack trace. */

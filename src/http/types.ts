@@ -1,10 +1,17 @@
 /** Types shared by every route module. */
+
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, RawServerDefault } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** A Fastify instance whose route schemas are zod schemas. */
-export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+export type ZodApp = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
 
 /** Sends an already-serialized JSON body, skipping serialization. */
 export function sendJson(reply: FastifyReply, json: string): FastifyReply {

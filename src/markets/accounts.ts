@@ -32,7 +32,11 @@ const VENUE_SEED_KEY = "venue_seed";
  * would silently move every market's addresses.
  */
 export async function resolveVenueSeed(db: Kysely<Tables>, configured: string | undefined): Promise<string> {
-  const stored = await db.selectFrom("meta").select("value").where("key", "=", VENUE_SEED_KEY).executeTakeFirst();
+  const stored = await db
+    .selectFrom("meta")
+    .select("value")
+    .where("key", "=", VENUE_SEED_KEY)
+    .executeTakeFirst();
   if (stored) {
     if (configured !== undefined && configured !== stored.value) {
       throw new Error(

@@ -173,7 +173,8 @@ export class Catalog {
     for (const record of [...stored.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
       const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
-      for (const m of own) searchable.push(m.record.ticker, m.record.title, m.record.yesSubTitle, m.record.noSubTitle);
+      for (const m of own)
+        searchable.push(m.record.ticker, m.record.title, m.record.yesSubTitle, m.record.noSubTitle);
       const entry: EventEntry = {
         record,
         markets: own,
@@ -186,7 +187,8 @@ export class Catalog {
           volume24h: record.volume24h ?? 0,
           liquidity: record.liquidity ?? 0,
           openInterest: record.openInterest ?? 0,
-          startDate: own.length > 0 ? Math.min(...own.map((m) => m.record.openTime)) : (record.strikeDate ?? 0),
+          startDate:
+            own.length > 0 ? Math.min(...own.map((m) => m.record.openTime)) : (record.strikeDate ?? 0),
         },
       };
       events.push(entry);
@@ -273,7 +275,8 @@ export class Catalog {
     sort: SortKey | undefined,
     order: SortOrder,
   ): readonly T[] {
-    if (sort === undefined) return order === "asc" ? items : this.cached(`${kind}:desc`, () => [...items].reverse());
+    if (sort === undefined)
+      return order === "asc" ? items : this.cached(`${kind}:desc`, () => [...items].reverse());
     return this.cached(`${kind}:${sort}:${order}`, () => {
       // Items start in ticker order and Array.prototype.sort is stable, so equal keys keep that order.
       const sign = order === "asc" ? 1 : -1;
@@ -321,7 +324,10 @@ function filtersBySports(series: readonly SeriesEntry[], eventsOfSeries: Map<str
   const filtersBySports = Object.fromEntries(
     sportOrdering.map((sport) => {
       const f = sports.get(sport);
-      return [sport, { scopes: [...(f?.scopes ?? [])].sort(), competitions: [...(f?.competitions ?? [])].sort() }];
+      return [
+        sport,
+        { scopes: [...(f?.scopes ?? [])].sort(), competitions: [...(f?.competitions ?? [])].sort() },
+      ];
     }),
   );
   return { filtersBySports, sportOrdering };

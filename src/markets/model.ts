@@ -4,7 +4,14 @@
  */
 import { z } from "zod";
 
-export const MARKET_STATUSES = ["initialized", "active", "inactive", "closed", "determined", "finalized"] as const;
+export const MARKET_STATUSES = [
+  "initialized",
+  "active",
+  "inactive",
+  "closed",
+  "determined",
+  "finalized",
+] as const;
 export const MarketStatus = z.enum(MARKET_STATUSES);
 export type MarketStatus = z.infer<typeof MarketStatus>;
 
@@ -15,7 +22,9 @@ export type SortKey = (typeof SORT_KEYS)[number];
 const unixSeconds = z.number().int().nonnegative().max(99_999_999_999);
 const count = z.number().int().nonnegative();
 /** Fixed-point contract count: a decimal string with exactly two fraction digits, e.g. "1250.00". */
-export const FixedPoint = z.string().regex(/^\d+\.\d{2}$/, "must be a decimal string with two fraction digits");
+export const FixedPoint = z
+  .string()
+  .regex(/^\d+\.\d{2}$/, "must be a decimal string with two fraction digits");
 /** Dollar price with four fraction digits in [0,1], e.g. "0.4200". */
 export const Price = z.string().regex(/^(0\.\d{4}|1\.0000)$/, "must be a dollar price like 0.4200 in [0,1]");
 

@@ -1,5 +1,5 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
-import type { Kysely, Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { Tables } from "../storage/database.js";
 import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "./model.js";
@@ -45,7 +45,13 @@ export async function saveCatalogue(
   };
 
   await db.transaction().execute(async (trx) => {
-    await upsertChunks(trx, "series", file.series, (s) => ({ ticker: s.ticker, data: JSON.stringify(s) }), advance);
+    await upsertChunks(
+      trx,
+      "series",
+      file.series,
+      (s) => ({ ticker: s.ticker, data: JSON.stringify(s) }),
+      advance,
+    );
     await upsertChunks(
       trx,
       "events",
@@ -95,7 +101,9 @@ async function upsertChunks<T extends "series" | "events" | "markets", R>(
       .insertInto(table)
       .values(rows as never)
       .onConflict((oc) =>
-        oc.column("ticker").doUpdateSet(Object.fromEntries(columns.map((c) => [c, (eb: any) => eb.ref(`excluded.${c}`)])) as never),
+        oc
+          .column("ticker")
+          .doUpdateSet(Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
       )
       .execute();
     advance(rows.length);
@@ -113,29 +121,39 @@ async function bumpCatalogVersion(trx: Transaction<Tables>): Promise<void> {
 
 /** The catalogue's change counter: it moves whenever any import or sync commits. */
 export async function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
-  const row = await db.selectFrom("meta").select("value").where("key", "=", CATALOG_VERSION_KEY).executeTakeFirst();
+  const row = await db
+    .selectFrom("meta")
+    .select("value")
+    .where("key", "=", CATALOG_VERSION_KEY)
+    .executeTakeFirst();
   return row ? Number(row.value) : 0;
 }
 
 /** Reads the whole catalogue for the in-memory read model. */
 export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
   // One snapshot, so the version matches the rows even while another process imports.
-  return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
-    const version = await readCatalogVersion(trx);
-    // Unordered: collations differ between the dialects, so the catalog orders in memory.
-    const series = await trx.selectFrom("series").select("data").execute();
-    const events = await trx.selectFrom("events").select("data").execute();
-    const markets = await trx.selectFrom("markets").select(["data", "market_ledger", "yes_mint", "no_mint"]).execute();
-    return {
-      version,
-      series: series.map((row) => JSON.parse(row.data) as Series),
-      events: events.map((row) => JSON.parse(row.data) as EventRecord),
-      markets: markets.map((row) => ({
-        record: JSON.parse(row.data) as MarketRecord,
-        addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
-      })),
-    };
-  });
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      const version = await readCatalogVersion(trx);
+      // Unordered: collations differ between the dialects, so the catalog orders in memory.
+      const series = await trx.selectFrom("series").select("data").execute();
+      const events = await trx.selectFrom("events").select("data").execute();
+      const markets = await trx
+        .selectFrom("markets")
+        .select(["data", "market_ledger", "yes_mint", "no_mint"])
+        .execute();
+      return {
+        version,
+        series: series.map((row) => JSON.parse(row.data) as Series),
+        events: events.map((row) => JSON.parse(row.data) as EventRecord),
+        markets: markets.map((row) => ({
+          record: JSON.parse(row.data) as MarketRecord,
+          addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
+        })),
+      };
+    });
 }
 
 /** True when no event has been stored yet (a fresh database). */

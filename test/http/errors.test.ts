@@ -32,7 +32,9 @@ describe("error catalogue", () => {
       "payload_too_large",
     );
     expect(toWireError({ code: "FST_ERR_CTP_INVALID_MEDIA_TYPE", statusCode: 415 }).status).toBe(415);
-    expect(toWireError({ code: "FST_ERR_CTP_EMPTY_JSON_BODY", statusCode: 400 }).body.code).toBe("invalid_json");
+    expect(toWireError({ code: "FST_ERR_CTP_EMPTY_JSON_BODY", statusCode: 400 }).body.code).toBe(
+      "invalid_json",
+    );
     const syntax = Object.assign(new SyntaxError("Unexpected token"), { statusCode: 400 });
     expect(toWireError(syntax).body.code).toBe("invalid_json");
   });

@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { deriveMarketAddresses, resolveVenueSeed } from "../../src/markets/accounts.js";
-import { isCatalogueEmpty, loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
+import {
+  isCatalogueEmpty,
+  loadCatalogue,
+  readCatalogVersion,
+  saveCatalogue,
+} from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { BACKENDS, type BackendSettings } from "../support/backends.js";
 import { market, miniCatalogue } from "../support/fixtures.js";
@@ -77,7 +82,9 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
     const failAfterEvents = (done: number) => {
       if (done > 5) throw new Error("disk full");
     };
-    await expect(saveCatalogue(storage.db, seed, miniCatalogue(), failAfterEvents)).rejects.toThrow("disk full");
+    await expect(saveCatalogue(storage.db, seed, miniCatalogue(), failAfterEvents)).rejects.toThrow(
+      "disk full",
+    );
     expect(await isCatalogueEmpty(storage.db)).toBe(true);
     expect(await readCatalogVersion(storage.db)).toBe(0);
     const stored = await loadCatalogue(storage.db);

@@ -1,5 +1,11 @@
 /** A small hand-written catalogue, for tests that need to know every record they read. */
-import { CATALOGUE_FORMAT, type CatalogueEvent, type CatalogueFile, type MarketRecord, type Series } from "../../src/markets/model.js";
+import {
+  CATALOGUE_FORMAT,
+  type CatalogueEvent,
+  type CatalogueFile,
+  type MarketRecord,
+  type Series,
+} from "../../src/markets/model.js";
 
 export function series(ticker: string, overrides: Partial<Series> = {}): Series {
   return {
@@ -19,7 +25,11 @@ export function series(ticker: string, overrides: Partial<Series> = {}): Series 
   };
 }
 
-export function market(ticker: string, eventTicker: string, overrides: Partial<MarketRecord> = {}): MarketRecord {
+export function market(
+  ticker: string,
+  eventTicker: string,
+  overrides: Partial<MarketRecord> = {},
+): MarketRecord {
   return {
     ticker,
     eventTicker,
@@ -94,12 +104,24 @@ export function miniCatalogue(): CatalogueFile {
     events: [
       event("KXHIGHNY-26NOV23", "KXHIGHNY", [
         market("KXHIGHNY-26NOV23-B47.5", "KXHIGHNY-26NOV23", { yesSubTitle: "47° to 48°" }),
-        market("KXHIGHNY-26NOV23-T52", "KXHIGHNY-26NOV23", { tokenized: false, yesBid: null, yesAsk: null, noBid: null, noAsk: null }),
+        market("KXHIGHNY-26NOV23-T52", "KXHIGHNY-26NOV23", {
+          tokenized: false,
+          yesBid: null,
+          yesAsk: null,
+          noBid: null,
+          noAsk: null,
+        }),
       ]),
       event(
         "KXHIGHNY-26NOV21",
         "KXHIGHNY",
-        [market("KXHIGHNY-26NOV21-B45.5", "KXHIGHNY-26NOV21", { status: "determined", result: "yes", volume: 900 })],
+        [
+          market("KXHIGHNY-26NOV21-B45.5", "KXHIGHNY-26NOV21", {
+            status: "determined",
+            result: "yes",
+            volume: 900,
+          }),
+        ],
         { liquidity: 0 },
       ),
       event(
@@ -107,7 +129,10 @@ export function miniCatalogue(): CatalogueFile {
         "KXNBAGAME",
         [
           market("KXNBAGAME-26NOV23BOSLAL-BOS", "KXNBAGAME-26NOV23BOSLAL", { title: "Boston Celtics win?" }),
-          market("KXNBAGAME-26NOV23BOSLAL-LAL", "KXNBAGAME-26NOV23BOSLAL", { status: "initialized", tokenized: false }),
+          market("KXNBAGAME-26NOV23BOSLAL-LAL", "KXNBAGAME-26NOV23BOSLAL", {
+            status: "initialized",
+            tokenized: false,
+          }),
         ],
         { competition: "NBA", competitionScope: "Game", liquidity: 20_000 },
       ),

@@ -2,19 +2,20 @@
 import { MarketsClient } from "../../src/client/markets.js";
 import { type ConfigInput, loadConfig } from "../../src/config.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
 import type { CatalogueFile } from "../../src/markets/model.js";
 import { saveCatalogue } from "../../src/markets/store.js";
 import { type RunningServer, type StartOptions, startServer } from "../../src/server.js";
 import { openStorage } from "../../src/storage/database.js";
-import { type Backend, BACKENDS } from "./backends.js";
+import { BACKENDS, type Backend } from "./backends.js";
 
 /** 2026-11-22T00:00:00Z: the fixed "today" of the demo catalogue the tests read. */
 export const TEST_ANCHOR = 1_795_305_600;
 
 let demo: CatalogueFile | undefined;
 /** The demo catalogue at the fixed test anchor (generated once per test file). */
-export function testCatalogue(): CatalogueFile {
+export async function testCatalogue(): Promise<CatalogueFile> {
+  // Imported lazily: tests that bring their own catalogue need not pay for generating this one.
+  const { generateDemoCatalogue } = await import("../../src/markets/demo/generate.js");
   demo ??= generateDemoCatalogue({ anchor: TEST_ANCHOR });
   return demo;
 }
@@ -49,7 +50,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const storage = await openStorage(config);
   try {
     const seed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
-    await saveCatalogue(storage.db, seed, options.catalogue ?? testCatalogue());
+    await saveCatalogue(storage.db, seed, options.catalogue ?? (await testCatalogue()));
   } finally {
     await storage.close();
   }

@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 
-export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const POSTGRES_ADMIN_URL =
+  process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const requireServices = process.env.REQUIRE_SERVICES === "1";
 
 async function probe(): Promise<string | undefined> {

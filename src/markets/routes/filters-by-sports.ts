@@ -4,7 +4,10 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 
 const Response = z.object({
-  filtersBySports: z.record(z.string(), z.object({ scopes: z.array(z.string()), competitions: z.array(z.string()) })),
+  filtersBySports: z.record(
+    z.string(),
+    z.object({ scopes: z.array(z.string()), competitions: z.array(z.string()) }),
+  ),
   sportOrdering: z.array(z.string()),
 });
 

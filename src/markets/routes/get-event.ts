@@ -8,7 +8,10 @@ import { booleanFlag, ErrorResponse } from "./params.js";
 
 const Params = z.object({ event_id: z.string().min(1).max(128) });
 const Query = z.object({
-  withNestedMarkets: booleanFlag.optional().default(false).meta({ description: "Include the event's markets" }),
+  withNestedMarkets: booleanFlag
+    .optional()
+    .default(false)
+    .meta({ description: "Include the event's markets" }),
 });
 export type GetEventQuery = z.infer<typeof Query>;
 

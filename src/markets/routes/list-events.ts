@@ -46,7 +46,8 @@ export function listEvents(app: ZodApp, catalog: CatalogHolder): void {
       const current = catalog.require();
       const series = query.seriesTickers ? new Set(query.seriesTickers) : undefined;
       const sorted = current.sortedEvents(query.sort, query.order ?? (query.sort ? "desc" : "asc"));
-      const filtered = series !== undefined || query.isInitialized !== undefined || query.status !== undefined;
+      const filtered =
+        series !== undefined || query.isInitialized !== undefined || query.status !== undefined;
       const events = filtered
         ? sorted.filter(
             (event) =>

@@ -4,7 +4,15 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Market } from "../model.js";
-import { booleanFlag, ErrorResponse, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
+import {
+  booleanFlag,
+  ErrorResponse,
+  page,
+  paging,
+  sorting,
+  statusParam,
+  unixSecondsParam,
+} from "./params.js";
 
 const Query = z.object({
   ...paging,

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { ErrorResponse } from "./params.js";
 import { MarketPage, marketPageJson } from "./list-markets.js";
+import { ErrorResponse } from "./params.js";
 
 const MAX_IDS = 100;
 const Body = z

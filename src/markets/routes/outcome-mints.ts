@@ -5,7 +5,9 @@ import type { CatalogHolder } from "../catalog-holder.js";
 import { ErrorResponse, unixSecondsParam } from "./params.js";
 
 const Query = z.object({
-  minCloseTs: unixSecondsParam("minCloseTs").optional().meta({ description: "Only markets closing at or after" }),
+  minCloseTs: unixSecondsParam("minCloseTs")
+    .optional()
+    .meta({ description: "Only markets closing at or after" }),
 });
 const Response = z.object({ mints: z.array(z.string()) });
 

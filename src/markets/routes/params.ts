@@ -25,7 +25,9 @@ export const integerParam = (name: string, min: number, max: number) =>
     .string()
     .regex(/^\d{1,16}$/, { error: `${name} must be an integer from ${min} to ${max}` })
     .transform(Number)
-    .refine((value) => value >= min && value <= max, { error: `${name} must be an integer from ${min} to ${max}` });
+    .refine((value) => value >= min && value <= max, {
+      error: `${name} must be an integer from ${min} to ${max}`,
+    });
 
 /** A comma-separated list of non-empty items, at most `max` of them. */
 export const commaList = (name: string, max: number) =>
@@ -50,7 +52,11 @@ export const sorting = {
 export const statusParam = MarketStatus.optional().meta({ description: "Market status" });
 
 /** Returns a page of `items` starting at the cursor offset and the next cursor (null on the last page). */
-export function page<T>(items: readonly T[], cursor: number, limit: number): { items: readonly T[]; next: number | null } {
+export function page<T>(
+  items: readonly T[],
+  cursor: number,
+  limit: number,
+): { items: readonly T[]; next: number | null } {
   const slice = items.slice(cursor, cursor + limit);
   const end = cursor + slice.length;
   return { items: slice, next: end < items.length ? end : null };

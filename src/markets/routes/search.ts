@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { booleanFlag, ErrorResponse, paging, sorting } from "./params.js";
 import { EventPage, eventPageJson } from "./list-events.js";
+import { booleanFlag, ErrorResponse, paging, sorting } from "./params.js";
 
 const Query = z.object({
   q: z

@@ -1,0 +1,177 @@
+/**
+ * HTTP benchmark of the built server (`dist/`), run as its own process so the load generator does
+ * not share its event loop. In one run it measures `/health-check` (the baseline) and an event read
+ * with nested markets, prints req/s, p50, p99 and their ratio, then the start-up time and memory with
+ * the demo catalogue and with a generated 10,000-event / 50,000-market catalogue.
+ *
+ *   npm run bench            (options: --duration 10 --connections 50)
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    scale: { type: "string", default: "25" },
+  },
+});
+const DURATION_S = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const MAIN = path.resolve("dist/main.js");
+const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  readyMs: number;
+}
+
+function freePortFrom(base: number): number {
+  return base + Math.floor(Math.random() * 1000);
+}
+
+/** Starts `oddsgate serve` and waits until /health-check answers 200; returns the time that took. */
+async function startServer(dataDir: string): Promise<Started> {
+  const port = freePortFrom(18_000);
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, "serve"], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health-check`)).status === 200) break;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { child, url, readyMs: performance.now() - started };
+}
+
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+interface Load {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(name: string, url: string): Promise<Load> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, pipelining: 1 });
+  const errors = result.errors + result.timeouts + result.non2xx;
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
+}
+
+function printLoad(row: Load): void {
+  console.log(
+    `  ${row.name.padEnd(44)} ${row.rps.toFixed(0).padStart(8)} req/s   p50 ${row.p50.toFixed(2).padStart(6)} ms   p99 ${row.p99.toFixed(2).padStart(6)} ms   errors ${row.errors}`,
+  );
+}
+
+function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-"));
+}
+
+async function throughput(): Promise<void> {
+  const dataDir = tempDataDir();
+  const server = await startServer(dataDir);
+  try {
+    const demo = generateDemoCatalogue({ anchor: ANCHOR });
+    // The design's reference read: an event with ten nested markets (or the largest below that).
+    const event = [...demo.events]
+      .filter((e) => e.markets.length <= 10)
+      .sort((a, b) => b.markets.length - a.markets.length)[0];
+    if (!event) throw new Error("the demo catalogue has no event to read");
+    console.log(
+      `\nthroughput: ${CONNECTIONS} connections, ${DURATION_S} s each, event ${event.ticker} (${event.markets.length} markets)`,
+    );
+    await load("warm-up", `${server.url}/health-check`);
+    const health = await load("GET /health-check", `${server.url}/health-check`);
+    const read = await load(
+      "GET /api/v1/event/{t}?withNestedMarkets=true",
+      `${server.url}/api/v1/event/${event.ticker}?withNestedMarkets=true`,
+    );
+    printLoad(health);
+    printLoad(read);
+    const ratio = read.rps / health.rps;
+    console.log(
+      `  event read / health-check = ${(ratio * 100).toFixed(1)}% (target >= 60%), event p99 ${read.p99} ms (target <= 10 ms)`,
+    );
+  } finally {
+    await stop(server.child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
+  const dataDir = tempDataDir();
+  try {
+    prepare(dataDir);
+    const server = await startServer(dataDir);
+    // Touch a few pages so lazily built sort orders count toward memory, as under real traffic.
+    await fetch(`${server.url}/api/v1/events?sort=volume&limit=200`);
+    await fetch(`${server.url}/api/v1/markets?sort=volume&limit=200`);
+    const rss = rssMb(server.child.pid as number);
+    await stop(server.child);
+    console.log(
+      `  ${label.padEnd(44)} ready ${(server.readyMs / 1000).toFixed(2).padStart(5)} s   RSS ${rss.toFixed(0).padStart(4)} MB`,
+    );
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  await throughput();
+
+  console.log("\nstart-up (process start to /health-check 200) and memory:");
+  await startup("demo catalogue, fresh data dir (generates + imports)", () => {});
+  await startup("demo catalogue, existing data dir", (dir) => {
+    // A first start stores the demo; the measured start is the second one.
+    execFileSync(process.execPath, [MAIN, "import", writeCatalogue(dir, 1)], {
+      env: { ...process.env, DATA_DIR: dir },
+    });
+  });
+  const scale = Number(args.scale);
+  const large = generateDemoCatalogue({ anchor: ANCHOR, scale });
+  const markets = large.events.reduce((n, e) => n + e.markets.length, 0);
+  await startup(`${large.events.length} events / ${markets} markets`, (dir) => {
+    execFileSync(process.execPath, [MAIN, "import", writeCatalogue(dir, scale)], {
+      env: { ...process.env, DATA_DIR: dir },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+  });
+}
+
+function writeCatalogue(dir: string, scale: number): string {
+  const file = path.join(dir, `catalogue-${scale}.json`);
+  fs.writeFileSync(file, JSON.stringify(generateDemoCatalogue({ anchor: ANCHOR, scale })));
+  return file;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
