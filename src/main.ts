@@ -20,6 +20,23 @@ import { openStorage } from "./storage/database.js";
 /** Rows above which an import shows a progress bar. */
 const PROGRESS_THRESHOLD_ROWS = 5_000;
 
+/** A failure the user can fix, reported as its message alone. */
+class CliError extends Error {}
+
+function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
 const flagOf = (name: string) => `--${name.toLowerCase().replaceAll("_", "-")}`;
 const optionKey = (name: string) =>
   name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -71,7 +88,7 @@ withSettings(
   ["DATA_DIR", "DATABASE_URL", "VENUE_SEED"],
 ).action(async (file: string, options) => {
   const config = configFrom(options);
-  const catalogue = parseCatalogueInput(JSON.parse(fs.readFileSync(file, "utf8")), {
+  const catalogue = parseCatalogueInput(readJsonFile(file), {
     tokenize: options.tokenize,
   });
   const storage = await openStorage(config);
@@ -97,7 +114,7 @@ withSettings(
 });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof ImportFormatError || error instanceof SyntaxError) {
+  if (error instanceof ConfigError || error instanceof ImportFormatError || error instanceof CliError) {
     console.error(`oddsgate: ${error.message}`);
   } else {
     console.error("oddsgate:", error);

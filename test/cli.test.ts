@@ -1,0 +1,191 @@
+/** The `oddsgate` command as a user runs it: a separate process over real storage. */
+import { execFile, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { MarketsClient } from "../src/client/markets.js";
+import { loadConfig } from "../src/config.js";
+import { loadCatalogue } from "../src/markets/store.js";
+import { openStorage } from "../src/storage/database.js";
+import { BACKENDS, tempDir } from "./support/backends.js";
+import { miniCatalogue } from "./support/fixtures.js";
+
+const run = promisify(execFile);
+const MAIN = path.resolve("src/main.ts");
+
+/** The test runner's environment, minus vitest's own MODE=test, which would be read as our MODE setting. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { MODE: _vitestMode, ...inherited } = process.env;
+  return { ...inherited, ...env };
+}
+
+function oddsgate(args: string[], env: Record<string, string>) {
+  return run(process.execPath, ["--import", "tsx", MAIN, ...args], { env: childEnv({ LOG_LEVEL: "silent", ...env }) });
+}
+
+/** A Kalshi trade-api v2 `GET /events?with_nested_markets=true` body. */
+const KALSHI_EVENTS = {
+  cursor: "",
+  events: [
+    {
+      event_ticker: "KXHIGHCHI-26NOV24",
+      series_ticker: "KXHIGHCHI",
+      sub_title: "On Nov 24, 2026",
+      title: "Highest temperature in Chicago on Nov 24, 2026?",
+      category: "Climate and Weather",
+      mutually_exclusive: true,
+      strike_date: "2026-11-25T05:59:00Z",
+      strike_period: "",
+      markets: [
+        {
+          ticker: "KXHIGHCHI-26NOV24-B40.5",
+          event_ticker: "KXHIGHCHI-26NOV24",
+          market_type: "binary",
+          title: "Will the high temp in Chicago be 40-41° on Nov 24, 2026?",
+          subtitle: "40° to 41°",
+          yes_sub_title: "40° to 41°",
+          no_sub_title: "40° to 41°",
+          open_time: "2026-11-22T15:00:00Z",
+          close_time: "2026-11-25T04:59:00Z",
+          expiration_time: "2026-12-02T15:00:00Z",
+          status: "active",
+          result: "",
+          can_close_early: true,
+          early_close_condition: "This market will close and expire early if the event occurs.",
+          fractional_trading_enabled: false,
+          rules_primary: "If the highest temperature recorded in Chicago Midway, IL is between 40-41°, then the market resolves to Yes.",
+          rules_secondary: "",
+          yes_bid_dollars: "0.2100",
+          yes_ask_dollars: "0.2400",
+          no_bid_dollars: "0.7600",
+          no_ask_dollars: "0.7900",
+          volume_fp: "1520.00",
+          volume_24h_fp: "310.00",
+          open_interest_fp: "880.00",
+          liquidity_dollars: "1234.5600",
+        },
+      ],
+    },
+  ],
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+describe.each(BACKENDS)("oddsgate import on $name", (backend) => {
+  it.skipIf(!backend.available)("loads our format and Kalshi JSON, idempotently", async () => {
+    const { settings, cleanup } = await backend.create();
+    cleanups.push(cleanup);
+    const env = { ...settings } as Record<string, string>;
+    const ours = path.join(settings.DATA_DIR, "ours.json");
+    fs.writeFileSync(ours, JSON.stringify(miniCatalogue()));
+    const kalshi = path.join(settings.DATA_DIR, "kalshi.json");
+    fs.writeFileSync(kalshi, JSON.stringify(KALSHI_EVENTS));
+
+    const first = await oddsgate(["import", ours], env);
+    expect(first.stdout).toContain("imported 2 series, 3 events, 5 markets");
+    await oddsgate(["import", ours], env);
+    const fromKalshi = await oddsgate(["import", kalshi, "--tokenize", "tradable"], env);
+    expect(fromKalshi.stdout).toContain("1 events, 1 markets");
+
+    const storage = await openStorage(loadConfig({}, settings));
+    try {
+      const stored = await loadCatalogue(storage.db);
+      expect(stored.events).toHaveLength(4);
+      expect(stored.markets).toHaveLength(6);
+      const imported = stored.markets.find((m) => m.record.ticker === "KXHIGHCHI-26NOV24-B40.5")!;
+      expect(imported.record).toMatchObject({
+        closeTime: 1_795_582_740,
+        yesBid: "0.2100",
+        volume: 1520,
+        volumeFp: "1520.00",
+        tokenized: true,
+        status: "active",
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe("oddsgate import errors", () => {
+  it("names the bad record and field, and imports nothing", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const bad = structuredClone(KALSHI_EVENTS);
+    (bad.events[0]!.markets[0] as Record<string, unknown>).close_time = "tomorrow";
+    const file = path.join(dir, "bad.json");
+    fs.writeFileSync(file, JSON.stringify(bad));
+    const failure = await oddsgate(["import", file], { DATA_DIR: dir }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("KXHIGHCHI-26NOV24-B40.5");
+    expect(failure?.stderr).toContain("close_time");
+    expect(failure?.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    const storage = await openStorage({ DATA_DIR: dir });
+    try {
+      expect((await loadCatalogue(storage.db)).events).toHaveLength(0);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("says which file is not JSON", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const file = path.join(dir, "broken.json");
+    fs.writeFileSync(file, "{ not json");
+    const failure = (await oddsgate(["import", file], { DATA_DIR: dir }).catch((error: unknown) => error)) as {
+      stderr: string;
+    };
+    expect(failure.stderr).toContain("broken.json");
+    expect(failure.stderr).toMatch(/JSON/);
+  });
+
+  it("stops on a bad setting with a message naming it", async () => {
+    const failure = (await oddsgate(["serve"], { PORT: "http" }).catch((error: unknown) => error)) as {
+      stderr: string;
+      code: number;
+    };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toContain("PORT");
+    expect(failure.stderr).toContain("--port");
+  });
+});
+
+describe("oddsgate serve", () => {
+  it("serves the demo catalogue from a fresh data dir with no configuration", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve", "--port", String(port)], {
+      env: childEnv({ DATA_DIR: dir, LOG_LEVEL: "warn" }),
+      stdio: "ignore",
+    });
+    cleanups.push(async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    });
+    const url = `http://127.0.0.1:${port}`;
+    let healthy = false;
+    for (let i = 0; i < 150 && !healthy && child.exitCode === null; i++) {
+      healthy = await fetch(`${url}/health-check`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(healthy).toBe(true);
+    const client = new MarketsClient({ baseUrl: url });
+    const page = await client.listEvents({ limit: 200, withNestedMarkets: true });
+    expect(page.cursor).not.toBeNull();
+    expect(page.events.some((e) => e.seriesTicker.startsWith("KXHIGH") && (e.markets?.length ?? 0) >= 6)).toBe(true);
+    expect(fs.existsSync(path.join(dir, "oddsgate.db"))).toBe(true);
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { MarketsClient } from "../../src/client/markets.js";
+import { loadConfig } from "../../src/config.js";
+import { resolveVenueSeed } from "../../src/markets/accounts.js";
+import { CATALOGUE_FORMAT } from "../../src/markets/model.js";
+import { saveCatalogue } from "../../src/markets/store.js";
+import { startServer } from "../../src/server.js";
+import { openStorage } from "../../src/storage/database.js";
+import { BACKENDS } from "../support/backends.js";
+import { event, market, miniCatalogue, series } from "../support/fixtures.js";
+import { startTestServer } from "../support/server.js";
+
+async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 8_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (accept(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.each(BACKENDS)("catalog on $name", (backend) => {
+  it.skipIf(!backend.available)(
+    "picks up an import another process committed, on every instance sharing the database",
+    async () => {
+      const first = await startTestServer({ backend, catalogue: miniCatalogue() });
+      // A second instance over the same storage (PostgreSQL: another server; SQLite: same file).
+      const second = await startServer(loadConfig({}, { ...first.settings, PORT: "0" }));
+      try {
+        const secondClient = new MarketsClient({ baseUrl: second.url });
+        expect((await secondClient.listEvents()).events).toHaveLength(3);
+        const a = await first.client.getMarket("KXHIGHNY-26NOV23-B47.5");
+        const b = await secondClient.getMarket("KXHIGHNY-26NOV23-B47.5");
+        expect(b.accounts).toEqual(a.accounts);
+
+        const storage = await openStorage(loadConfig({}, first.settings));
+        try {
+          const seed = await resolveVenueSeed(storage.db, undefined);
+          await saveCatalogue(storage.db, seed, {
+            format: CATALOGUE_FORMAT,
+            series: [series("KXCPI", { category: "Economics", tags: ["Inflation"] })],
+            events: [event("KXCPI-26DEC", "KXCPI", [market("KXCPI-26DEC-T0.3", "KXCPI-26DEC")])],
+          });
+        } finally {
+          await storage.close();
+        }
+        for (const client of [first.client, secondClient]) {
+          const page = await eventually(
+            () => client.listEvents(),
+            (p) => p.events.length === 4,
+          );
+          expect(page.events.map((e) => e.ticker)).toContain("KXCPI-26DEC");
+        }
+      } finally {
+        await second.close();
+        await first.stop();
+      }
+    },
+  );
+});
