@@ -671,6 +671,13 @@ describe("import errors name the record and the field", () => {
     expect(importError(kalshiFile([legacyEvent(), highNyEvent(), highNyEvent()])).message).toBe(
       'events[2] (KXHIGHNY-26NOV23): event_ticker: duplicate event ticker "KXHIGHNY-26NOV23", first seen at events[1] (KXHIGHNY-26NOV23)',
     );
+    const otherDay = { ...highNyEvent([]), event_ticker: "KXHIGHNY-26NOV24" };
+    const refiled = { ...bracketMarket(), event_ticker: "KXHIGHNY-26NOV24" };
+    expect(
+      importError({ events: [highNyEvent([bracketMarket()]), otherDay], markets: [refiled] }).message,
+    ).toBe(
+      'markets[0] (KXHIGHNY-26NOV23-B47.5): ticker: duplicate market ticker "KXHIGHNY-26NOV23-B47.5", first seen at events[0] (KXHIGHNY-26NOV23) markets[0] (KXHIGHNY-26NOV23-B47.5)',
+    );
     expect(importError(kalshiFile([highNyEvent()], [highNySeries(), highNySeries()])).message).toBe(
       'series[1] (KXHIGHNY): ticker: duplicate series ticker "KXHIGHNY", first seen at series[0] (KXHIGHNY)',
     );

@@ -11,13 +11,27 @@ import {
   dollars,
   type EventPlan,
   type FamilyCatalogue,
+  grouped,
   historyLength,
   type MarketTerms,
   makeSeries,
   type OutcomePlan,
   strikeLabel,
 } from "./build.js";
-import { civil, clockLabel, DAY, EASTERN, HOUR, localTime, longDate, MINUTE, shortDate, tickerDate, toLocal, zoneName } from "./calendar.js";
+import {
+  civil,
+  clockLabel,
+  DAY,
+  EASTERN,
+  HOUR,
+  localTime,
+  longDate,
+  MINUTE,
+  shortDate,
+  tickerDate,
+  toLocal,
+  zoneName,
+} from "./calendar.js";
 import { normalCdf, type Random } from "./random.js";
 
 /** Settled periods kept per unit of scale. */
@@ -101,13 +115,11 @@ const HOURLY_TERMS: MarketTerms = { ...CRYPTO_TERMS, fractionalTradingEnabled: t
 const INDEX_TERMS: MarketTerms = {
   canCloseEarly: false,
   earlyCloseCondition: null,
-  rulesSecondary: "If the exchange does not open on the stated date, the market settles on the next official close.",
+  rulesSecondary:
+    "If the exchange does not open on the stated date, the market settles on the next official close.",
   fractionalTradingEnabled: false,
 };
 const OIL_TERMS: MarketTerms = { ...INDEX_TERMS, rulesSecondary: null };
-
-const usd = (level: number, fractionDigits = 0) => dollars(level, fractionDigits);
-const points = (level: number, fractionDigits = 0) => dollars(level, fractionDigits).slice(1);
 
 /** The outcomes of a range event: a low tail, `buckets` ranges of `width` from `low`, a high tail. */
 function rangeOutcomes(
@@ -130,15 +142,33 @@ function rangeOutcomes(
     payout: wins ? 1 : 0,
   });
   const belowLow = format(low - 0.01, 2);
-  const outcomes = [outcome(`T${strikeLabel(low - 0.01)}`, `${belowLow} or below`, `${belowLow} or below`, settlement < low, 0)];
+  const outcomes = [
+    outcome(
+      `T${strikeLabel(low - 0.01)}`,
+      `${belowLow} or below`,
+      `${belowLow} or below`,
+      settlement < low,
+      0,
+    ),
+  ];
   for (let i = 0; i < buckets; i++) {
     const from = low + width * i;
     const range = `${format(from, edgeDigits)} to ${format(from + width - 0.01, 2)}`;
     const wins = settlement >= from && settlement < from + width;
-    outcomes.push(outcome(`B${strikeLabel(from + width / 2)}`, range, `between ${range.replace(" to ", " and ")}`, wins, i + 1));
+    outcomes.push(
+      outcome(
+        `B${strikeLabel(from + width / 2)}`,
+        range,
+        `between ${range.replace(" to ", " and ")}`,
+        wins,
+        i + 1,
+      ),
+    );
   }
   const aboveHigh = `${format(high, edgeDigits)} or above`;
-  outcomes.push(outcome(`T${strikeLabel(high - 0.01)}`, aboveHigh, aboveHigh, settlement >= high, buckets + 1));
+  outcomes.push(
+    outcome(`T${strikeLabel(high - 0.01)}`, aboveHigh, aboveHigh, settlement >= high, buckets + 1),
+  );
   return outcomes;
 }
 
@@ -166,7 +196,8 @@ function rangePlan(
     settlement,
     probabilities,
     (range) => `Will the ${name} be ${range.replace(" to ", "-")} at ${moment}?`,
-    (clause) => `If ${family.underlying.source(`${when.clock} on ${when.longDate}`)} is ${clause}, then the market resolves to Yes.`,
+    (clause) =>
+      `If ${family.underlying.source(`${when.clock} on ${when.longDate}`)} is ${clause}, then the market resolves to Yes.`,
   );
   return {
     series: family.series,
@@ -186,13 +217,25 @@ function rangePlan(
 }
 
 function etMoment(day: number, hours: number) {
-  return { date: shortDate(day), longDate: longDate(day), clock: `${clockLabel(hours)} ${zoneName(EASTERN, day)}` };
+  return {
+    date: shortDate(day),
+    longDate: longDate(day),
+    clock: `${clockLabel(hours)} ${zoneName(EASTERN, day)}`,
+  };
 }
 
 const pad2 = (n: number) => String(n).padStart(2, "0");
 
-/** Daily ranges fixed at `hours` ET; listed when the previous day's event settles. */
-function dailyRanges(ctx: DemoContext, family: RangeFamily, hours: number, weekdaysOnly: boolean): CatalogueEvent[] {
+/**
+ * Daily ranges fixed at `hours` ET, listed when the previous day's event settles. Index events skip
+ * weekends and carry the exchange's "H1600" close marker in their tickers; crypto trades every day.
+ */
+function dailyRanges(
+  ctx: DemoContext,
+  family: RangeFamily,
+  hours: number,
+  weekdaysOnly: boolean,
+): CatalogueEvent[] {
   const tradingDays: number[] = [];
   const isTradingDay = (day: number) => !weekdaysOnly || (civil(day).weekday + 6) % 7 < 5;
   for (let day = ctx.today - historyLength(ctx, HISTORY_DAYS); day <= ctx.today + 1; day++) {
@@ -204,7 +247,15 @@ function dailyRanges(ctx: DemoContext, family: RangeFamily, hours: number, weekd
   for (const day of tradingDays) {
     const clock = weekdaysOnly ? `H${pad2(hours)}00` : pad2(hours);
     const ticker = `${family.series.ticker}-${tickerDate(day)}${clock}`;
-    const plan = rangePlan(ctx, family, ticker, localTime(EASTERN, previous, hours), localTime(EASTERN, day, hours), etMoment(day, hours), "day");
+    const plan = rangePlan(
+      ctx,
+      family,
+      ticker,
+      localTime(EASTERN, previous, hours),
+      localTime(EASTERN, day, hours),
+      etMoment(day, hours),
+      "day",
+    );
     events.push(buildEvent(plan, ctx.now, ctx.root));
     previous = day;
   }
@@ -215,20 +266,42 @@ function dailyRanges(ctx: DemoContext, family: RangeFamily, hours: number, weekd
 function weeklyRanges(ctx: DemoContext, family: RangeFamily, hours: number): CatalogueEvent[] {
   const nextFriday = ctx.today + ((5 - civil(ctx.today).weekday + 7) % 7);
   const events: CatalogueEvent[] = [];
-  for (let friday = nextFriday - 7 * historyLength(ctx, HISTORY_WEEKS); friday <= nextFriday + 7; friday += 7) {
+  for (
+    let friday = nextFriday - 7 * historyLength(ctx, HISTORY_WEEKS);
+    friday <= nextFriday + 7;
+    friday += 7
+  ) {
     const ticker = `${family.series.ticker}-${tickerDate(friday)}`;
-    const plan = rangePlan(ctx, family, ticker, localTime(EASTERN, friday - 7, hours), localTime(EASTERN, friday, hours), etMoment(friday, hours), "week");
+    const plan = rangePlan(
+      ctx,
+      family,
+      ticker,
+      localTime(EASTERN, friday - 7, hours),
+      localTime(EASTERN, friday, hours),
+      etMoment(friday, hours),
+      "week",
+    );
     events.push(buildEvent(plan, ctx.now, ctx.root));
   }
   return events;
 }
 
 /** Hourly "above" ladders: each ET hour's event lists four hours before it fixes. */
-function hourlyThresholds(ctx: DemoContext, series: Series, underlying: Underlying, step: number, expectedVolume: number): CatalogueEvent[] {
+function hourlyThresholds(
+  ctx: DemoContext,
+  series: Series,
+  underlying: Underlying,
+  step: number,
+  expectedVolume: number,
+): CatalogueEvent[] {
   const current = toLocal(EASTERN, ctx.now);
   const currentHour = current.day * 24 + Math.floor(current.hours);
   const events: CatalogueEvent[] = [];
-  for (let index = currentHour - historyLength(ctx, HISTORY_HOURS); index <= currentHour + HOURS_AHEAD; index++) {
+  for (
+    let index = currentHour - historyLength(ctx, HISTORY_HOURS);
+    index <= currentHour + HOURS_AHEAD;
+    index++
+  ) {
     const day = Math.floor(index / 24);
     const hour = index - day * 24;
     const ticker = `${series.ticker}-${tickerDate(day)}${pad2(hour)}`;
@@ -274,7 +347,13 @@ function hourlyThresholds(ctx: DemoContext, series: Series, underlying: Underlyi
   return events;
 }
 
-function cryptoSeries(ticker: string, title: string, symbol: string, index: string, frequency: string): Series {
+function cryptoSeries(
+  ticker: string,
+  title: string,
+  symbol: string,
+  index: string,
+  frequency: string,
+): Series {
   return makeSeries({
     ticker,
     title,
@@ -288,12 +367,20 @@ function cryptoSeries(ticker: string, title: string, symbol: string, index: stri
   });
 }
 
-function crypto(ctx: DemoContext, symbol: string, coin: string, index: string, level: number, hourlyVol: number): Underlying {
+function crypto(
+  ctx: DemoContext,
+  symbol: string,
+  coin: string,
+  index: string,
+  level: number,
+  hourlyVol: number,
+): Underlying {
   return {
     name: `${coin} price`,
     path: new PricePath(ctx.root.fork(`path:${symbol}`), level, hourlyVol, ctx.now),
-    format: usd,
-    source: (when) => `the simple average of the sixty seconds of CF Benchmarks' ${coin} Real-Time Index (${index}) before ${when}`,
+    format: dollars,
+    source: (when) =>
+      `the simple average of the sixty seconds of CF Benchmarks' ${coin} Real-Time Index (${index}) before ${when}`,
   };
 }
 
@@ -305,23 +392,29 @@ export function assetCatalogue(ctx: DemoContext): FamilyCatalogue {
   const sp500: Underlying = {
     name: "S&P 500",
     path: new PricePath(ctx.root.fork("path:SPX"), 6_650, 0.0022, ctx.now),
-    format: points,
+    format: grouped,
     source: (when) => `the closing value of the S&P 500 index published by S&P Dow Jones Indices for ${when}`,
   };
   const nasdaq: Underlying = {
     name: "Nasdaq-100",
     path: new PricePath(ctx.root.fork("path:NDX"), 24_500, 0.0028, ctx.now),
-    format: points,
+    format: grouped,
     source: (when) => `the closing value of the Nasdaq-100 index published by Nasdaq for ${when}`,
   };
   const oil: Underlying = {
     name: "WTI crude oil price",
     path: new PricePath(ctx.root.fork("path:WTI"), 62, 0.004, ctx.now),
-    format: usd,
-    source: (when) => `the front-month WTI crude oil futures settlement price published by CME Group at ${when}`,
+    format: dollars,
+    source: (when) =>
+      `the front-month WTI crude oil futures settlement price published by CME Group at ${when}`,
   };
 
-  const indexSeries = (ticker: string, title: string, tags: string[], source: { name: string; url: string }) =>
+  const indexSeries = (
+    ticker: string,
+    title: string,
+    tags: string[],
+    source: { name: string; url: string },
+  ) =>
     makeSeries({
       ticker,
       title,
@@ -415,7 +508,10 @@ export function assetCatalogue(ctx: DemoContext): FamilyCatalogue {
           tags: ["Oil", "Commodities"],
           frequency: "weekly",
           settlementSources: [
-            { name: "CME Group", url: "https://www.cmegroup.com/markets/energy/crude-oil/light-sweet-crude.settlements.html" },
+            {
+              name: "CME Group",
+              url: "https://www.cmegroup.com/markets/energy/crude-oil/light-sweet-crude.settlements.html",
+            },
           ],
           additionalProhibitions: null,
           productMetadata: { contract: "CL", exchange: "NYMEX" },

@@ -8,7 +8,6 @@ import {
   type MarketRecord,
   type MarketStatus,
   type Series,
-  type SettlementSource,
   toFixedPoint,
 } from "../model.js";
 import { DAY, HOUR } from "./calendar.js";
@@ -48,8 +47,6 @@ export interface EventPlan {
   subtitle: string;
   competition?: string;
   competitionScope?: string;
-  /** Overrides the series' sources, e.g. with one weather station's report. */
-  settlementSources?: SettlementSource[];
   strikeDate: number | null;
   strikePeriod: string | null;
   openTime: number;
@@ -57,6 +54,8 @@ export interface EventPlan {
   expirationTime: number;
   /** When the outcome is known; the event is `closed` between its close time and this moment. */
   settledAt: number;
+  /** How long after `settledAt` the result becomes final, as a [min, max] range of seconds. */
+  finalizationDelay?: readonly [number, number];
   /** Contracts the whole event trades over its life (before random variation). */
   expectedVolume: number;
   outcomes: OutcomePlan[];
@@ -83,7 +82,7 @@ export function historyLength(ctx: DemoContext, periodsAtScaleOne: number): numb
 }
 
 /** The https image shown for a series' events. */
-export function seriesImageUrl(seriesTicker: string): string {
+function seriesImageUrl(seriesTicker: string): string {
   return `https://assets.oddsgate.example/series/${seriesTicker}.png`;
 }
 
@@ -113,8 +112,9 @@ function lifecycle(plan: EventPlan, now: number, rng: Random): MarketStatus {
   if (now < plan.openTime) return "initialized";
   if (now < plan.closeTime) return rng.chance(PAUSED_SHARE) ? "inactive" : "active";
   if (now < plan.settledAt) return "closed";
-  // Settlement is confirmed (finalized) some hours to two days after the outcome is determined.
-  return now < plan.settledAt + rng.between(2 * HOUR, 2 * DAY) ? "determined" : "finalized";
+  // Settlement is usually confirmed (finalized) some hours to two days after the outcome is determined.
+  const [min, max] = plan.finalizationDelay ?? [2 * HOUR, 2 * DAY];
+  return now < plan.settledAt + rng.between(min, max) ? "determined" : "finalized";
 }
 
 /** Fraction of an event's lifetime volume traded by time `t`; trading picks up towards the close. */
@@ -142,7 +142,12 @@ function quote(probability: number, maxSpread: number, rng: Random): Book {
   const spread = rng.int(1, maxSpread);
   const yesBid = clamp(mid - Math.floor(spread / 2), 1, 98);
   const yesAsk = clamp(yesBid + spread, yesBid + 1, 99);
-  return { yesBid: price(yesBid), yesAsk: price(yesAsk), noBid: price(100 - yesAsk), noAsk: price(100 - yesBid) };
+  return {
+    yesBid: price(yesBid),
+    yesAsk: price(yesAsk),
+    noBid: price(100 - yesAsk),
+    noAsk: price(100 - yesBid),
+  };
 }
 
 /** Builds an event and its markets from a plan, as they stand at `now`. */
@@ -157,7 +162,9 @@ export function buildEvent(plan: EventPlan, now: number, root: Random): Catalogu
   // Heavy books trade at one or two cents wide; thin ones up to five.
   const maxSpread = plan.expectedVolume >= 200_000 ? 2 : plan.expectedVolume >= 30_000 ? 3 : 5;
   // Traders crowd the outcomes still in doubt.
-  const weights = plan.outcomes.map((o) => (o.probability * (1 - o.probability) + 0.02) * rng.logNormal(1, 0.5));
+  const weights = plan.outcomes.map(
+    (o) => (o.probability * (1 - o.probability) + 0.02) * rng.logNormal(1, 0.5),
+  );
   const totalWeight = weights.reduce((sum, w) => sum + w, 0);
 
   let volume24h = 0;
@@ -219,7 +226,7 @@ export function buildEvent(plan: EventPlan, now: number, root: Random): Catalogu
     liquidity,
     openInterest,
     openInterestFp: toFixedPoint(openInterest),
-    settlementSources: plan.settlementSources ?? plan.series.settlementSources,
+    settlementSources: plan.series.settlementSources,
     strikeDate: plan.strikeDate,
     strikePeriod: plan.strikePeriod,
     volume,
@@ -243,11 +250,16 @@ export function binProbabilities(edges: readonly number[], cdf: (x: number) => n
   return probabilities;
 }
 
-/** "$92,250" or "$3,105.50": grouped by hand, as locale data differs between Node builds. */
-export function dollars(amount: number, fractionDigits = 0): string {
+/** "92,250" or "3,105.50": grouped by hand, as locale data differs between Node builds. */
+export function grouped(amount: number, fractionDigits = 0): string {
   const [whole, fraction] = amount.toFixed(fractionDigits).split(".");
-  const grouped = (whole as string).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return fraction === undefined ? `$${grouped}` : `$${grouped}.${fraction}`;
+  const digits = (whole as string).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return fraction === undefined ? digits : `${digits}.${fraction}`;
+}
+
+/** "$92,250" or "$3,105.50" */
+export function dollars(amount: number, fractionDigits = 0): string {
+  return amount < 0 ? `-$${grouped(-amount, fractionDigits)}` : `$${grouped(amount, fractionDigits)}`;
 }
 
 /** A strike as it appears in a ticker: no trailing zeros, "47.5", "92249.99", "3.25". */

@@ -32,6 +32,7 @@ export interface CivilDate {
   weekday: number;
 }
 
+/** The calendar date of a day number. */
 export function civil(dayNumber: number): CivilDate {
   const date = new Date(dayNumber * DAY * 1000);
   return {
@@ -42,6 +43,7 @@ export function civil(dayNumber: number): CivilDate {
   };
 }
 
+/** The day number of a calendar date (month 1–12). */
 export function dayNumber(year: number, month: number, day: number): number {
   return Date.UTC(year, month - 1, day) / (DAY * 1000);
 }
@@ -52,10 +54,12 @@ export function addMonths(year: number, month: number, delta: number): { year: n
   return { year: Math.floor(index / 12), month: (index % 12) + 1 };
 }
 
+/** "November" for 11. */
 export function monthName(month: number): string {
   return MONTHS[month - 1] as string;
 }
 
+/** "Nov" for 11. */
 export function monthAbbrev(month: number): string {
   return monthName(month).slice(0, 3);
 }
@@ -116,7 +120,8 @@ export const LONDON: Zone = { offsetHours: 0, dst: "uk", names: ["GMT", "BST"] }
 function isDaylight(zone: Zone, dayNumber: number): boolean {
   if (zone.dst === null) return false;
   const { year } = civil(dayNumber);
-  if (zone.dst === "us") return dayNumber >= nthWeekday(year, 3, 0, 2) && dayNumber < nthWeekday(year, 11, 0, 1);
+  if (zone.dst === "us")
+    return dayNumber >= nthWeekday(year, 3, 0, 2) && dayNumber < nthWeekday(year, 11, 0, 1);
   return dayNumber >= nthWeekday(year, 3, 0, -1) && dayNumber < nthWeekday(year, 10, 0, -1);
 }
 

@@ -68,10 +68,12 @@ export class Random {
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
+  /** True with the given probability. */
   chance(probability: number): boolean {
     return this.next() < probability;
   }
 
+  /** A uniformly chosen element of a non-empty list. */
   pick<T>(items: readonly T[]): T {
     const item = items[Math.floor(this.next() * items.length)];
     if (item === undefined) throw new Error("cannot pick from an empty list");
@@ -116,11 +118,14 @@ export class Random {
 export function normalCdf(x: number, mean = 0, sd = 1): number {
   const z = (x - mean) / (sd * Math.SQRT2);
   const t = 1 / (1 + 0.327_591_1 * Math.abs(z));
-  const poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+  const poly =
+    t *
+    (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
   const erf = 1 - poly * Math.exp(-z * z);
   return 0.5 * (1 + (z >= 0 ? erf : -erf));
 }
 
+/** `value` limited to [min, max]. */
 export function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
 }

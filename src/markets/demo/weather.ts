@@ -11,7 +11,17 @@ import {
   makeSeries,
   type OutcomePlan,
 } from "./build.js";
-import { addMonths, civil, DAY, dayNumber, HOUR, longDate, MINUTE, shortDate, tickerDate } from "./calendar.js";
+import {
+  addMonths,
+  civil,
+  DAY,
+  dayNumber,
+  HOUR,
+  longDate,
+  MINUTE,
+  shortDate,
+  tickerDate,
+} from "./calendar.js";
 import { CITIES, type City } from "./cities.js";
 import { normalCdf, type Random } from "./random.js";
 
@@ -67,11 +77,19 @@ function normalHigh(city: City, day: number): number {
 function trueHigh(city: City, day: number, phases: readonly [number, number], rng: Random): number {
   const { month } = civil(day);
   const spread = city.variability * (1 + 0.3 * Math.cos((2 * Math.PI * (month - 1)) / 12));
-  const spells = 0.55 * Math.sin((2 * Math.PI * day) / 11.3 + phases[0]) + 0.45 * Math.sin((2 * Math.PI * day) / 27.1 + phases[1]);
+  const spells =
+    0.55 * Math.sin((2 * Math.PI * day) / 11.3 + phases[0]) +
+    0.45 * Math.sin((2 * Math.PI * day) / 27.1 + phases[1]);
   return normalHigh(city, day) + spread * (spells + 0.6 * rng.normal());
 }
 
-function highTempPlan(ctx: DemoContext, city: City, series: Series, day: number, phases: readonly [number, number]): EventPlan {
+function highTempPlan(
+  ctx: DemoContext,
+  city: City,
+  series: Series,
+  day: number,
+  phases: readonly [number, number],
+): EventPlan {
   const ticker = `${city.series}-${tickerDate(day)}`;
   const rng = ctx.root.fork(ticker);
   const truth = trueHigh(city, day, phases, rng);
@@ -95,7 +113,14 @@ function highTempPlan(ctx: DemoContext, city: City, series: Series, day: number,
   const rules = (clause: string) =>
     `If the highest temperature recorded in ${city.station} for ${longDate(day)} as reported by the National ` +
     `Weather Service's Climatological Report (Daily), is ${clause}, then the market resolves to Yes.`;
-  const outcome = (suffix: string, range: string, yesSubTitle: string, clause: string, wins: boolean, i: number): OutcomePlan => ({
+  const outcome = (
+    suffix: string,
+    range: string,
+    yesSubTitle: string,
+    clause: string,
+    wins: boolean,
+    i: number,
+  ): OutcomePlan => ({
     suffix,
     title: `Will the high temp in ${city.name} be ${range} on ${date}?`,
     yesSubTitle,
@@ -103,14 +128,34 @@ function highTempPlan(ctx: DemoContext, city: City, series: Series, day: number,
     probability: probabilities[i] as number,
     payout: wins ? 1 : 0,
   });
-  const outcomes = [outcome(`T${low}`, `<${low}°`, `${low - 1}° or below`, `less than ${low}°`, observed < low, 0)];
+  const outcomes = [
+    outcome(`T${low}`, `<${low}°`, `${low - 1}° or below`, `less than ${low}°`, observed < low, 0),
+  ];
   for (let i = 0; i < buckets; i++) {
     const from = low + 2 * i;
     const to = from + 1;
     const wins = observed === from || observed === to;
-    outcomes.push(outcome(`B${from + 0.5}`, `${from}-${to}°`, `${from}° to ${to}°`, `between ${from}-${to}°`, wins, i + 1));
+    outcomes.push(
+      outcome(
+        `B${from + 0.5}`,
+        `${from}-${to}°`,
+        `${from}° to ${to}°`,
+        `between ${from}-${to}°`,
+        wins,
+        i + 1,
+      ),
+    );
   }
-  outcomes.push(outcome(`T${top}`, `>${top}°`, `${top + 1}° or above`, `greater than ${top}°`, observed > top, buckets + 1));
+  outcomes.push(
+    outcome(
+      `T${top}`,
+      `>${top}°`,
+      `${top + 1}° or above`,
+      `greater than ${top}°`,
+      observed > top,
+      buckets + 1,
+    ),
+  );
 
   return {
     series,

@@ -126,8 +126,8 @@ function kalshiEventsWithMarkets(json: object, file: KalshiFile): KalshiEvent[] 
   );
 
   const marketsByEvent = new Map<string, Located<KalshiMarket>[]>();
-  /** Nested market tickers: GetEvent repeats its nested markets at the top level. */
-  const nested = new Set<string>();
+  /** Event ticker of each nested market: GetEvent repeats its nested markets at the top level. */
+  const nestedIn = new Map<string, string>();
   for (const event of events) {
     const markets = (event.value.markets ?? []).map((value, j) => ({
       value,
@@ -142,7 +142,7 @@ function kalshiEventsWithMarkets(json: object, file: KalshiFile): KalshiEvent[] 
           event.value.event_ticker,
         );
       }
-      nested.add(market.value.ticker);
+      nestedIn.set(market.value.ticker, market.value.event_ticker);
     }
     marketsByEvent.set(event.value.event_ticker, markets);
   }
@@ -152,7 +152,7 @@ function kalshiEventsWithMarkets(json: object, file: KalshiFile): KalshiEvent[] 
       const detail = `no event ${JSON.stringify(value.event_ticker)} in this file`;
       throw importError(json, ["markets", j, "event_ticker"], detail);
     }
-    if (!nested.has(value.ticker)) siblings.push({ value, path: ["markets", j] });
+    if (nestedIn.get(value.ticker) !== value.event_ticker) siblings.push({ value, path: ["markets", j] });
   }
   const allMarkets = [...marketsByEvent.values()].flat();
   rejectDuplicates(
