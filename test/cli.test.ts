@@ -21,7 +21,9 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function oddsgate(args: string[], env: Record<string, string>) {
-  return run(process.execPath, ["--import", "tsx", MAIN, ...args], { env: childEnv({ LOG_LEVEL: "silent", ...env }) });
+  return run(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    env: childEnv({ LOG_LEVEL: "silent", ...env }),
+  });
 }
 
 /** A Kalshi trade-api v2 `GET /events?with_nested_markets=true` body. */
@@ -54,7 +56,8 @@ const KALSHI_EVENTS = {
           can_close_early: true,
           early_close_condition: "This market will close and expire early if the event occurs.",
           fractional_trading_enabled: false,
-          rules_primary: "If the highest temperature recorded in Chicago Midway, IL is between 40-41°, then the market resolves to Yes.",
+          rules_primary:
+            "If the highest temperature recorded in Chicago Midway, IL is between 40-41°, then the market resolves to Yes.",
           rules_secondary: "",
           yes_bid_dollars: "0.2100",
           yes_ask_dollars: "0.2400",
@@ -140,7 +143,9 @@ describe("oddsgate import errors", () => {
     cleanups.push(cleanup);
     const file = path.join(dir, "broken.json");
     fs.writeFileSync(file, "{ not json");
-    const failure = (await oddsgate(["import", file], { DATA_DIR: dir }).catch((error: unknown) => error)) as {
+    const failure = (await oddsgate(["import", file], { DATA_DIR: dir }).catch(
+      (error: unknown) => error,
+    )) as {
       stderr: string;
     };
     expect(failure.stderr).toContain("broken.json");
@@ -185,7 +190,9 @@ describe("oddsgate serve", () => {
     const client = new MarketsClient({ baseUrl: url });
     const page = await client.listEvents({ limit: 200, withNestedMarkets: true });
     expect(page.cursor).not.toBeNull();
-    expect(page.events.some((e) => e.seriesTicker.startsWith("KXHIGH") && (e.markets?.length ?? 0) >= 6)).toBe(true);
+    expect(
+      page.events.some((e) => e.seriesTicker.startsWith("KXHIGH") && (e.markets?.length ?? 0) >= 6),
+    ).toBe(true);
     expect(fs.existsSync(path.join(dir, "oddsgate.db"))).toBe(true);
   });
 });

@@ -14,6 +14,6 @@ export type ZodApp = FastifyInstance<
 >;
 
 /** Sends an already-serialized JSON body, skipping serialization. */
-export function sendJson(reply: FastifyReply, json: string): FastifyReply {
+export function sendJson(reply: FastifyReply, json: string | Buffer): FastifyReply {
   return reply.type("application/json; charset=utf-8").send(json);
 }

@@ -2,8 +2,8 @@
 import type { Kysely } from "kysely";
 import { ApiError } from "../http/errors.js";
 import type { Tables } from "../storage/database.js";
-import { Catalog } from "./catalog.js";
-import { loadCatalogue, readCatalogVersion } from "./store.js";
+import { type Catalog, CatalogBuilder } from "./catalog.js";
+import { readCatalogue, readCatalogVersion } from "./store.js";
 
 export class CatalogHolder {
   private catalog: Catalog | undefined;
@@ -31,7 +31,9 @@ export class CatalogHolder {
 
   /** Reads the whole catalogue from storage and swaps it in. */
   async load(db: Kysely<Tables>): Promise<Catalog> {
-    const catalog = new Catalog(await loadCatalogue(db));
+    const builder = new CatalogBuilder();
+    const head = await readCatalogue(db, (chunk) => builder.addMarkets(chunk));
+    const catalog = builder.build(head);
     this.replace(catalog);
     return catalog;
   }

@@ -13,14 +13,31 @@ import {
   type SortKey,
   USDC_MINT,
 } from "./model.js";
-import type { StoredCatalogue } from "./store.js";
+import type { CatalogueHead, StoredMarket } from "./store.js";
+
+/** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */
+export type MarketFacts = Pick<
+  MarketRecord,
+  | "ticker"
+  | "eventTicker"
+  | "status"
+  | "result"
+  | "tokenized"
+  | "scalarOutcomePct"
+  | "openTime"
+  | "closeTime"
+  | "expirationTime"
+  | "title"
+  | "yesSubTitle"
+  | "noSubTitle"
+>;
 
 export interface MarketEntry {
-  readonly record: MarketRecord;
+  readonly record: MarketFacts;
   readonly addresses: MarketAddresses;
   readonly seriesTicker: string;
-  /** The wire Market, serialized. */
-  readonly json: string;
+  /** The wire Market, serialized as UTF-8 (sent as is, never re-encoded). */
+  readonly json: Buffer;
   readonly sortKeys: Record<SortKey, number>;
 }
 
@@ -33,13 +50,13 @@ export interface EventEntry {
   readonly isInitialized: boolean;
   /** Lower-cased searchable fields joined by NUL, so one `includes` tests them all. */
   readonly searchText: string;
-  /** The wire Event serialized up to (not including) its `markets` field. */
-  readonly head: string;
+  /** The wire Event with `markets: null`. */
+  readonly json: Buffer;
 }
 
 export interface SeriesEntry {
   readonly series: Series;
-  readonly json: string;
+  readonly json: Buffer;
   readonly isInitialized: boolean;
   readonly statuses: ReadonlySet<MarketStatus>;
 }
@@ -89,7 +106,7 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAddresses): 
   };
 }
 
-function eventHead(record: EventRecord): string {
+function eventHead(record: EventRecord): Buffer {
   const wire = {
     ticker: record.ticker,
     seriesTicker: record.seriesTicker,
@@ -109,10 +126,63 @@ function eventHead(record: EventRecord): string {
     volume24hFp: record.volume24hFp,
     volumeFp: record.volumeFp,
   };
-  return JSON.stringify(wire).slice(0, -1);
+  return Buffer.from(JSON.stringify(wire).slice(0, -1));
 }
 
+const COMMA = Buffer.from(",");
+const NULL_MARKETS = Buffer.from(',"markets":null}');
 const fpToNumber = (fp: string | null) => (fp === null ? 0 : Number.parseFloat(fp));
+
+/** Joins serialized items into `prefix item,item,... suffix` without re-serializing any of them. */
+export function joinJson(prefix: string, items: readonly Buffer[], suffix: string): Buffer {
+  const parts: Buffer[] = [Buffer.from(prefix)];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(Buffer.from(suffix));
+  return Buffer.concat(parts);
+}
+
+/** Builds the market entries chunk by chunk as storage streams them, then the catalog. */
+export class CatalogBuilder {
+  private readonly markets: MarketEntry[] = [];
+
+  addMarkets(chunk: readonly StoredMarket[]): void {
+    for (const { record, addresses } of chunk) {
+      this.markets.push({
+        record: {
+          ticker: record.ticker,
+          eventTicker: record.eventTicker,
+          status: record.status,
+          result: record.result,
+          tokenized: record.tokenized,
+          scalarOutcomePct: record.scalarOutcomePct,
+          openTime: record.openTime,
+          closeTime: record.closeTime,
+          expirationTime: record.expirationTime,
+          title: record.title,
+          yesSubTitle: record.yesSubTitle,
+          noSubTitle: record.noSubTitle,
+        },
+        addresses,
+        seriesTicker: "",
+        json: Buffer.from(JSON.stringify(toWireMarket(record, addresses))),
+        sortKeys: {
+          volume: record.volume,
+          volume24h: fpToNumber(record.volume24hFp),
+          liquidity: 0,
+          openInterest: record.openInterest,
+          startDate: record.openTime,
+        },
+      });
+    }
+  }
+
+  build(head: CatalogueHead): Catalog {
+    return new Catalog(head, this.markets);
+  }
+}
 
 export class Catalog {
   readonly version: number;
@@ -126,35 +196,23 @@ export class Catalog {
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
   private readonly outcomeMintSet = new Set<string>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
-  private readonly nestedJsonCache = new Map<EventEntry, string>();
+  private readonly nestedJsonCache = new Map<EventEntry, Buffer>();
   /** Serialized `{tagsByCategories}` body. */
-  readonly tagsByCategoriesJson: string;
+  readonly tagsByCategoriesJson: Buffer;
   /** Serialized `{filtersBySports, sportOrdering}` body. */
-  readonly filtersBySportsJson: string;
+  readonly filtersBySportsJson: Buffer;
 
-  constructor(stored: StoredCatalogue) {
-    this.version = stored.version;
+  constructor(head: CatalogueHead, marketEntries: MarketEntry[]) {
+    this.version = head.version;
     const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
       a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
-    const seriesTickerOfEvent = new Map(stored.events.map((e) => [e.ticker, e.seriesTicker]));
+    const seriesTickerOfEvent = new Map(head.events.map((e) => [e.ticker, e.seriesTicker]));
 
     const marketsOfEvent = new Map<string, MarketEntry[]>();
-    const markets: MarketEntry[] = [];
-    for (const { record, addresses } of [...stored.markets].sort((a, b) => byTicker(a.record, b.record))) {
-      const entry: MarketEntry = {
-        record,
-        addresses,
-        seriesTicker: seriesTickerOfEvent.get(record.eventTicker) ?? "",
-        json: JSON.stringify(toWireMarket(record, addresses)),
-        sortKeys: {
-          volume: record.volume,
-          volume24h: fpToNumber(record.volume24hFp),
-          liquidity: 0,
-          openInterest: record.openInterest,
-          startDate: record.openTime,
-        },
-      };
-      markets.push(entry);
+    const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
+    for (const entry of markets) {
+      const { record, addresses } = entry;
+      (entry as { seriesTicker: string }).seriesTicker = seriesTickerOfEvent.get(record.eventTicker) ?? "";
       this.marketsByTicker.set(record.ticker, entry);
       for (const mint of [addresses.marketLedger, addresses.yesMint, addresses.noMint]) {
         this.marketsByMint.set(mint, entry);
@@ -170,7 +228,7 @@ export class Catalog {
     this.markets = markets;
 
     const events: EventEntry[] = [];
-    for (const record of [...stored.events].sort(byTicker)) {
+    for (const record of [...head.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
       const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
       for (const m of own)
@@ -181,7 +239,7 @@ export class Catalog {
         statuses: new Set(own.map((m) => m.record.status)),
         isInitialized: own.some((m) => m.record.tokenized),
         searchText: searchable.join("\0").toLowerCase(),
-        head: eventHead(record),
+        json: Buffer.concat([eventHead(record), NULL_MARKETS]),
         sortKeys: {
           volume: record.volume ?? 0,
           volume24h: record.volume24h ?? 0,
@@ -208,11 +266,11 @@ export class Catalog {
       if (siblings) siblings.push(event);
       else eventsOfSeries.set(event.record.seriesTicker, [event]);
     }
-    for (const s of [...stored.series].sort(byTicker)) {
+    for (const s of [...head.series].sort(byTicker)) {
       const own = eventsOfSeries.get(s.ticker) ?? [];
       const entry: SeriesEntry = {
         series: s,
-        json: JSON.stringify(s),
+        json: Buffer.from(JSON.stringify(s)),
         isInitialized: own.some((e) => e.isInitialized),
         statuses: new Set(own.flatMap((e) => [...e.statuses])),
       };
@@ -220,8 +278,10 @@ export class Catalog {
       this.seriesByTicker.set(s.ticker, entry);
     }
     this.series = series;
-    this.tagsByCategoriesJson = JSON.stringify({ tagsByCategories: tagsByCategories(stored.series) });
-    this.filtersBySportsJson = JSON.stringify(filtersBySports(series, eventsOfSeries));
+    this.tagsByCategoriesJson = Buffer.from(
+      JSON.stringify({ tagsByCategories: tagsByCategories(head.series) }),
+    );
+    this.filtersBySportsJson = Buffer.from(JSON.stringify(filtersBySports(series, eventsOfSeries)));
   }
 
   event(ticker: string): EventEntry | undefined {
@@ -250,11 +310,19 @@ export class Catalog {
   }
 
   /** The serialized wire Event, with its markets nested or `markets: null`. */
-  eventJson(entry: EventEntry, withNestedMarkets: boolean): string {
-    if (!withNestedMarkets) return `${entry.head},"markets":null}`;
+  eventJson(entry: EventEntry, withNestedMarkets: boolean): Buffer {
+    if (!withNestedMarkets) return entry.json;
     let json = this.nestedJsonCache.get(entry);
     if (json === undefined) {
-      json = `${entry.head},"markets":[${entry.markets.map((m) => m.json).join(",")}]}`;
+      const head = entry.json.subarray(0, entry.json.length - NULL_MARKETS.length);
+      json = Buffer.concat([
+        head,
+        joinJson(
+          ',"markets":[',
+          entry.markets.map((m) => m.json),
+          "]}",
+        ),
+      ]);
       this.nestedJsonCache.set(entry, json);
     }
     return json;

@@ -129,31 +129,62 @@ export async function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
   return row ? Number(row.value) : 0;
 }
 
-/** Reads the whole catalogue for the in-memory read model. */
-export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
-  // One snapshot, so the version matches the rows even while another process imports.
+/** Markets read per query while loading, bounding the memory a load needs beyond the catalog itself. */
+const LOAD_CHUNK_ROWS = 500;
+
+export interface CatalogueHead {
+  version: number;
+  series: Series[];
+  events: EventRecord[];
+}
+
+/**
+ * Reads the whole catalogue in one snapshot: series and events at once, markets in chunks handed to
+ * `onMarkets` as they arrive, so a large catalogue never sits in memory twice.
+ */
+export async function readCatalogue(
+  db: Kysely<Tables>,
+  onMarkets: (chunk: StoredMarket[]) => void,
+): Promise<CatalogueHead> {
+  // Repeatable read: the version and every chunk come from the same state, even during an import.
   return db
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
       const version = await readCatalogVersion(trx);
-      // Unordered: collations differ between the dialects, so the catalog orders in memory.
       const series = await trx.selectFrom("series").select("data").execute();
       const events = await trx.selectFrom("events").select("data").execute();
-      const markets = await trx
-        .selectFrom("markets")
-        .select(["data", "market_ledger", "yes_mint", "no_mint"])
-        .execute();
+      let after: string | undefined;
+      for (;;) {
+        let query = trx
+          .selectFrom("markets")
+          .select(["ticker", "data", "market_ledger", "yes_mint", "no_mint"])
+          .orderBy("ticker")
+          .limit(LOAD_CHUNK_ROWS);
+        if (after !== undefined) query = query.where("ticker", ">", after);
+        const rows = await query.execute();
+        if (rows.length === 0) break;
+        onMarkets(
+          rows.map((row) => ({
+            record: JSON.parse(row.data) as MarketRecord,
+            addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
+          })),
+        );
+        after = rows[rows.length - 1]?.ticker;
+      }
       return {
         version,
         series: series.map((row) => JSON.parse(row.data) as Series),
         events: events.map((row) => JSON.parse(row.data) as EventRecord),
-        markets: markets.map((row) => ({
-          record: JSON.parse(row.data) as MarketRecord,
-          addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
-        })),
       };
     });
+}
+
+/** Reads the whole catalogue into arrays (for tools and tests; the server streams with readCatalogue). */
+export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
+  const markets: StoredMarket[] = [];
+  const head = await readCatalogue(db, (chunk) => markets.push(...chunk));
+  return { ...head, markets };
 }
 
 /** True when no event has been stored yet (a fresh database). */

@@ -10,7 +10,11 @@ import { BACKENDS } from "../support/backends.js";
 import { event, market, miniCatalogue, series } from "../support/fixtures.js";
 import { startTestServer } from "../support/server.js";
 
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 8_000): Promise<T> {
+async function eventually<T>(
+  probe: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 8_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -1,7 +1,7 @@
 /** GET /api/v1/events — events, filtered, sorted and paged by offset cursor. */
 import { z } from "zod";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { Catalog, EventEntry } from "../catalog.js";
+import { type Catalog, type EventEntry, joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Event } from "../model.js";
 import { booleanFlag, commaList, ErrorResponse, page, paging, sorting, statusParam } from "./params.js";
@@ -23,10 +23,10 @@ export function eventPageJson(
   catalog: Catalog,
   events: readonly EventEntry[],
   query: { cursor: number; limit: number; withNestedMarkets: boolean },
-): string {
+): Buffer {
   const { items, next } = page(events, query.cursor, query.limit);
-  const body = items.map((event) => catalog.eventJson(event, query.withNestedMarkets)).join(",");
-  return `{"events":[${body}],"cursor":${next}}`;
+  const bodies = items.map((event) => catalog.eventJson(event, query.withNestedMarkets));
+  return joinJson('{"events":[', bodies, `],"cursor":${next}}`);
 }
 
 export function listEvents(app: ZodApp, catalog: CatalogHolder): void {

@@ -1,7 +1,7 @@
 /** GET /api/v1/markets — markets, filtered, sorted and paged by offset cursor. */
 import { z } from "zod";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { MarketEntry } from "../catalog.js";
+import { joinJson, type MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Market } from "../model.js";
 import {
@@ -29,8 +29,12 @@ export type ListMarketsQuery = z.infer<typeof Query>;
 export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number().int().nullable() });
 
 /** Serializes a list of markets as `{markets, cursor}`. */
-export function marketPageJson(markets: readonly MarketEntry[], cursor: number | null): string {
-  return `{"markets":[${markets.map((m) => m.json).join(",")}],"cursor":${cursor}}`;
+export function marketPageJson(markets: readonly MarketEntry[], cursor: number | null): Buffer {
+  return joinJson(
+    '{"markets":[',
+    markets.map((m) => m.json),
+    `],"cursor":${cursor}}`,
+  );
 }
 
 export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {

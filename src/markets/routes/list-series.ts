@@ -1,6 +1,7 @@
 /** GET /api/v1/series — every series, optionally filtered. */
 import { z } from "zod";
 import { sendJson, type ZodApp } from "../../http/types.js";
+import { joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Series } from "../model.js";
 import { booleanFlag, commaList, ErrorResponse, statusParam } from "./params.js";
@@ -35,7 +36,14 @@ export function listSeries(app: ZodApp, catalog: CatalogHolder): void {
             (q.isInitialized === undefined || entry.isInitialized === q.isInitialized) &&
             (q.status === undefined || entry.statuses.has(q.status)),
         );
-      return sendJson(reply, `{"series":[${series.map((entry) => entry.json).join(",")}]}`);
+      return sendJson(
+        reply,
+        joinJson(
+          '{"series":[',
+          series.map((entry) => entry.json),
+          "]}",
+        ),
+      );
     },
   );
 }
