@@ -295,7 +295,14 @@ describe("series, tags, sports and search", () => {
   });
 
   it("matches every token against tickers, titles and market subtitles, case-insensitively", async () => {
-    expect((await t.client.search("kxhighny")).events).toHaveLength(2);
+    // Ranked by volume by default: the determined event traded 900, the open one 200.
+    expect((await t.client.search("kxhighny")).events.map((e) => e.ticker)).toEqual([
+      "KXHIGHNY-26NOV21",
+      "KXHIGHNY-26NOV23",
+    ]);
+    expect((await t.client.search("kxhighny", { sort: "volume", order: "asc" })).events[0]?.ticker).toBe(
+      "KXHIGHNY-26NOV23",
+    );
     expect((await t.client.search("celtics")).events.map((e) => e.ticker)).toEqual([
       "KXNBAGAME-26NOV23BOSLAL",
     ]);

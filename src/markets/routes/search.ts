@@ -25,6 +25,9 @@ export function search(app: ZodApp, catalog: CatalogHolder): void {
         operationId: "search",
         tags: ["Search"],
         summary: "Search events and their markets",
+        description:
+          "Every whitespace-separated token must match (case-insensitively) the event ticker, series ticker, " +
+          "title or subtitle, or a nested market's ticker, title or yes/no subtitle. Ordered by volume unless sort is given.",
         querystring: Query,
         response: { 200: EventPage, 400: ErrorResponse },
       },
@@ -34,7 +37,8 @@ export function search(app: ZodApp, catalog: CatalogHolder): void {
       const tokens = q.q.toLowerCase().split(/\s+/);
       const current = catalog.require();
       const events = current
-        .sortedEvents(q.sort, q.order ?? (q.sort ? "desc" : "asc"))
+        // Unsorted searches rank by volume: the liveliest matches first, ties in ticker order.
+        .sortedEvents(q.sort ?? "volume", q.order ?? "desc")
         .filter((event) => tokens.every((token) => event.searchText.includes(token)));
       return sendJson(reply, eventPageJson(current, events, q));
     },
