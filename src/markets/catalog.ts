@@ -192,7 +192,6 @@ export class Catalog {
   private readonly eventsByTicker = new Map<string, EventEntry>();
   private readonly marketsByTicker = new Map<string, MarketEntry>();
   private readonly marketsByMint = new Map<string, MarketEntry>();
-  private readonly eventByMarket = new Map<MarketEntry, EventEntry>();
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
   private readonly outcomeMintSet = new Set<string>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
@@ -251,7 +250,6 @@ export class Catalog {
       };
       events.push(entry);
       this.eventsByTicker.set(record.ticker, entry);
-      for (const m of own) this.eventByMarket.set(m, entry);
     }
     this.events = events;
     // A market's liquidity is its event's: the reference reports liquidity per event only.
@@ -295,10 +293,6 @@ export class Catalog {
   /** The market owning a mint: its ledger, yes or no mint. */
   marketByMint(mint: string): MarketEntry | undefined {
     return this.marketsByMint.get(mint);
-  }
-
-  eventOfMarket(market: MarketEntry): EventEntry | undefined {
-    return this.eventByMarket.get(market);
   }
 
   seriesEntry(ticker: string): SeriesEntry | undefined {

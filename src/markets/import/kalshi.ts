@@ -184,6 +184,18 @@ const settlementSources = z
 // Record schemas. Unknown fields are dropped. Output values are normalised: times in Unix seconds,
 // prices in basis points, `*_fp` counts in hundredths of a contract, liquidity in cents.
 
+/** Trading activity, which Kalshi reports alike on markets and events. */
+const activityFields = {
+  volume: count,
+  volume_fp: fixedPoint,
+  volume_24h: count,
+  volume_24h_fp: fixedPoint,
+  open_interest: count,
+  open_interest_fp: fixedPoint,
+  liquidity: count,
+  liquidity_dollars: dollarAmount,
+};
+
 /** A Kalshi market (GetMarket's `market`, an element of `markets` or of an event's nested `markets`). */
 export const KalshiMarket = z.object({
   ticker,
@@ -207,14 +219,7 @@ export const KalshiMarket = z.object({
   fractional_trading_enabled: flag,
   rules_primary: text,
   rules_secondary: optionalText,
-  volume: count,
-  volume_fp: fixedPoint,
-  volume_24h: count,
-  volume_24h_fp: fixedPoint,
-  open_interest: count,
-  open_interest_fp: fixedPoint,
-  liquidity: count,
-  liquidity_dollars: dollarAmount,
+  ...activityFields,
   yes_bid: centPrice,
   yes_ask: centPrice,
   no_bid: centPrice,
@@ -240,14 +245,7 @@ export const KalshiEvent = z.object({
   image_url: optionalText,
   settlement_sources: settlementSources,
   product_metadata: metadata,
-  volume: count,
-  volume_fp: fixedPoint,
-  volume_24h: count,
-  volume_24h_fp: fixedPoint,
-  open_interest: count,
-  open_interest_fp: fixedPoint,
-  liquidity: count,
-  liquidity_dollars: dollarAmount,
+  ...activityFields,
   markets: z
     .array(KalshiMarket)
     .nullish()
