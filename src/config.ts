@@ -37,6 +37,14 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Seeds the derived market account addresses; fixed by the database on first start when unset. */
   VENUE_SEED: z.string().min(8).optional(),
+  /** Requests per minute per client IP without a key (development mode); 0 means unlimited. */
+  RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(0).default(60),
+  /** Requests per minute per key of the standard tier; 0 means unlimited. */
+  RATE_LIMIT_STANDARD: z.coerce.number().int().min(0).default(600),
+  /** Requests per minute per key of the pro tier; 0 means unlimited. */
+  RATE_LIMIT_PRO: z.coerce.number().int().min(0).default(6000),
+  /** Prefix of every Redis key this deployment writes, so deployments can share a Redis. */
+  REDIS_PREFIX: z.string().min(1).default("oddsgate:"),
   /** Whether `serve` loads the bundled demo catalogue into an empty database. */
   DEMO_CATALOGUE: booleanSetting.default(true),
 });

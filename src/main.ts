@@ -11,11 +11,12 @@ import {
   loadConfig,
   SETTING_NAMES,
 } from "./config.js";
+import { type ApiKey, createKey, KEY_TIERS, KeyError, listKeys, revokeKey, rotateKey } from "./keys/store.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
 import { ImportFormatError, parseCatalogueInput } from "./markets/import/parse.js";
 import { saveCatalogue } from "./markets/store.js";
 import { startServer } from "./server.js";
-import { openStorage } from "./storage/database.js";
+import { openStorage, type Storage } from "./storage/database.js";
 
 /** Rows above which an import shows a progress bar. */
 const PROGRESS_THRESHOLD_ROWS = 5_000;
@@ -91,8 +92,7 @@ withSettings(
   const catalogue = parseCatalogueInput(readJsonFile(file), {
     tokenize: options.tokenize,
   });
-  const storage = await openStorage(config);
-  try {
+  await withStorage(config, async (storage) => {
     const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
     const rows =
       catalogue.series.length +
@@ -108,13 +108,106 @@ withSettings(
     console.log(
       `imported ${counts.series} series, ${counts.events} events, ${counts.markets} markets into ${storage.location}`,
     );
+  });
+});
+
+const STORAGE_SETTINGS: (keyof Config)[] = ["DATA_DIR", "DATABASE_URL"];
+
+/** Runs `task` against the configured storage, closing it afterwards. */
+async function withStorage(config: Config, task: (storage: Storage) => Promise<void>): Promise<void> {
+  const storage = await openStorage(config);
+  try {
+    await task(storage);
   } finally {
     await storage.close();
   }
+}
+
+function describeKey(key: ApiKey): string {
+  const status = key.revokedAt ? `revoked ${key.revokedAt}` : "active";
+  return `${key.id}  ${JSON.stringify(key.name)}  tier ${key.tier}  streams ${key.streams ? "yes" : "no"}  ${key.secretPrefix}…  ${status}`;
+}
+
+function printSecret(secret: string): void {
+  console.log(`secret (shown once, store it now; send it as the x-api-key header):\n${secret}`);
+}
+
+const keys = program.command("keys").description("issue and manage API keys (stored only as hashes)");
+
+withSettings(
+  keys
+    .command("create")
+    .description("create a key and print its secret once")
+    .requiredOption("--name <name>", "who or what the key is for")
+    .addOption(new Option("--tier <tier>", "rate tier").choices(KEY_TIERS).default("standard"))
+    .option("--streams", "allow WebSocket streams", false),
+  STORAGE_SETTINGS,
+).action(async (options) => {
+  await withStorage(configFrom(options), async (storage) => {
+    const issued = await createKey(storage.db, {
+      name: options.name,
+      tier: options.tier,
+      streams: options.streams,
+    });
+    console.log(`created ${describeKey(issued.key)}`);
+    printSecret(issued.secret);
+  });
+});
+
+withSettings(
+  keys
+    .command("list")
+    .description("list keys (never their secrets)")
+    .option("--json", "machine-readable output"),
+  STORAGE_SETTINGS,
+).action(async (options) => {
+  await withStorage(configFrom(options), async (storage) => {
+    const all = await listKeys(storage.db);
+    if (options.json) console.log(JSON.stringify(all, null, 2));
+    else if (all.length === 0) console.log("no keys yet: oddsgate keys create --name NAME");
+    else for (const key of all) console.log(`${describeKey(key)}  last used ${key.lastUsedAt ?? "never"}`);
+  });
+});
+
+withSettings(
+  keys
+    .command("revoke")
+    .argument("<id>", "key id, from keys list")
+    .description("revoke a key on every instance"),
+  STORAGE_SETTINGS,
+).action(async (id: string, options) => {
+  await withStorage(configFrom(options), async (storage) => {
+    console.log(`revoked ${describeKey(await revokeKey(storage.db, id))}`);
+  });
+});
+
+withSettings(
+  keys
+    .command("rotate")
+    .argument("<id>", "key id, from keys list")
+    .option("--grace <seconds>", "how long the old secret keeps working", "0")
+    .description("give a key a new secret"),
+  STORAGE_SETTINGS,
+).action(async (id: string, options) => {
+  const grace = Number(options.grace);
+  if (!Number.isInteger(grace) || grace < 0)
+    throw new CliError(`--grace must be whole seconds >= 0, got ${options.grace}`);
+  await withStorage(configFrom(options), async (storage) => {
+    const issued = await rotateKey(storage.db, id, grace);
+    console.log(
+      `rotated ${describeKey(issued.key)}; the old secret ${grace > 0 ? `works for ${grace} s more` : "no longer works"}`,
+    );
+    printSecret(issued.secret);
+  });
 });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof ImportFormatError || error instanceof CliError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof ImportFormatError ||
+    error instanceof CliError ||
+    error instanceof KeyError
+  ) {
     console.error(`oddsgate: ${error.message}`);
   } else {
     console.error("oddsgate:", error);

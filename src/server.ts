@@ -2,7 +2,10 @@
 import type { FastifyServerOptions } from "fastify";
 import type { Config } from "./config.js";
 import { buildApp } from "./http/app.js";
+import type { AccessControl } from "./http/auth.js";
+import { MemoryRateStore, type RateStore, RedisRateStore } from "./http/rate-limit.js";
 import type { ZodApp } from "./http/types.js";
+import { KeyRing } from "./keys/key-ring.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
 import { CatalogHolder } from "./markets/catalog-holder.js";
 import { isCatalogueEmpty, saveCatalogue } from "./markets/store.js";
@@ -30,17 +33,39 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const catalog = new CatalogHolder();
   let app: ZodApp | undefined;
   let poll: NodeJS.Timeout | undefined;
+  let keys: KeyRing | undefined;
+  let rateStore: RateStore | undefined;
   const close = async () => {
     clearInterval(poll);
     await app?.close();
+    await keys?.stop();
+    await rateStore?.close();
     await storage.close();
   };
   try {
     const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
-    app = await buildApp({ config, catalog, ...(options.logger ? { logger: options.logger } : {}) });
+    keys = new KeyRing(storage.db);
+    await keys.start();
+    rateStore = config.REDIS_URL
+      ? await RedisRateStore.connect(config.REDIS_URL, config.REDIS_PREFIX)
+      : new MemoryRateStore();
+    const access: AccessControl = {
+      mode: config.MODE,
+      keys,
+      rateStore,
+      limits: {
+        anonymous: config.RATE_LIMIT_ANONYMOUS,
+        standard: config.RATE_LIMIT_STANDARD,
+        pro: config.RATE_LIMIT_PRO,
+      },
+    };
+    app = await buildApp({ config, catalog, access, ...(options.logger ? { logger: options.logger } : {}) });
     await app.listen({ host: config.HOST, port: config.MARKETS_PORT ?? config.PORT });
     const log = app.log;
-    log.info({ storage: storage.location }, "storage open");
+    log.info(
+      { storage: storage.location, mode: config.MODE, sharedLimits: Boolean(config.REDIS_URL) },
+      "storage open",
+    );
 
     if (config.DEMO_CATALOGUE && (await isCatalogueEmpty(storage.db))) {
       const { generateDemoCatalogue } = await import("./markets/demo/generate.js");

@@ -3,6 +3,8 @@
  * operations routes, and the API groups. Everything a request can hit is registered here.
  */
 import { randomUUID } from "node:crypto";
+import cors from "@fastify/cors";
+import websocket from "@fastify/websocket";
 import scalarApiReference from "@scalar/fastify-api-reference";
 import Fastify, {
   type FastifyError,
@@ -18,13 +20,15 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
+import { type AccessControl, installAccessControl } from "./auth.js";
 import { ApiError, toWireError } from "./errors.js";
 import { installMetrics } from "./metrics.js";
 import type { ZodApp } from "./types.js";
 
 export interface AppDependencies {
-  config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY">;
+  config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;
   catalog: CatalogHolder;
+  access: AccessControl;
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
 }
@@ -75,6 +79,12 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (request.headers.upgrade !== undefined) reply.header("connection", "close");
+  });
+  app.addHook("onResponse", async (request) => {
+    // An upgrade refused with a plain HTTP answer leaves a socket Node's HTTP server no longer manages:
+    // end it, or it stays half-open and holds up shutdown.
+    if (request.headers.upgrade !== undefined) request.raw.socket?.end();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -86,6 +96,17 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   });
 
   installNotFoundHandler(app);
+  if (deps.config.CORS_ORIGINS) {
+    const origins = deps.config.CORS_ORIGINS.split(",").map((origin) => origin.trim());
+    // Registered before the access checks, so browsers' preflight requests (which carry no key) are answered.
+    await app.register(cors, {
+      origin: origins.includes("*") ? "*" : origins,
+      allowedHeaders: ["content-type", "x-api-key", "x-request-id"],
+      exposedHeaders: ["x-request-id", "ratelimit", "ratelimit-policy", "retry-after"],
+    });
+  }
+  installAccessControl(app, deps.access);
+  await app.register(websocket, { options: { maxPayload: BODY_LIMIT_BYTES } });
   const metrics = installMetrics(app);
   deps.catalog.onReplace((catalog) => {
     metrics.catalogEvents.set(catalog.events.length);
@@ -101,7 +122,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  await app.register(registerMarketsApi(deps.catalog), { prefix: "/api/v1" });
+  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE), { prefix: "/api/v1" });
   await app.register(scalarApiReference, {
     routePrefix: "/docs",
     configuration: {

@@ -1,5 +1,6 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
 import { type Kysely, sql, type Transaction } from "kysely";
+import { bumpCounter, readCounter } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "./model.js";
@@ -80,7 +81,7 @@ export async function saveCatalogue(
       },
       advance,
     );
-    await bumpCatalogVersion(trx);
+    await bumpCounter(trx, CATALOG_VERSION_KEY);
   });
   return { series: file.series.length, events: file.events.length, markets: markets.length };
 }
@@ -110,23 +111,9 @@ async function upsertChunks<T extends "series" | "events" | "markets", R>(
   }
 }
 
-async function bumpCatalogVersion(trx: Transaction<Tables>): Promise<void> {
-  const current = await readCatalogVersion(trx);
-  await trx
-    .insertInto("meta")
-    .values({ key: CATALOG_VERSION_KEY, value: String(current + 1) })
-    .onConflict((oc) => oc.column("key").doUpdateSet({ value: String(current + 1) }))
-    .execute();
-}
-
 /** The catalogue's change counter: it moves whenever any import or sync commits. */
-export async function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
-  const row = await db
-    .selectFrom("meta")
-    .select("value")
-    .where("key", "=", CATALOG_VERSION_KEY)
-    .executeTakeFirst();
-  return row ? Number(row.value) : 0;
+export function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
+  return readCounter(db, CATALOG_VERSION_KEY);
 }
 
 /** Markets read per query while loading, bounding the memory a load needs beyond the catalog itself. */

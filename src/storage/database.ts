@@ -36,11 +36,28 @@ export interface MarketsTable {
   data: string;
 }
 
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  tier: string;
+  /** 1 when the key may open streams (WebSocket upgrades), else 0. */
+  streams: number;
+  secret_prefix: string;
+  hash: string;
+  previous_hash: string | null;
+  /** ISO time until which `previous_hash` (the secret before a rotation) still works. */
+  previous_valid_until: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
   events: EventsTable;
   markets: MarketsTable;
+  api_keys: ApiKeysTable;
 }
 
 export type Dialect = "sqlite" | "postgres";

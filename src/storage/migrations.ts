@@ -34,6 +34,26 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("events_series_ticker").on("events").column("series_ticker").execute();
     },
   },
+  "0002_api_keys": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("id", "varchar(32)", (c) => c.primaryKey())
+        .addColumn("name", "varchar(128)", (c) => c.notNull())
+        .addColumn("tier", "varchar(16)", (c) => c.notNull())
+        .addColumn("streams", "integer", (c) => c.notNull())
+        .addColumn("secret_prefix", "varchar(16)", (c) => c.notNull())
+        .addColumn("hash", "varchar(64)", (c) => c.notNull().unique())
+        .addColumn("previous_hash", "varchar(64)")
+        .addColumn("previous_valid_until", "varchar(32)")
+        .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+        .addColumn("revoked_at", "varchar(32)")
+        .addColumn("last_used_at", "varchar(32)")
+        .execute();
+      await db.schema.createIndex("api_keys_previous_hash").on("api_keys").column("previous_hash").execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/http/app.js";
+import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+
+/** Development settings with no keys and no limits: these tests are about failures, not access. */
+const deps = {
+  config: { LOG_LEVEL: "silent", TRUST_PROXY: false, MODE: "development" },
+  access: {
+    mode: "development",
+    keys: { check: async () => undefined },
+    rateStore: new MemoryRateStore(),
+    limits: { anonymous: 0, standard: 0, pro: 0 },
+  },
+} as const;
 
 /** A catalog that fails the way a bug would: with an error full of internals. */
 class BrokenCatalog extends CatalogHolder {
@@ -15,7 +27,7 @@ class BrokenCatalog extends CatalogHolder {
 let app: ZodApp;
 let url: string;
 beforeAll(async () => {
-  app = await buildApp({ config: { LOG_LEVEL: "silent", TRUST_PROXY: false }, catalog: new BrokenCatalog() });
+  app = await buildApp({ ...deps, catalog: new BrokenCatalog() });
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });
 afterAll(async () => app?.close());
@@ -40,10 +52,7 @@ describe("an unexpected failure", () => {
 
 describe("before the catalog has loaded", () => {
   it("reports not ready on health-check and data routes, with Retry-After", async () => {
-    const loading = await buildApp({
-      config: { LOG_LEVEL: "silent", TRUST_PROXY: false },
-      catalog: new CatalogHolder(),
-    });
+    const loading = await buildApp({ ...deps, catalog: new CatalogHolder() });
     const base = await loading.listen({ host: "127.0.0.1", port: 0 });
     try {
       for (const path of ["/health-check", "/api/v1/events"]) {

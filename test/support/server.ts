@@ -43,6 +43,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     PORT: "0",
     LOG_LEVEL: "silent",
     DEMO_CATALOGUE: "false",
+    // Unlimited unless a test is about limits: suites make far more than 60 requests a minute.
+    RATE_LIMIT_ANONYMOUS: "0",
     ...storageSettings.settings,
     ...options.settings,
   };

@@ -3,6 +3,7 @@
  * a missing server is a failure; elsewhere the dependent tests skip and say why.
  */
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import postgres from "postgres";
 
 export const POSTGRES_ADMIN_URL =
@@ -47,6 +48,47 @@ export async function createPostgresDatabase(): Promise<TestDatabase> {
       const sql = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} });
       await sql.unsafe(`drop database if exists ${name} with (force)`);
       await sql.end();
+    },
+  };
+}
+
+export const REDIS_TEST_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+async function probeRedis(): Promise<string | undefined> {
+  const redis = new Redis(REDIS_TEST_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3_000,
+  });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return undefined;
+  } catch (error) {
+    return `Redis at ${REDIS_TEST_URL} is not reachable (${(error as Error).message})`;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const redisUnavailable = await probeRedis();
+if (redisUnavailable && requireServices) throw new Error(`REQUIRE_SERVICES=1 but ${redisUnavailable}`);
+if (redisUnavailable) console.warn(`skipping Redis tests: ${redisUnavailable}`);
+
+/** True when Redis tests can run here. */
+export const redisAvailable = redisUnavailable === undefined;
+
+/** A key prefix no other test run uses; `cleanup` deletes everything under it. */
+export function redisTestPrefix(): { prefix: string; cleanup(): Promise<void> } {
+  const prefix = `oddsgate-test:${randomBytes(6).toString("hex")}:`;
+  return {
+    prefix,
+    async cleanup() {
+      const redis = new Redis(REDIS_TEST_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
     },
   };
 }

@@ -2,6 +2,7 @@
 import swagger from "@fastify/swagger";
 import type { FastifyPluginAsync } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import type { Config } from "../../config.js";
 import type { ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { filterOutcomeMints } from "./filter-outcome-mints.js";
@@ -35,7 +36,7 @@ const ROUTES = [
 ];
 
 /** Registers every prediction-market route and `/openapi.json` in one encapsulated context. */
-export function registerMarketsApi(catalog: CatalogHolder): FastifyPluginAsync {
+export function registerMarketsApi(catalog: CatalogHolder, mode: Config["MODE"]): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
     await app.register(swagger, {
@@ -47,6 +48,11 @@ export function registerMarketsApi(catalog: CatalogHolder): FastifyPluginAsync {
           description: "Oddsgate prediction-market data: events, markets, series and search.",
         },
         servers: [{ url: "/" }],
+        components: {
+          securitySchemes: { api_key: { type: "apiKey", in: "header", name: "x-api-key" } },
+        },
+        // Development deployments also serve anonymous callers (rate limited per IP).
+        security: mode === "production" ? [{ api_key: [] }] : [{ api_key: [] }, {}],
       },
       transform: jsonSchemaTransform,
     });

@@ -1,0 +1,104 @@
+/**
+ * Access control (contract §4), run before every route, WebSocket upgrades included: a key offered in
+ * the URL is refused, the `x-api-key` header is checked, production requires one, and every caller
+ * draws from a token bucket (per key by tier, per client IP without a key).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../config.js";
+import type { KeyGrant, KeyTier } from "../keys/store.js";
+import { ApiError } from "./errors.js";
+import type { RateStore } from "./rate-limit.js";
+
+/** Checks a secret; the KeyRing in production, a stub in tests that need no keys. */
+export interface KeyChecker {
+  check(secret: string): Promise<KeyGrant | undefined>;
+}
+
+export interface AccessControl {
+  mode: Config["MODE"];
+  keys: KeyChecker;
+  rateStore: RateStore;
+  /** Requests per minute by caller kind; 0 means unlimited. */
+  limits: Record<"anonymous" | KeyTier, number>;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller's key, or null for an anonymous (development) caller. */
+    grant: KeyGrant | null;
+  }
+}
+
+/** Query parameter names under which clients commonly paste keys; matched case-insensitively. */
+const KEY_QUERY_NAMES = new Set(["api_key", "apikey", "x-api-key", "key"]);
+
+function hasKeyInQuery(url: string): boolean {
+  const start = url.indexOf("?");
+  if (start === -1) return false;
+  for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
+    if (KEY_QUERY_NAMES.has(name.toLowerCase())) return true;
+  }
+  return false;
+}
+
+/** Installs the access checks as the first onRequest hook of the app. */
+export function installAccessControl(app: FastifyInstance, access: AccessControl): void {
+  app.decorateRequest("grant", null);
+  app.addHook("onRequest", async (request, reply) => {
+    if (hasKeyInQuery(request.url)) {
+      throw new ApiError(
+        "api_key_in_query",
+        "API keys go in the x-api-key header, never in the URL (URLs end up in logs); rotate a key sent this way",
+      );
+    }
+    const offered = request.headers["x-api-key"];
+    if (offered !== undefined) {
+      const grant = typeof offered === "string" ? await access.keys.check(offered) : undefined;
+      if (!grant) throw new ApiError("unauthorized", "unknown or revoked API key in x-api-key");
+      request.grant = grant;
+    } else if (access.mode === "production") {
+      throw new ApiError("unauthorized", "this deployment requires an API key in the x-api-key header");
+    }
+    await limitRate(request, reply, access);
+  });
+}
+
+async function limitRate(request: FastifyRequest, reply: FastifyReply, access: AccessControl): Promise<void> {
+  const policy = request.grant?.tier ?? "anonymous";
+  const limit = access.limits[policy];
+  if (limit === 0) return;
+  const bucket = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
+  let state: Awaited<ReturnType<RateStore["take"]>>;
+  try {
+    state = await access.rateStore.take(bucket, limit);
+  } catch (error) {
+    // A rate store outage must not take the API down with it: serve unlimited, loudly.
+    request.log.warn({ err: error }, "rate limit store unavailable; request not limited");
+    return;
+  }
+  reply.header("ratelimit-policy", `"${policy}";q=${limit};w=60`);
+  reply.header("ratelimit", `"${policy}";r=${state.remaining};t=${state.resetSeconds}`);
+  reply.header("x-ratelimit-limit", limit);
+  reply.header("x-ratelimit-remaining", state.remaining);
+  if (!state.allowed) {
+    reply.header("retry-after", state.retryAfterSeconds);
+    throw new ApiError(
+      "rate_limit_exceeded",
+      `rate limit of ${limit} requests per minute (${policy}) exceeded; retry in ${state.retryAfterSeconds} s` +
+        (request.grant ? "" : "; an API key raises the limit"),
+    );
+  }
+}
+
+/**
+ * The upgrade check every WebSocket route adds to the shared checks above: a key must carry the
+ * `streams` permission (anonymous development callers may stream).
+ */
+export async function requireStreamPermission(request: FastifyRequest): Promise<void> {
+  if (request.grant && !request.grant.streams) {
+    throw new ApiError(
+      "stream_not_permitted",
+      "this API key may not open streams; create one with --streams",
+    );
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The keys a running instance accepts, held in memory so checking a key costs a hash and a map
+ * lookup. It follows storage by polling the keys version, so a revocation made anywhere takes effect
+ * here within REFRESH_MS; key use is remembered in memory and written in batches.
+ */
+
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely } from "kysely";
+import { readCounter } from "../storage/counters.js";
+import type { Tables } from "../storage/database.js";
+import { hashSecret, KEYS_VERSION, type KeyGrant, loadGrants, recordKeyUse } from "./store.js";
+
+/** How often the ring checks storage for key changes: revocations land well within a second. */
+export const REFRESH_MS = 400;
+/** How often last-use times are written. */
+export const USE_FLUSH_MS = 10_000;
+/** An unknown secret triggers at most one early refresh per this interval, so guessing cannot load the database. */
+const MISS_REFRESH_MS = 100;
+
+export class KeyRing {
+  private grants = new Map<string, KeyGrant>();
+  private version = -1;
+  private lastMissRefresh = 0;
+  private refreshing: Promise<void> | undefined;
+  private readonly lastUse = new Map<string, number>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly log?: FastifyBaseLogger,
+  ) {}
+
+  /** Loads the keys and starts following changes. */
+  async start(): Promise<void> {
+    await this.refresh();
+    const every = (ms: number, task: () => Promise<void>, what: string) => {
+      const timer = setInterval(() => {
+        task().catch((error: unknown) => this.log?.error({ err: error }, `${what} failed`));
+      }, ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(REFRESH_MS, () => this.refresh(), "key refresh");
+    every(USE_FLUSH_MS, () => this.flushUse(), "recording key use");
+  }
+
+  /** Stops following changes and writes the last-use times still in memory. */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.flushUse();
+  }
+
+  /** What a secret grants, or undefined for an unknown, revoked or expired one. */
+  async check(secret: string): Promise<KeyGrant | undefined> {
+    const hash = hashSecret(secret);
+    let grant = this.grants.get(hash);
+    if (grant === undefined && Date.now() - this.lastMissRefresh > MISS_REFRESH_MS) {
+      // A key created a moment ago on another instance: look before refusing it.
+      this.lastMissRefresh = Date.now();
+      await this.refresh();
+      grant = this.grants.get(hash);
+    }
+    if (grant === undefined || (grant.validUntil !== undefined && Date.now() > grant.validUntil))
+      return undefined;
+    this.lastUse.set(grant.id, Date.now());
+    return grant;
+  }
+
+  /** Reloads the grants when the keys version moved; concurrent callers share one reload. */
+  refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        const version = await readCounter(this.db, KEYS_VERSION);
+        if (version === this.version) return;
+        this.grants = await loadGrants(this.db);
+        this.version = version;
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  private async flushUse(): Promise<void> {
+    if (this.lastUse.size === 0) return;
+    const batch = new Map(this.lastUse);
+    this.lastUse.clear();
+    await recordKeyUse(this.db, batch);
+  }
+}

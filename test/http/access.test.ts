@@ -1,0 +1,362 @@
+/** Access control end to end: keys, modes, the URL-key refusal, and rate limits (contract §4). */
+import fs from "node:fs";
+import path from "node:path";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { MarketsClient, OddsgateApiError } from "../../src/client/markets.js";
+import { type ConfigInput, loadConfig } from "../../src/config.js";
+import {
+  createKey,
+  hashSecret,
+  type IssuedKey,
+  listKeys,
+  revokeKey,
+  rotateKey,
+} from "../../src/keys/store.js";
+import { startServer } from "../../src/server.js";
+import { openStorage } from "../../src/storage/database.js";
+import { miniCatalogue } from "../support/fixtures.js";
+import { startTestServer } from "../support/server.js";
+import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
+
+/** Every route of the service, with a body that is valid where it takes one. */
+const ROUTES: { method: "GET" | "POST"; path: string; body?: unknown }[] = [
+  { method: "GET", path: "/api/v1/event/KXHIGHNY-26NOV23?withNestedMarkets=true" },
+  { method: "GET", path: "/api/v1/events" },
+  { method: "GET", path: "/api/v1/market/KXHIGHNY-26NOV23-B47.5" },
+  { method: "GET", path: "/api/v1/market/by-mint/{mint}" },
+  { method: "GET", path: "/api/v1/markets" },
+  { method: "POST", path: "/api/v1/markets/batch", body: { tickers: ["KXHIGHNY-26NOV23-B47.5"] } },
+  { method: "GET", path: "/api/v1/outcome_mints" },
+  { method: "POST", path: "/api/v1/filter_outcome_mints", body: { addresses: ["x"] } },
+  { method: "GET", path: "/api/v1/series" },
+  { method: "GET", path: "/api/v1/series/KXHIGHNY" },
+  { method: "GET", path: "/api/v1/tags_by_categories" },
+  { method: "GET", path: "/api/v1/filters_by_sports" },
+  { method: "GET", path: "/api/v1/search?q=nba" },
+  { method: "GET", path: "/api/v1/openapi.json" },
+  { method: "GET", path: "/health-check" },
+  { method: "GET", path: "/metrics" },
+  { method: "GET", path: "/docs/" },
+];
+
+interface Call {
+  status: number;
+  headers: Headers;
+  body: { code?: string; msg?: string };
+}
+
+async function call(
+  base: string,
+  route: (typeof ROUTES)[number],
+  headers: Record<string, string> = {},
+  query = "",
+) {
+  const separator = route.path.includes("?") ? "&" : "?";
+  const response = await fetch(`${base}${route.path}${query ? `${separator}${query}` : ""}`, {
+    method: route.method,
+    headers: { ...headers, ...(route.body ? { "content-type": "application/json" } : {}) },
+    ...(route.body ? { body: JSON.stringify(route.body) } : {}),
+  });
+  const text = await response.text();
+  let body: Call["body"] = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Text bodies (health-check, metrics, docs) carry no error code.
+  }
+  return { status: response.status, headers: response.headers, body } satisfies Call;
+}
+
+/** Starts a server over the mini catalogue and issues keys on its storage. */
+async function startWithKeys(settings: ConfigInput) {
+  const t = await startTestServer({ catalogue: miniCatalogue(), settings });
+  const storage = await openStorage(loadConfig({}, t.settings));
+  const issue = (options: Parameters<typeof createKey>[1]) => createKey(storage.db, options);
+  return {
+    t,
+    storage,
+    issue,
+    async stop() {
+      await t.stop();
+      await storage.close();
+    },
+  };
+}
+
+describe("production mode", () => {
+  let server: Awaited<ReturnType<typeof startWithKeys>>;
+  let valid: IssuedKey;
+  let revoked: IssuedKey;
+  let mint: string;
+
+  beforeAll(async () => {
+    server = await startWithKeys({ MODE: "production", RATE_LIMIT_STANDARD: "0" });
+    valid = await server.issue({ name: "valid" });
+    revoked = await server.issue({ name: "revoked" });
+    await revokeKey(server.storage.db, revoked.key.id);
+    const client = new MarketsClient({ baseUrl: server.t.url, apiKey: valid.secret });
+    const market = await client.getMarket("KXHIGHNY-26NOV23-B47.5");
+    mint = Object.values(market.accounts)[0]!.yesMint;
+    for (const route of ROUTES) route.path = route.path.replace("{mint}", mint);
+  });
+  afterAll(async () => server?.stop());
+
+  it.each(ROUTES.map((r, index) => [r.method, r.path.replace(/\?.*/, ""), index] as const))(
+    "%s %s: no key 401, revoked key 401, key in the query 400, valid key 200",
+    async (_method, _path, index) => {
+      const route = ROUTES[index]!;
+      const base = server.t.url;
+      const anonymous = await call(base, route);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.code).toBe("unauthorized");
+      const withRevoked = await call(base, route, { "x-api-key": revoked.secret });
+      expect(withRevoked.status).toBe(401);
+      expect(withRevoked.body.code).toBe("unauthorized");
+      for (const name of ["api_key", "apiKey", "x-api-key", "key"]) {
+        const inQuery = await call(base, route, { "x-api-key": valid.secret }, `${name}=${valid.secret}`);
+        expect(inQuery.status, name).toBe(400);
+        expect(inQuery.body.code).toBe("api_key_in_query");
+      }
+      const ok = await call(base, route, { "x-api-key": valid.secret });
+      expect(ok.status).toBe(200);
+    },
+  );
+
+  it("refuses unknown keys and unknown routes alike without a valid key", async () => {
+    expect((await call(server.t.url, { method: "GET", path: "/api/v1/nope" })).status).toBe(401);
+    const wrong = await call(server.t.url, ROUTES[1]!, { "x-api-key": "og_not-a-real-key" });
+    expect(wrong.status).toBe(401);
+    const validNotFound = await call(
+      server.t.url,
+      { method: "GET", path: "/api/v1/nope" },
+      { "x-api-key": valid.secret },
+    );
+    expect(validNotFound.status).toBe(404);
+  });
+
+  it("lets the typed client authenticate with its apiKey option", async () => {
+    const client = new MarketsClient({ baseUrl: server.t.url, apiKey: valid.secret });
+    expect((await client.listEvents()).events).toHaveLength(3);
+    const anonymous = new MarketsClient({ baseUrl: server.t.url });
+    await expect(anonymous.listEvents()).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("declares the api_key security scheme in the OpenAPI document", async () => {
+    const response = await fetch(`${server.t.url}/api/v1/openapi.json`, {
+      headers: { "x-api-key": valid.secret },
+    });
+    const document = (await response.json()) as {
+      components: { securitySchemes: Record<string, unknown> };
+      security: unknown;
+    };
+    expect(document.components.securitySchemes.api_key).toEqual({
+      type: "apiKey",
+      in: "header",
+      name: "x-api-key",
+    });
+    expect(document.security).toEqual([{ api_key: [] }]);
+  });
+
+  it("honours a rotation: the old secret stops at once without grace, lingers with it", async () => {
+    const key = await server.issue({ name: "rotating" });
+    const events = ROUTES[1]!;
+    const rotated = await rotateKey(server.storage.db, key.key.id, 0);
+    // Key changes reach a running instance within its refresh interval (0.4 s).
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await call(server.t.url, events, { "x-api-key": rotated.secret })).status).toBe(200);
+    expect((await call(server.t.url, events, { "x-api-key": key.secret })).status).toBe(401);
+    const graced = await rotateKey(server.storage.db, key.key.id, 60);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await call(server.t.url, events, { "x-api-key": graced.secret })).status).toBe(200);
+    expect((await call(server.t.url, events, { "x-api-key": rotated.secret })).status).toBe(200);
+  });
+});
+
+describe("revocation across instances", () => {
+  it("takes effect on every instance sharing the database within a second", async () => {
+    const first = await startWithKeys({ MODE: "production" });
+    const second = await startServer(loadConfig({}, { ...first.t.settings, PORT: "0" }));
+    try {
+      const key = await first.issue({ name: "doomed" });
+      const events = ROUTES[1]!;
+      for (const base of [first.t.url, second.url]) {
+        expect((await call(base, events, { "x-api-key": key.secret })).status).toBe(200);
+      }
+      await revokeKey(first.storage.db, key.key.id);
+      const revokedAt = Date.now();
+      const refusedAfter: number[] = [];
+      for (const base of [first.t.url, second.url]) {
+        while ((await call(base, events, { "x-api-key": key.secret })).status === 200) {
+          if (Date.now() - revokedAt > 5_000) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        refusedAfter.push(Date.now() - revokedAt);
+      }
+      for (const ms of refusedAfter) expect(ms).toBeLessThan(1_000);
+    } finally {
+      await second.close();
+      await first.stop();
+    }
+  });
+});
+
+describe("development mode rate limits", () => {
+  let server: Awaited<ReturnType<typeof startWithKeys>>;
+  beforeAll(async () => {
+    server = await startWithKeys({
+      RATE_LIMIT_ANONYMOUS: "5",
+      RATE_LIMIT_STANDARD: "3",
+      RATE_LIMIT_PRO: "1000",
+    });
+  });
+  afterAll(async () => server?.stop());
+
+  it("serves anonymous callers, then answers 429 with Retry-After once their bucket is empty", async () => {
+    const route = { method: "GET" as const, path: "/api/v1/series" };
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const ok = await call(server.t.url, route);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("ratelimit-policy")).toBe('"anonymous";q=5;w=60');
+      expect(ok.headers.get("x-ratelimit-limit")).toBe("5");
+      expect(ok.headers.get("ratelimit")).toMatch(/^"anonymous";r=\d+;t=\d+$/);
+      remaining.push(ok.headers.get("x-ratelimit-remaining") ?? "");
+    }
+    expect(remaining).toEqual(["4", "3", "2", "1", "0"]);
+    const limited = await call(server.t.url, route);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe("rate_limit_exceeded");
+    expect(limited.body.msg).toContain("5 requests per minute");
+    // One token comes back every 12 s at 5 per minute.
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(11);
+    expect(Number(limited.headers.get("retry-after"))).toBeLessThanOrEqual(12);
+    expect(limited.headers.get("x-ratelimit-remaining")).toBe("0");
+  });
+
+  it("does not let X-Forwarded-For pick a fresh bucket unless TRUST_PROXY is set", async () => {
+    const spoofed = await call(
+      server.t.url,
+      { method: "GET", path: "/api/v1/series" },
+      { "x-forwarded-for": "203.0.113.9" },
+    );
+    expect(spoofed.status).toBe(429);
+  });
+
+  it("limits a key by its tier, in its own bucket", async () => {
+    const standard = await server.issue({ name: "standard", tier: "standard" });
+    const pro = await server.issue({ name: "pro", tier: "pro" });
+    const route = { method: "GET" as const, path: "/api/v1/series" };
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push((await call(server.t.url, route, { "x-api-key": standard.secret })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const proCall = await call(server.t.url, route, { "x-api-key": pro.secret });
+    expect(proCall.status).toBe(200);
+    expect(proCall.headers.get("ratelimit-policy")).toBe('"pro";q=1000;w=60');
+  });
+});
+
+describe("TRUST_PROXY", () => {
+  it("takes the client address from X-Forwarded-For when set", async () => {
+    const server = await startWithKeys({ RATE_LIMIT_ANONYMOUS: "1", TRUST_PROXY: "true" });
+    try {
+      const route = { method: "GET" as const, path: "/api/v1/series" };
+      expect((await call(server.t.url, route, { "x-forwarded-for": "203.0.113.1" })).status).toBe(200);
+      expect((await call(server.t.url, route, { "x-forwarded-for": "203.0.113.1" })).status).toBe(429);
+      expect((await call(server.t.url, route, { "x-forwarded-for": "203.0.113.2" })).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe.skipIf(!redisAvailable)("shared limits through Redis", () => {
+  const redis = redisTestPrefix();
+  afterEach(async () => redis.cleanup());
+
+  it("enforces one bucket across two instances", async () => {
+    const settings = { REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: redis.prefix, RATE_LIMIT_ANONYMOUS: "6" };
+    const first = await startWithKeys(settings);
+    const second = await startServer(loadConfig({}, { ...first.t.settings, PORT: "0" }));
+    try {
+      const route = { method: "GET" as const, path: "/api/v1/series" };
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await call(i % 2 ? second.url : first.t.url, route)).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+    } finally {
+      await second.close();
+      await first.stop();
+    }
+  });
+});
+
+describe("secrets at rest and in logs", () => {
+  it("stores only a hash of each key, nowhere the secret", async () => {
+    const server = await startWithKeys({ MODE: "production" });
+    try {
+      const issued = await server.issue({ name: "at rest" });
+      const rotated = await rotateKey(server.storage.db, issued.key.id, 30);
+      const rows = await server.storage.db.selectFrom("api_keys").selectAll().execute();
+      const dump = JSON.stringify(rows);
+      expect(dump).not.toContain(issued.secret);
+      expect(dump).not.toContain(rotated.secret);
+      expect(dump).toContain(hashSecret(rotated.secret));
+      // The SQLite files themselves, write-ahead log included.
+      for (const file of ["oddsgate.db", "oddsgate.db-wal"]) {
+        const bytes = fs.readFileSync(path.join(String(server.t.settings.DATA_DIR), file));
+        expect(bytes.includes(issued.secret)).toBe(false);
+        expect(bytes.includes(rotated.secret)).toBe(false);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("never writes a key to the log, offered in a header or in the URL, valid or not", async () => {
+    const lines: string[] = [];
+    const capture = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const t = await startTestServer({
+      catalogue: miniCatalogue(),
+      settings: { MODE: "production" },
+      logger: pino({ level: "trace" }, capture),
+    });
+    const storage = await openStorage(loadConfig({}, t.settings));
+    try {
+      const key = await createKey(storage.db, { name: "logged?" });
+      const base = t.url;
+      await fetch(`${base}/api/v1/events`, { headers: { "x-api-key": key.secret } });
+      await fetch(`${base}/api/v1/events?api_key=${key.secret}`);
+      await fetch(`${base}/api/v1/events`, { headers: { "x-api-key": "og_WRONGwrongWRONG" } });
+      await fetch(`${base}/api/v1/nope?key=${key.secret}`, { headers: { "x-api-key": key.secret } });
+      await t.stop();
+      const log = lines.join("");
+      expect(log).toContain("/api/v1/events");
+      expect(log).not.toContain(key.secret);
+      expect(log).not.toContain("og_WRONGwrongWRONG");
+      expect((await listKeys(storage.db))[0]?.lastUsedAt).not.toBeNull();
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe("client errors", () => {
+  it("carries the code of a refused request", async () => {
+    const server = await startWithKeys({ MODE: "production" });
+    try {
+      const client = new MarketsClient({ baseUrl: server.t.url, apiKey: "og_unknown" });
+      const error = await client.listSeries().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OddsgateApiError);
+      expect(error).toMatchObject({ status: 401, code: "unauthorized" });
+    } finally {
+      await server.stop();
+    }
+  });
+});
