@@ -38,18 +38,22 @@ function freePortFrom(base: number): number {
 }
 
 /** Starts `oddsgate serve` and waits until /health-check answers 200; returns the time that took. */
-async function startServer(dataDir: string): Promise<Started> {
+async function startServer(
+  dataDir: string,
+  env: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<Started> {
   const port = freePortFrom(18_000);
   const started = performance.now();
   const child = spawn(process.execPath, [MAIN, "serve"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn" },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${url}/health-check`)).status === 200) break;
+      if ((await fetch(`${url}/health-check`, { headers })).status === 200) break;
     } catch {
       // Not listening yet.
     }
@@ -78,9 +82,17 @@ interface Load {
   errors: number;
 }
 
-async function load(name: string, url: string): Promise<Load> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, pipelining: 1 });
+async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<Load> {
+  const result = await autocannon({
+    url,
+    headers,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    pipelining: 1,
+  });
   const errors = result.errors + result.timeouts + result.non2xx;
+  if (errors > 0 && name !== "warm-up")
+    throw new Error(`${name}: ${errors} failed requests; the figures would be wrong`);
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
 }
 
@@ -96,7 +108,8 @@ function tempDataDir(): string {
 
 async function throughput(): Promise<void> {
   const dataDir = tempDataDir();
-  const server = await startServer(dataDir);
+  // Limits off: this measures serving, and one client address would drain the anonymous bucket at once.
+  const server = await startServer(dataDir, { RATE_LIMIT_ANONYMOUS: "0" });
   try {
     const demo = generateDemoCatalogue({ anchor: ANCHOR });
     // The design's reference read: an event with ten nested markets (or the largest below that).
@@ -125,6 +138,49 @@ async function throughput(): Promise<void> {
   }
 }
 
+/**
+ * The cost of access control: `/health-check` in production with a key and its token bucket, against
+ * a development server with limits off (no key, no bucket), one after the other on the same data.
+ */
+async function accessControl(): Promise<void> {
+  const dataDir = tempDataDir();
+  try {
+    const created = execFileSync(
+      process.execPath,
+      [MAIN, "keys", "create", "--name", "bench", "--tier", "pro"],
+      {
+        env: { ...process.env, DATA_DIR: dataDir },
+        encoding: "utf8",
+      },
+    );
+    const secret = /^(og_\S+)$/m.exec(created)?.[1];
+    if (!secret) throw new Error(`no secret in: ${created}`);
+    console.log(`\naccess control: /health-check, ${CONNECTIONS} connections, ${DURATION_S} s each`);
+    const rows: Load[] = [];
+    for (const [name, env, headers] of [
+      ["off (development, no key, no limits)", { RATE_LIMIT_ANONYMOUS: "0" }, {}],
+      [
+        "on (production, key + token bucket)",
+        { MODE: "production", RATE_LIMIT_PRO: "1000000000" },
+        { "x-api-key": secret },
+      ],
+    ] as const) {
+      const server = await startServer(dataDir, env, headers);
+      try {
+        await load("warm-up", `${server.url}/health-check`, headers);
+        rows.push(await load(`GET /health-check, ${name}`, `${server.url}/health-check`, headers));
+      } finally {
+        await stop(server.child);
+      }
+    }
+    for (const row of rows) printLoad(row);
+    const [off, on] = rows as [Load, Load];
+    console.log(`  on / off = ${(on.rps / off.rps).toFixed(2)} (target >= 0.9)`);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
   const dataDir = tempDataDir();
   try {
@@ -146,6 +202,7 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
 async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
   await throughput();
+  await accessControl();
 
   console.log("\nstart-up (process start to /health-check 200) and memory:");
   await startup("demo catalogue, fresh data dir (generates + imports)", () => {});

@@ -196,3 +196,52 @@ describe("oddsgate serve", () => {
     expect(fs.existsSync(path.join(dir, "oddsgate.db"))).toBe(true);
   });
 });
+
+describe("oddsgate keys", () => {
+  it("creates a key shown once, lists it without the secret, rotates and revokes it", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const env = { DATA_DIR: dir };
+    const created = await oddsgate(["keys", "create", "--name", "ci bot", "--tier", "pro", "--streams"], env);
+    const secret = /^(og_[1-9A-HJ-NP-Za-km-z]{40,})$/m.exec(created.stdout)?.[1];
+    expect(secret).toBeDefined();
+    const id = /(key_[1-9A-HJ-NP-Za-km-z]+)/.exec(created.stdout)?.[1] as string;
+    expect(created.stdout).toContain("tier pro");
+    expect(created.stdout).toContain("streams yes");
+
+    const listed = await oddsgate(["keys", "list"], env);
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).toContain('"ci bot"');
+    expect(listed.stdout).not.toContain(secret);
+    const asJson = JSON.parse((await oddsgate(["keys", "list", "--json"], env)).stdout);
+    expect(asJson).toEqual([expect.objectContaining({ id, tier: "pro", streams: true, revokedAt: null })]);
+
+    const rotated = await oddsgate(["keys", "rotate", id, "--grace", "60"], env);
+    expect(rotated.stdout).toContain("works for 60 s more");
+    const newSecret = /^(og_[1-9A-HJ-NP-Za-km-z]{40,})$/m.exec(rotated.stdout)?.[1];
+    expect(newSecret).toBeDefined();
+    expect(newSecret).not.toBe(secret);
+
+    const revoked = await oddsgate(["keys", "revoke", id], env);
+    expect(revoked.stdout).toContain("revoked");
+    const again = (await oddsgate(["keys", "revoke", id], env).catch((error: unknown) => error)) as {
+      code: number;
+      stderr: string;
+    };
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`key ${id} was revoked`);
+  });
+
+  it("refuses a bad tier and a negative grace with messages", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const badTier = (await oddsgate(["keys", "create", "--name", "x", "--tier", "gold"], {
+      DATA_DIR: dir,
+    }).catch((error: unknown) => error)) as { stderr: string };
+    expect(badTier.stderr).toContain("gold");
+    const badGrace = (await oddsgate(["keys", "rotate", "key_x", "--grace", "-5"], { DATA_DIR: dir }).catch(
+      (error: unknown) => error,
+    )) as { stderr: string };
+    expect(badGrace.stderr).toContain("--grace");
+  });
+});

@@ -7,10 +7,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.js";
 import type { KeyGrant, KeyTier } from "../keys/store.js";
 import { ApiError } from "./errors.js";
-import type { RateStore } from "./rate-limit.js";
+import type { BucketState, RateStore } from "./rate-limit.js";
 
 /** Checks a secret; the KeyRing in production, a stub in tests that need no keys. */
 export interface KeyChecker {
+  /** What a secret grants as far as this instance already knows, without waiting: undefined when unknown. */
+  lookup(secret: string): KeyGrant | undefined;
+  /** The same, after looking in storage for a key this instance has not seen yet. */
   check(secret: string): Promise<KeyGrant | undefined>;
 }
 
@@ -41,52 +44,81 @@ function hasKeyInQuery(url: string): boolean {
   return false;
 }
 
-/** Installs the access checks as the first onRequest hook of the app. */
+/**
+ * Installs the access checks as an onRequest hook. It is written with a callback rather than async:
+ * a known key and an in-memory bucket are then checked without a single promise, which keeps access
+ * control nearly free on the hot path.
+ */
 export function installAccessControl(app: FastifyInstance, access: AccessControl): void {
   app.decorateRequest("grant", null);
-  app.addHook("onRequest", async (request, reply) => {
-    if (hasKeyInQuery(request.url)) {
-      throw new ApiError(
-        "api_key_in_query",
-        "API keys go in the x-api-key header, never in the URL (URLs end up in logs); rotate a key sent this way",
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url.includes("?") && hasKeyInQuery(request.url)) {
+      return done(
+        new ApiError(
+          "api_key_in_query",
+          "API keys go in the x-api-key header, never in the URL (URLs end up in logs); rotate a key sent this way",
+        ),
       );
     }
     const offered = request.headers["x-api-key"];
-    if (offered !== undefined) {
-      const grant = typeof offered === "string" ? await access.keys.check(offered) : undefined;
-      if (!grant) throw new ApiError("unauthorized", "unknown or revoked API key in x-api-key");
-      request.grant = grant;
-    } else if (access.mode === "production") {
-      throw new ApiError("unauthorized", "this deployment requires an API key in the x-api-key header");
+    if (offered === undefined) {
+      if (access.mode === "production") {
+        return done(
+          new ApiError("unauthorized", "this deployment requires an API key in the x-api-key header"),
+        );
+      }
+      return limitRate(request, reply, access, done);
     }
-    await limitRate(request, reply, access);
+    const known = typeof offered === "string" ? access.keys.lookup(offered) : undefined;
+    if (known) {
+      request.grant = known;
+      return limitRate(request, reply, access, done);
+    }
+    const checked = typeof offered === "string" ? access.keys.check(offered) : Promise.resolve(undefined);
+    checked.then((grant) => {
+      if (!grant) return done(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
+      request.grant = grant;
+      limitRate(request, reply, access, done);
+    }, done);
   });
 }
 
-async function limitRate(request: FastifyRequest, reply: FastifyReply, access: AccessControl): Promise<void> {
+function limitRate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  access: AccessControl,
+  done: (error?: Error) => void,
+) {
   const policy = request.grant?.tier ?? "anonymous";
   const limit = access.limits[policy];
-  if (limit === 0) return;
+  if (limit === 0) return done();
   const bucket = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
-  let state: Awaited<ReturnType<RateStore["take"]>>;
-  try {
-    state = await access.rateStore.take(bucket, limit);
-  } catch (error) {
+  const apply = (state: BucketState) => {
+    reply.header("ratelimit-policy", `"${policy}";q=${limit};w=60`);
+    reply.header("ratelimit", `"${policy}";r=${state.remaining};t=${state.resetSeconds}`);
+    reply.header("x-ratelimit-limit", limit);
+    reply.header("x-ratelimit-remaining", state.remaining);
+    if (state.allowed) return done();
+    reply.header("retry-after", state.retryAfterSeconds);
+    done(
+      new ApiError(
+        "rate_limit_exceeded",
+        `rate limit of ${limit} requests per minute (${policy}) exceeded; retry in ${state.retryAfterSeconds} s` +
+          (request.grant ? "" : "; an API key raises the limit"),
+      ),
+    );
+  };
+  const storeUnavailable = (error: unknown) => {
     // A rate store outage must not take the API down with it: serve unlimited, loudly.
     request.log.warn({ err: error }, "rate limit store unavailable; request not limited");
-    return;
-  }
-  reply.header("ratelimit-policy", `"${policy}";q=${limit};w=60`);
-  reply.header("ratelimit", `"${policy}";r=${state.remaining};t=${state.resetSeconds}`);
-  reply.header("x-ratelimit-limit", limit);
-  reply.header("x-ratelimit-remaining", state.remaining);
-  if (!state.allowed) {
-    reply.header("retry-after", state.retryAfterSeconds);
-    throw new ApiError(
-      "rate_limit_exceeded",
-      `rate limit of ${limit} requests per minute (${policy}) exceeded; retry in ${state.retryAfterSeconds} s` +
-        (request.grant ? "" : "; an API key raises the limit"),
-    );
+    done();
+  };
+  try {
+    const state = access.rateStore.take(bucket, limit);
+    if (state instanceof Promise) state.then(apply, storeUnavailable);
+    else apply(state);
+  } catch (error) {
+    storeUnavailable(error);
   }
 }
 

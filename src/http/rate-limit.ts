@@ -16,9 +16,12 @@ export interface BucketState {
   resetSeconds: number;
 }
 
-/** Where buckets are kept. `take` removes one token from the bucket if it has one. */
+/**
+ * Where buckets are kept. `take` removes one token from the bucket if it has one; a store in this
+ * process answers at once, a remote one with a promise.
+ */
 export interface RateStore {
-  take(bucket: string, limitPerMinute: number): Promise<BucketState>;
+  take(bucket: string, limitPerMinute: number): BucketState | Promise<BucketState>;
   close(): Promise<void>;
 }
 
@@ -49,7 +52,7 @@ export class MemoryRateStore implements RateStore {
     this.sweeper.unref();
   }
 
-  async take(bucket: string, limitPerMinute: number): Promise<BucketState> {
+  take(bucket: string, limitPerMinute: number): BucketState {
     const now = this.now();
     const state = this.buckets.get(bucket) ?? { tokens: limitPerMinute, updated: now };
     state.tokens = Math.min(

@@ -51,20 +51,24 @@ export class KeyRing {
     await this.flushUse();
   }
 
-  /** What a secret grants, or undefined for an unknown, revoked or expired one. */
-  async check(secret: string): Promise<KeyGrant | undefined> {
-    const hash = hashSecret(secret);
-    let grant = this.grants.get(hash);
-    if (grant === undefined && Date.now() - this.lastMissRefresh > MISS_REFRESH_MS) {
-      // A key created a moment ago on another instance: look before refusing it.
-      this.lastMissRefresh = Date.now();
-      await this.refresh();
-      grant = this.grants.get(hash);
-    }
-    if (grant === undefined || (grant.validUntil !== undefined && Date.now() > grant.validUntil))
+  /** What a secret grants from the keys already loaded: undefined for an unknown, revoked or expired one. */
+  lookup(secret: string): KeyGrant | undefined {
+    const grant = this.grants.get(hashSecret(secret));
+    if (grant === undefined || (grant.validUntil !== undefined && Date.now() > grant.validUntil)) {
       return undefined;
+    }
     this.lastUse.set(grant.id, Date.now());
     return grant;
+  }
+
+  /** Like lookup, but an unknown secret first makes the ring look for keys created since its last refresh. */
+  async check(secret: string): Promise<KeyGrant | undefined> {
+    const known = this.lookup(secret);
+    if (known !== undefined || Date.now() - this.lastMissRefresh <= MISS_REFRESH_MS) return known;
+    // A key created a moment ago on another instance: look before refusing it.
+    this.lastMissRefresh = Date.now();
+    await this.refresh();
+    return this.lookup(secret);
   }
 
   /** Reloads the grants when the keys version moved; concurrent callers share one reload. */

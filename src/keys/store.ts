@@ -3,7 +3,7 @@
  * has a name, a rate tier and a `streams` permission; rotation keeps the old secret valid for a grace
  * period; revocation is final.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import { bumpCounter } from "../storage/counters.js";
@@ -37,7 +37,7 @@ export interface IssuedKey {
 
 /** SHA-256 of a secret. Secrets carry 256 random bits, so a fast hash is enough to make leaks useless. */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 function newSecret(): string {

@@ -9,7 +9,7 @@ const deps = {
   config: { LOG_LEVEL: "silent", TRUST_PROXY: false, MODE: "development" },
   access: {
     mode: "development",
-    keys: { check: async () => undefined },
+    keys: { lookup: () => undefined, check: async () => undefined },
     rateStore: new MemoryRateStore(),
     limits: { anonymous: 0, standard: 0, pro: 0 },
   },
