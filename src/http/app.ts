@@ -72,6 +72,8 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     logController: new AccessLog(),
   }).withTypeProvider<ZodTypeProvider>();
 
+  // A client gets 10 s to send its headers: slow-header (slowloris) connections are cut, not kept.
+  app.server.headersTimeout = 10_000;
   // Every body this API takes is JSON; Fastify's default text parser would let text through to validation.
   app.removeContentTypeParser("text/plain");
   app.setValidatorCompiler(validatorCompiler);

@@ -360,3 +360,15 @@ describe("client errors", () => {
     }
   });
 });
+
+describe("timeouts", () => {
+  it("sets a header timeout shorter than the request timeout", async () => {
+    const t = await startTestServer({ catalogue: miniCatalogue() });
+    try {
+      expect(t.server.app.server.headersTimeout).toBe(10_000);
+      expect(t.server.app.server.requestTimeout).toBe(30_000);
+    } finally {
+      await t.stop();
+    }
+  });
+});
