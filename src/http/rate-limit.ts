@@ -94,6 +94,13 @@ redis.call('PEXPIRE', KEYS[1], 60000)
 return {allowed, tostring(tokens)}
 `;
 
+declare module "ioredis" {
+  interface RedisCommander {
+    /** TAKE_SCRIPT, registered with defineCommand (sent once, then run by its hash). */
+    oddsgateTakeToken(key: string, capacity: number): Promise<[number, string]>;
+  }
+}
+
 /** Buckets in Redis, shared by every instance pointed at it. */
 export class RedisRateStore implements RateStore {
   private constructor(
@@ -118,10 +125,7 @@ export class RedisRateStore implements RateStore {
   }
 
   async take(bucket: string, limitPerMinute: number): Promise<BucketState> {
-    const take = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, string]>>)
-      .oddsgateTakeToken as (key: string, capacity: number) => Promise<[number, string]>;
-    const [allowed, tokens] = await take.call(
-      this.redis,
+    const [allowed, tokens] = await this.redis.oddsgateTakeToken(
       `${this.prefix}ratelimit:${bucket}`,
       limitPerMinute,
     );
