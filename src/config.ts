@@ -33,7 +33,20 @@ export const ConfigSchema = z.object({
   MARKETS_PORT: port.optional(),
   TRADE_PORT: port.optional(),
   CORS_ORIGINS: z.string().optional(),
-  TRUST_PROXY: booleanSetting.default(false),
+  /**
+   * Proxies in front of the service: their number (hops, e.g. 1) or their addresses/CIDRs, comma
+   * separated. Only addresses added by these are believed in X-Forwarded-For; 0 believes none.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default("0")
+    .refine((value) => value !== "true", {
+      message:
+        "give the number of proxies in front (e.g. 1) or their addresses, not true: trusting every hop lets clients spoof their address",
+    })
+    .transform((value): number | string[] =>
+      /^\d+$/.test(value) ? Number(value) : value.split(",").map((entry) => entry.trim()),
+    ),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Seeds the derived market account addresses; fixed by the database on first start when unset. */
   VENUE_SEED: z.string().min(8).optional(),

@@ -190,8 +190,6 @@ withSettings(
   STORAGE_SETTINGS,
 ).action(async (id: string, options) => {
   const grace = Number(options.grace);
-  if (!Number.isInteger(grace) || grace < 0)
-    throw new CliError(`--grace must be whole seconds >= 0, got ${options.grace}`);
   await withStorage(configFrom(options), async (storage) => {
     const issued = await rotateKey(storage.db, id, grace);
     console.log(

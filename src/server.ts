@@ -45,7 +45,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
     keys = new KeyRing(storage.db);
-    await keys.start();
     rateStore = config.REDIS_URL
       ? await RedisRateStore.connect(config.REDIS_URL, config.REDIS_PREFIX)
       : new MemoryRateStore();
@@ -60,6 +59,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       },
     };
     app = await buildApp({ config, catalog, access, ...(options.logger ? { logger: options.logger } : {}) });
+    // A failing refresh means revocations stop arriving: it must be heard.
+    await keys.start(app.log);
     await app.listen({ host: config.HOST, port: config.MARKETS_PORT ?? config.PORT });
     const log = app.log;
     log.info(

@@ -242,6 +242,6 @@ describe("oddsgate keys", () => {
     const badGrace = (await oddsgate(["keys", "rotate", "key_x", "--grace", "-5"], { DATA_DIR: dir }).catch(
       (error: unknown) => error,
     )) as { stderr: string };
-    expect(badGrace.stderr).toContain("--grace");
+    expect(badGrace.stderr).toContain("grace period must be whole seconds");
   });
 });

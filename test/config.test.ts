@@ -11,7 +11,7 @@ describe("configuration", () => {
       DATA_DIR: "./data",
       SIMULATOR_PORT: 8090,
       RPC_PORT: 8899,
-      TRUST_PROXY: false,
+      TRUST_PROXY: 0,
       DEMO_CATALOGUE: true,
     });
     expect(config.DATABASE_URL).toBeUndefined();
@@ -33,7 +33,7 @@ describe("configuration", () => {
     ["MODE", "staging", "--mode"],
     ["DATABASE_URL", "mysql://localhost/x", "--database-url"],
     ["REDIS_URL", "localhost:6379", "--redis-url"],
-    ["TRUST_PROXY", "yes", "--trust-proxy"],
+    ["TRUST_PROXY", "true", "--trust-proxy"],
     ["LOG_LEVEL", "loud", "--log-level"],
   ])("refuses %s=%s with a message naming the setting and its flag", (name, value, flag) => {
     let message = "";

@@ -20,7 +20,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
-import { type AccessControl, installAccessControl } from "./auth.js";
+import { type AccessControl, installAccessControl, isKeyParameter } from "./auth.js";
 import { ApiError, toWireError } from "./errors.js";
 import { installMetrics } from "./metrics.js";
 import type { ZodApp } from "./types.js";
@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
-    trustProxy: deps.config.TRUST_PROXY,
+    trustProxy: trustedProxies(deps.config.TRUST_PROXY),
     requestIdHeader: false,
     genReqId: (request) => {
       const offered = request.headers["x-request-id"];
@@ -64,9 +64,9 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     },
     routerOptions: { maxParamLength: 256 },
     // Errors raised before routing (a malformed URL, say) get the same {code,msg} body as the rest.
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
+    frameworkErrors: (error, request, reply: FastifyReply) => {
       const wire = toWireError(error);
-      reply.code(wire.status).send(wire.body);
+      reply.header("x-request-id", request.id).code(wire.status).send(wire.body);
     },
     return503OnClosing: true,
     logController: new AccessLog(),
@@ -104,7 +104,14 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     await app.register(cors, {
       origin: origins.includes("*") ? "*" : origins,
       allowedHeaders: ["content-type", "x-api-key", "x-request-id"],
-      exposedHeaders: ["x-request-id", "ratelimit", "ratelimit-policy", "retry-after"],
+      exposedHeaders: [
+        "x-request-id",
+        "ratelimit",
+        "ratelimit-policy",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "retry-after",
+      ],
     });
   }
   installAccessControl(app, deps.access);
@@ -157,11 +164,35 @@ class AccessLog extends LogController {
   }
 }
 
-const KEY_PARAMS = /([?&](?:api_key|apikey|x-api-key|key)=)[^&]*/gi;
-
-/** Hides the value of any API-key-like query parameter, so a key pasted into a URL never reaches a log. */
+/**
+ * Hides the value of any API-key-like query parameter, so a key pasted into a URL never reaches a log.
+ * Names are compared decoded, as the access check compares them (`%61pi_key` is `api_key`).
+ */
 export function redactQueryKeys(url: string): string {
-  return url.replace(KEY_PARAMS, "$1[redacted]");
+  const start = url.indexOf("?");
+  if (start === -1) return url;
+  const query = url.slice(start + 1);
+  const pairs = query.split("&").map((pair) => {
+    const name = pair.split("=")[0] ?? "";
+    return isKeyParameter(safeDecode(name)) ? `${name}=[redacted]` : pair;
+  });
+  return `${url.slice(0, start)}?${pairs.join("&")}`;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll("+", " "));
+  } catch {
+    return text;
+  }
+}
+
+/** Fastify's trust setting for TRUST_PROXY: the n nearest hops, or the listed proxy addresses. */
+function trustedProxies(
+  setting: Config["TRUST_PROXY"],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (Array.isArray(setting)) return setting;
+  return setting === 0 ? false : (_address, hop) => hop < setting;
 }
 
 /** Turns a schema validation failure into a 400 whose message names the parameter and the rule. */

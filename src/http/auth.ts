@@ -35,11 +35,16 @@ declare module "fastify" {
 /** Query parameter names under which clients commonly paste keys; matched case-insensitively. */
 const KEY_QUERY_NAMES = new Set(["api_key", "apikey", "x-api-key", "key"]);
 
+/** Whether a (decoded) query parameter name is one under which clients paste keys. */
+export function isKeyParameter(name: string): boolean {
+  return KEY_QUERY_NAMES.has(name.toLowerCase());
+}
+
 function hasKeyInQuery(url: string): boolean {
   const start = url.indexOf("?");
   if (start === -1) return false;
   for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
-    if (KEY_QUERY_NAMES.has(name.toLowerCase())) return true;
+    if (isKeyParameter(name)) return true;
   }
   return false;
 }
@@ -51,9 +56,18 @@ function hasKeyInQuery(url: string): boolean {
  */
 export function installAccessControl(app: FastifyInstance, access: AccessControl): void {
   app.decorateRequest("grant", null);
+  // Every WebSocket route gets the streams check, so a new stream cannot forget it.
+  app.addHook("onRoute", (route) => {
+    if (!route.websocket) return;
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [...own, requireStreamPermission];
+  });
   app.addHook("onRequest", (request, reply, done) => {
-    if (request.url.includes("?") && hasKeyInQuery(request.url)) {
-      return done(
+    // A refused request still draws from its address's bucket: guessing keys is not free.
+    const refuse = (error: ApiError) =>
+      limitRate(request, reply, access, (limited) => done(limited ?? error));
+    if (hasKeyInQuery(request.url)) {
+      return refuse(
         new ApiError(
           "api_key_in_query",
           "API keys go in the x-api-key header, never in the URL (URLs end up in logs); rotate a key sent this way",
@@ -63,7 +77,7 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     const offered = request.headers["x-api-key"];
     if (offered === undefined) {
       if (access.mode === "production") {
-        return done(
+        return refuse(
           new ApiError("unauthorized", "this deployment requires an API key in the x-api-key header"),
         );
       }
@@ -76,12 +90,16 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     }
     const checked = typeof offered === "string" ? access.keys.check(offered) : Promise.resolve(undefined);
     checked.then((grant) => {
-      if (!grant) return done(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
+      if (!grant) return refuse(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
       request.grant = grant;
       limitRate(request, reply, access, done);
     }, done);
   });
 }
+
+/** When the rate store last failed to answer, to log an outage once every WARN_INTERVAL_MS rather than per request. */
+let lastStoreWarning = 0;
+const WARN_INTERVAL_MS = 10_000;
 
 function limitRate(
   request: FastifyRequest,
@@ -109,8 +127,11 @@ function limitRate(
     );
   };
   const storeUnavailable = (error: unknown) => {
-    // A rate store outage must not take the API down with it: serve unlimited, loudly.
-    request.log.warn({ err: error }, "rate limit store unavailable; request not limited");
+    // A rate store outage must not take the API down with it: serve unlimited, and say so.
+    if (Date.now() - lastStoreWarning > WARN_INTERVAL_MS) {
+      lastStoreWarning = Date.now();
+      request.log.warn({ err: error }, "rate limit store unavailable; requests are not limited");
+    }
     done();
   };
   try {
@@ -123,8 +144,8 @@ function limitRate(
 }
 
 /**
- * The upgrade check every WebSocket route adds to the shared checks above: a key must carry the
- * `streams` permission (anonymous development callers may stream).
+ * The upgrade check added to every WebSocket route on top of the shared checks above: a key must
+ * carry the `streams` permission (anonymous development callers may stream).
  */
 export async function requireStreamPermission(request: FastifyRequest): Promise<void> {
   if (request.grant && !request.grant.streams) {

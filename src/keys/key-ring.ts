@@ -25,13 +25,13 @@ export class KeyRing {
   private readonly lastUse = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
 
-  constructor(
-    private readonly db: Kysely<Tables>,
-    private readonly log?: FastifyBaseLogger,
-  ) {}
+  private log: FastifyBaseLogger | undefined;
 
-  /** Loads the keys and starts following changes. */
-  async start(): Promise<void> {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  /** Loads the keys and starts following changes, reporting failures to `log`. */
+  async start(log?: FastifyBaseLogger): Promise<void> {
+    this.log = log;
     await this.refresh();
     const every = (ms: number, task: () => Promise<void>, what: string) => {
       const timer = setInterval(() => {

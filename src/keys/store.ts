@@ -112,8 +112,19 @@ export async function revokeKey(db: Kysely<Tables>, id: string): Promise<ApiKey>
   });
 }
 
-/** Gives a key a new secret; the old one keeps working for `graceSeconds` (0: it stops now). */
+/** The longest a pre-rotation secret may keep working. */
+export const MAX_GRACE_SECONDS = 30 * 86_400;
+
+/**
+ * Gives a key a new secret; the old one keeps working for `graceSeconds` (0: it stops now). Only the
+ * secret just replaced gets a grace period: one still in grace from an earlier rotation stops now.
+ */
 export async function rotateKey(db: Kysely<Tables>, id: string, graceSeconds = 0): Promise<IssuedKey> {
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+    throw new KeyError(
+      `the grace period must be whole seconds from 0 to ${MAX_GRACE_SECONDS}, got ${graceSeconds}`,
+    );
+  }
   const secret = newSecret();
   return db.transaction().execute(async (trx) => {
     const row = await activeKeyRow(trx, id);

@@ -38,11 +38,23 @@ export class CatalogHolder {
     return catalog;
   }
 
-  /** Reloads when another process (an import, a sync, another instance) committed a new version. */
-  async refreshIfChanged(db: Kysely<Tables>): Promise<boolean> {
-    const version = await readCatalogVersion(db);
-    if (this.catalog && version === this.catalog.version) return false;
-    await this.load(db);
-    return true;
+  private refreshing: Promise<boolean> | undefined;
+
+  /**
+   * Reloads when another process (an import, a sync, another instance) committed a new version.
+   * Calls made while a reload runs share it, so a slow load is never overtaken by an older one.
+   */
+  refreshIfChanged(db: Kysely<Tables>): Promise<boolean> {
+    this.refreshing ??= (async () => {
+      try {
+        const version = await readCatalogVersion(db);
+        if (this.catalog && version === this.catalog.version) return false;
+        await this.load(db);
+        return true;
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
   }
 }

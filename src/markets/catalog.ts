@@ -245,7 +245,9 @@ export class Catalog {
           liquidity: record.liquidity ?? 0,
           openInterest: record.openInterest ?? 0,
           startDate:
-            own.length > 0 ? Math.min(...own.map((m) => m.record.openTime)) : (record.strikeDate ?? 0),
+            own.length > 0
+              ? own.reduce((earliest, m) => Math.min(earliest, m.record.openTime), Number.POSITIVE_INFINITY)
+              : (record.strikeDate ?? 0),
         },
       };
       events.push(entry);

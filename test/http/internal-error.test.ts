@@ -6,7 +6,7 @@ import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 
 /** Development settings with no keys and no limits: these tests are about failures, not access. */
 const deps = {
-  config: { LOG_LEVEL: "silent", TRUST_PROXY: false, MODE: "development" },
+  config: { LOG_LEVEL: "silent", TRUST_PROXY: 0, MODE: "development" },
   access: {
     mode: "development",
     keys: { lookup: () => undefined, check: async () => undefined },

@@ -47,6 +47,12 @@ describe("request logging", () => {
     expect(text).not.toContain("og_QUERYSECRET789");
   });
 
+  it("redacts key parameters whose names are percent-encoded, as the access check decodes them", () => {
+    expect(redactQueryKeys("/a?%61pi_key=og_S1&limit=1&Api%5FKey=og_S2")).toBe(
+      "/a?%61pi_key=[redacted]&limit=1&Api%5FKey=[redacted]",
+    );
+  });
+
   it("redacts every key-like query parameter and keeps the rest", () => {
     expect(redactQueryKeys("/a?limit=1&api_key=s1&x-api-key=s2&KEY=s3&apikey=s4&keyword=ok")).toBe(
       "/a?limit=1&api_key=[redacted]&x-api-key=[redacted]&KEY=[redacted]&apikey=[redacted]&keyword=ok",

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config.js";
 import { buildApp } from "../../src/http/app.js";
-import { requireStreamPermission } from "../../src/http/auth.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { KeyRing } from "../../src/keys/key-ring.js";
@@ -30,7 +29,8 @@ async function startVenue(mode: "development" | "production", storage: Storage):
     catalog: new CatalogHolder(),
     access: { mode, keys, rateStore, limits: { anonymous: 0, standard: 0, pro: 0 } },
   });
-  app.get("/test-stream", { websocket: true, onRequest: requireStreamPermission }, (socket) => {
+  // No hook of its own: every WebSocket route gets the streams check from the access control.
+  app.get("/test-stream", { websocket: true }, (socket) => {
     // Said a moment after the upgrade, so an accepted stream must stay open past the HTTP exchange.
     setTimeout(() => socket.send("hello"), 100);
   });

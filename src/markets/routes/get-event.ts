@@ -13,7 +13,6 @@ const Query = z.object({
     .default(false)
     .meta({ description: "Include the event's markets" }),
 });
-export type GetEventQuery = z.infer<typeof Query>;
 
 export function getEvent(app: ZodApp, catalog: CatalogHolder): void {
   app.get(

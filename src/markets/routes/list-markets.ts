@@ -24,7 +24,6 @@ const Query = z.object({
   minCloseTs: unixSecondsParam("minCloseTs").optional(),
   maxCloseTs: unixSecondsParam("maxCloseTs").optional(),
 });
-export type ListMarketsQuery = z.infer<typeof Query>;
 
 export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number().int().nullable() });
 

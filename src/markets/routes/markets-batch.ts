@@ -15,7 +15,6 @@ const Body = z
   .refine((body) => (body.tickers?.length ?? 0) + (body.mints?.length ?? 0) <= MAX_IDS, {
     error: `tickers and mints together take at most ${MAX_IDS} ids`,
   });
-export type MarketsBatchBody = z.infer<typeof Body>;
 
 export function marketsBatch(app: ZodApp, catalog: CatalogHolder): void {
   app.post(
