@@ -65,8 +65,10 @@ export class KeyRing {
   async check(secret: string): Promise<KeyGrant | undefined> {
     const known = this.lookup(secret);
     if (known !== undefined || Date.now() - this.lastMissRefresh <= MISS_REFRESH_MS) return known;
-    // A key created a moment ago on another instance: look before refusing it.
+    // A key created a moment ago on another instance: look before refusing it. A refresh already
+    // under way may have read the version before the key existed, so wait for it and read again.
     this.lastMissRefresh = Date.now();
+    await this.refreshing;
     await this.refresh();
     return this.lookup(secret);
   }

@@ -136,6 +136,12 @@ describe("production mode", () => {
     expect(validNotFound.status).toBe(404);
   });
 
+  it("accepts a key the moment it is created, without waiting for the next refresh", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 150)); // past the throttle of an earlier miss
+    const fresh = await server.issue({ name: "fresh" });
+    expect((await call(server.t.url, ROUTES[1]!, { "x-api-key": fresh.secret })).status).toBe(200);
+  });
+
   it("lets the typed client authenticate with its apiKey option", async () => {
     const client = new MarketsClient({ baseUrl: server.t.url, apiKey: valid.secret });
     expect((await client.listEvents()).events).toHaveLength(3);
