@@ -4,7 +4,7 @@
  * with nested markets, prints req/s, p50, p99 and their ratio, then the start-up time and memory with
  * the demo catalogue and with a generated 10,000-event / 50,000-market catalogue.
  *
- *   npm run bench            (options: --duration 10 --connections 50)
+ *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,startup)
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -20,6 +20,7 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "50" },
     scale: { type: "string", default: "25" },
+    only: { type: "string" },
   },
 });
 const DURATION_S = Number(args.duration);
@@ -100,13 +101,14 @@ async function load(
   url: string,
   headers: Record<string, string> = {},
   pid?: number,
+  duration = DURATION_S,
 ): Promise<Load> {
   const cpuBefore = pid ? cpuTimeUs(pid) : 0;
   const result = await autocannon({
     url,
     headers,
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration,
     pipelining: 1,
   });
   const cpuUs = pid ? (cpuTimeUs(pid) - cpuBefore) / Math.max(1, result.requests.total) : 0;
@@ -121,6 +123,37 @@ async function load(
     errors,
     cpuUs,
   };
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  pid?: number | undefined;
+}
+
+/**
+ * Measures several targets in alternating halves (A B B A), so that drift in the machine's speed
+ * during the run (common on shared virtual machines) falls on every target alike.
+ */
+async function interleaved(targets: Target[]): Promise<Load[]> {
+  for (const target of targets) await load("warm-up", target.url, target.headers ?? {});
+  const halves: Load[][] = targets.map(() => []);
+  const order = [...targets.keys(), ...[...targets.keys()].reverse()];
+  for (const index of order) {
+    const target = targets[index] as Target;
+    halves[index]?.push(
+      await load(target.name, target.url, target.headers ?? {}, target.pid, DURATION_S / 2),
+    );
+  }
+  return halves.map((runs, index) => ({
+    name: targets[index]?.name ?? "",
+    rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
+    p50: Math.max(...runs.map((run) => run.p50)),
+    p99: Math.max(...runs.map((run) => run.p99)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    cpuUs: runs.reduce((sum, run) => sum + run.cpuUs, 0) / runs.length,
+  }));
 }
 
 function printLoad(row: Load): void {
@@ -147,15 +180,15 @@ async function throughput(): Promise<void> {
     console.log(
       `\nthroughput: ${CONNECTIONS} connections, ${DURATION_S} s each, event ${event.ticker} (${event.markets.length} markets)`,
     );
-    await load("warm-up", `${server.url}/health-check`);
     const pid = server.child.pid;
-    const health = await load("GET /health-check", `${server.url}/health-check`, {}, pid);
-    const read = await load(
-      "GET /api/v1/event/{t}?withNestedMarkets=true",
-      `${server.url}/api/v1/event/${event.ticker}?withNestedMarkets=true`,
-      {},
-      pid,
-    );
+    const [health, read] = (await interleaved([
+      { name: "GET /health-check", url: `${server.url}/health-check`, pid },
+      {
+        name: "GET /api/v1/event/{t}?withNestedMarkets=true",
+        url: `${server.url}/api/v1/event/${event.ticker}?withNestedMarkets=true`,
+        pid,
+      },
+    ])) as [Load, Load];
     printLoad(health);
     printLoad(read);
     const ratio = read.rps / health.rps;
@@ -186,31 +219,36 @@ async function accessControl(): Promise<void> {
     );
     const secret = /^(og_\S+)$/m.exec(created)?.[1];
     if (!secret) throw new Error(`no secret in: ${created}`);
-    console.log(`\naccess control: /health-check, ${CONNECTIONS} connections, ${DURATION_S} s each`);
-    const rows: Load[] = [];
-    for (const [name, env, headers] of [
-      ["off (development, no key, no limits)", { RATE_LIMIT_ANONYMOUS: "0" }, {}],
-      [
-        "on (production, key + token bucket)",
-        { MODE: "production", RATE_LIMIT_PRO: "1000000000" },
-        { "x-api-key": secret },
-      ],
-    ] as const) {
-      const server = await startServer(dataDir, env, headers);
-      try {
-        await load("warm-up", `${server.url}/health-check`, headers);
-        rows.push(
-          await load(`GET /health-check, ${name}`, `${server.url}/health-check`, headers, server.child.pid),
-        );
-      } finally {
-        await stop(server.child);
-      }
-    }
-    for (const row of rows) printLoad(row);
-    const [off, on] = rows as [Load, Load];
     console.log(
-      `  on / off = ${(on.rps / off.rps).toFixed(2)} of req/s (target >= 0.9); server CPU per request ${(on.cpuUs / off.cpuUs).toFixed(2)}x`,
+      `\naccess control: /health-check, ${CONNECTIONS} connections, ${DURATION_S} s each, interleaved`,
     );
+    const off = await startServer(dataDir, { RATE_LIMIT_ANONYMOUS: "0" });
+    const keyed = { "x-api-key": secret };
+    const on = await startServer(dataDir, { MODE: "production", RATE_LIMIT_PRO: "1000000000" }, keyed);
+    try {
+      const [offLoad, onLoad] = await interleaved([
+        {
+          name: "GET /health-check, off (development, no key, no limits)",
+          url: `${off.url}/health-check`,
+          pid: off.child.pid,
+        },
+        {
+          name: "GET /health-check, on (production, key + token bucket)",
+          url: `${on.url}/health-check`,
+          headers: keyed,
+          pid: on.child.pid,
+        },
+      ]);
+      printLoad(offLoad as Load);
+      printLoad(onLoad as Load);
+      console.log(
+        `  on / off = ${((onLoad as Load).rps / (offLoad as Load).rps).toFixed(2)} of req/s (target >= 0.9);` +
+          ` server CPU per request ${((onLoad as Load).cpuUs / (offLoad as Load).cpuUs).toFixed(2)}x`,
+      );
+    } finally {
+      await stop(off.child);
+      await stop(on.child);
+    }
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
@@ -236,8 +274,10 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
 
 async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
-  await throughput();
-  await accessControl();
+  const sections = args.only ? args.only.split(",") : ["throughput", "access", "startup"];
+  if (sections.includes("throughput")) await throughput();
+  if (sections.includes("access")) await accessControl();
+  if (!sections.includes("startup")) return;
 
   console.log("\nstart-up (process start to /health-check 200) and memory:");
   await startup("demo catalogue, fresh data dir (generates + imports)", () => {});
