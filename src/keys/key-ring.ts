@@ -12,6 +12,8 @@ import { hashSecret, KEYS_VERSION, type KeyGrant, loadGrants, recordKeyUse } fro
 
 /** How often the ring checks storage for key changes: revocations land well within a second. */
 export const REFRESH_MS = 400;
+/** At most this many secrets are remembered between reloads. */
+const RECENT_SECRETS = 10_000;
 /** How often last-use times are written. */
 export const USE_FLUSH_MS = 10_000;
 /** An unknown secret triggers at most one early refresh per this interval, so guessing cannot load the database. */
@@ -19,6 +21,12 @@ const MISS_REFRESH_MS = 100;
 
 export class KeyRing {
   private grants = new Map<string, KeyGrant>();
+  /**
+   * Valid secrets seen since the last reload, so a busy key is hashed once, not per request. Only
+   * known-good secrets enter (guesses cannot fill it), it lives in this process only, and it is
+   * emptied whenever the keys change, so a revoked key leaves it with the reload.
+   */
+  private readonly recent = new Map<string, KeyGrant>();
   private version = -1;
   private lastMissRefresh = 0;
   private refreshing: Promise<void> | undefined;
@@ -53,7 +61,14 @@ export class KeyRing {
 
   /** What a secret grants from the keys already loaded: undefined for an unknown, revoked or expired one. */
   lookup(secret: string): KeyGrant | undefined {
-    const grant = this.grants.get(hashSecret(secret));
+    let grant = this.recent.get(secret);
+    if (grant === undefined) {
+      grant = this.grants.get(hashSecret(secret));
+      if (grant !== undefined) {
+        if (this.recent.size >= RECENT_SECRETS) this.recent.clear();
+        this.recent.set(secret, grant);
+      }
+    }
     if (grant === undefined || (grant.validUntil !== undefined && Date.now() > grant.validUntil)) {
       return undefined;
     }
@@ -80,6 +95,7 @@ export class KeyRing {
         const version = await readCounter(this.db, KEYS_VERSION);
         if (version === this.version) return;
         this.grants = await loadGrants(this.db);
+        this.recent.clear();
         this.version = version;
       } finally {
         this.refreshing = undefined;
