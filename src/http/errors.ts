@@ -85,10 +85,11 @@ export function toWireError(error: unknown): WireError {
     candidate.statusCode < 500
   ) {
     // Other client errors Fastify raises itself (e.g. prototype poisoning): keep the status, hide internals.
-    const code: ErrorCode = candidate.statusCode === 413 ? "payload_too_large" : "bad_request";
+    if (candidate.statusCode === 413)
+      return wire("payload_too_large", describeFastifyError("payload_too_large", candidate));
     return {
-      status: code === "payload_too_large" ? 413 : candidate.statusCode,
-      body: { code, msg: String(candidate.message ?? "bad request") },
+      status: candidate.statusCode,
+      body: { code: "bad_request", msg: String(candidate.message ?? "bad request") },
     };
   }
   return wire("internal", "internal error; the request id identifies it in the server log");

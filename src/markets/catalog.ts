@@ -324,13 +324,17 @@ export class Catalog {
     return json;
   }
 
-  /** Events in the requested order; ties (and no sort) fall back to ticker order, keeping paging stable. */
-  sortedEvents(sort: SortKey | undefined, order: SortOrder): readonly EventEntry[] {
-    return this.sorted("events", this.events, sort, order);
+  /**
+   * Events in the requested order: by a key, descending unless asked otherwise; else ticker order.
+   * Ties fall back to ticker order, keeping paging stable.
+   */
+  sortedEvents(sort: SortKey | undefined, order?: SortOrder): readonly EventEntry[] {
+    return this.sorted("events", this.events, sort, order ?? (sort ? "desc" : "asc"));
   }
 
-  sortedMarkets(sort: SortKey | undefined, order: SortOrder): readonly MarketEntry[] {
-    return this.sorted("markets", this.markets, sort, order);
+  /** Markets in the requested order; by a key, descending unless asked otherwise; else ticker order. */
+  sortedMarkets(sort: SortKey | undefined, order?: SortOrder): readonly MarketEntry[] {
+    return this.sorted("markets", this.markets, sort, order ?? (sort ? "desc" : "asc"));
   }
 
   private sorted<T extends { sortKeys: Record<SortKey, number> }>(

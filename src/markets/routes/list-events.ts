@@ -45,7 +45,7 @@ export function listEvents(app: ZodApp, catalog: CatalogHolder): void {
       const query = request.query;
       const current = catalog.require();
       const series = query.seriesTickers ? new Set(query.seriesTickers) : undefined;
-      const sorted = current.sortedEvents(query.sort, query.order ?? (query.sort ? "desc" : "asc"));
+      const sorted = current.sortedEvents(query.sort, query.order);
       const filtered =
         series !== undefined || query.isInitialized !== undefined || query.status !== undefined;
       const events = filtered

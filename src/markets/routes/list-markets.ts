@@ -50,7 +50,7 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const sorted = catalog.require().sortedMarkets(q.sort, q.order ?? (q.sort ? "desc" : "asc"));
+      const sorted = catalog.require().sortedMarkets(q.sort, q.order);
       const conditions: ((m: MarketEntry) => boolean)[] = [];
       if (q.isInitialized !== undefined) conditions.push((m) => m.record.tokenized === q.isInitialized);
       if (q.status !== undefined) conditions.push((m) => m.record.status === q.status);
