@@ -1,10 +1,11 @@
 /**
  * HTTP benchmark of the built server (`dist/`), run as its own process so the load generator does
  * not share its event loop. In one run it measures `/health-check` (the baseline) and an event read
- * with nested markets, prints req/s, p50, p99 and their ratio, then the start-up time and memory with
+ * with nested markets, the forecast relay (cache hit, and what a miss adds over calling the upstream
+ * directly), prints req/s, p50, p99 and their ratios, then the start-up time and memory with
  * the demo catalogue and with a generated 10,000-event / 50,000-market catalogue.
  *
- *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,startup)
+ *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,relay,startup)
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -47,7 +48,14 @@ async function startServer(
   const port = freePortFrom(18_000);
   const started = performance.now();
   const child = spawn(process.execPath, [MAIN, "serve"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      SIMULATOR_PORT: "0",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      ...env,
+    },
     stdio: ["ignore", "inherit", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -78,6 +86,8 @@ async function stop(child: ChildProcess): Promise<void> {
 interface Load {
   name: string;
   rps: number;
+  /** Mean latency, ms (finer-grained than the integer-millisecond percentiles at low latency). */
+  mean: number;
   p50: number;
   p99: number;
   errors: number;
@@ -102,9 +112,10 @@ async function load(
   headers: Record<string, string> = {},
   pid?: number,
   duration = DURATION_S,
+  connections = CONNECTIONS,
 ): Promise<Load> {
   const cpuBefore = pid ? cpuTimeUs(pid) : 0;
-  const result = await runAutocannon(url, headers, duration);
+  const result = await runAutocannon(url, headers, duration, connections);
   const cpuUs = pid ? (cpuTimeUs(pid) - cpuBefore) / Math.max(1, result.requests.total) : 0;
   const errors = result.errors + result.timeouts + result.non2xx;
   if (errors > 0 && name !== "warm-up")
@@ -112,6 +123,7 @@ async function load(
   return {
     name,
     rps: result.requests.average,
+    mean: result.latency.mean,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors,
@@ -129,9 +141,10 @@ function runAutocannon(
   url: string,
   headers: Record<string, string>,
   duration: number,
+  connections: number,
 ): Promise<autocannon.Result> {
   const headerArgs = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}=${value}`]);
-  const args = [AUTOCANNON, "--json", "-c", String(CONNECTIONS), "-d", String(duration), ...headerArgs, url];
+  const args = [AUTOCANNON, "--json", "-c", String(connections), "-d", String(duration), ...headerArgs, url];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
       if (error) return reject(error);
@@ -151,19 +164,21 @@ interface Target {
  * Measures several targets in alternating halves (A B B A), so that drift in the machine's speed
  * during the run (common on shared virtual machines) falls on every target alike.
  */
-async function interleaved(targets: Target[]): Promise<Load[]> {
-  for (const target of targets) await load("warm-up", target.url, target.headers ?? {});
+async function interleaved(targets: Target[], connections = CONNECTIONS): Promise<Load[]> {
+  for (const target of targets)
+    await load("warm-up", target.url, target.headers ?? {}, undefined, 2, connections);
   const halves: Load[][] = targets.map(() => []);
   const order = [...targets.keys(), ...[...targets.keys()].reverse()];
   for (const index of order) {
     const target = targets[index] as Target;
     halves[index]?.push(
-      await load(target.name, target.url, target.headers ?? {}, target.pid, DURATION_S / 2),
+      await load(target.name, target.url, target.headers ?? {}, target.pid, DURATION_S / 2, connections),
     );
   }
   return halves.map((runs, index) => ({
     name: targets[index]?.name ?? "",
     rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
+    mean: runs.reduce((sum, run) => sum + run.mean, 0) / runs.length,
     p50: Math.max(...runs.map((run) => run.p50)),
     p99: Math.max(...runs.map((run) => run.p99)),
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
@@ -269,6 +284,71 @@ async function accessControl(): Promise<void> {
   }
 }
 
+/**
+ * The forecast relay: a settled range (served from the relay's cache) against `/health-check`, then,
+ * one request at a time, a live range through the relay (a cache miss: a real upstream call) against
+ * the same call made to the simulator directly. The difference is what the relay adds.
+ */
+async function relay(): Promise<void> {
+  const dataDir = tempDataDir();
+  const simulatorPort = freePortFrom(19_000);
+  const server = await startServer(dataDir, {
+    RATE_LIMIT_ANONYMOUS: "0",
+    SIMULATOR_PORT: String(simulatorPort),
+  });
+  try {
+    const demo = generateDemoCatalogue({ anchor: ANCHOR });
+    const now = Math.floor(Date.now() / 1000);
+    const event = demo.events.find(
+      (e) =>
+        e.seriesTicker === "KXHIGHNY" &&
+        e.markets.some((m) => m.status === "active" && m.openTime < now - 7_200),
+    );
+    if (!event) throw new Error("the demo catalogue has no trading KXHIGHNY event");
+    const opened = Math.min(...event.markets.map((m) => m.openTime));
+    const percentiles = [1000, 2500, 5000, 7500, 9000];
+    const ours = (startTs: number, endTs: number) =>
+      `${server.url}/api/v1/event/KXHIGHNY/${event.ticker}/forecast_percentile_history?percentiles=${percentiles.join(",")}&startTs=${startTs}&endTs=${endTs}&periodInterval=60`;
+    const settled = ours(opened, now - 600);
+    const live = ours(opened, now + 86_400);
+    const direct = `http://127.0.0.1:${simulatorPort}/trade-api/v2/series/KXHIGHNY/events/${event.ticker}/forecast_percentile_history?${percentiles.map((p) => `percentiles=${p}`).join("&")}&start_ts=${opened}&end_ts=${now + 86_400}&period_interval=60`;
+    for (const url of [settled, live, direct]) {
+      const response = await fetch(url);
+      if (response.status !== 200)
+        throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+    }
+    const pid = server.child.pid;
+    console.log(`
+forecast relay, event ${event.ticker}: cache hit at ${CONNECTIONS} connections, interleaved`);
+    const [health, hit] = (await interleaved([
+      { name: "GET /health-check", url: `${server.url}/health-check`, pid },
+      { name: "GET forecast history, settled range (cache hit)", url: settled, pid },
+    ])) as [Load, Load];
+    printLoad(health);
+    printLoad(hit);
+    console.log(
+      `  cache hit / health-check = ${((hit.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 60%)`,
+    );
+
+    console.log("forecast relay, cache miss: 1 connection, interleaved");
+    const [upstreamDirect, miss] = (await interleaved(
+      [
+        { name: "GET upstream forecast history, direct", url: direct },
+        { name: "GET forecast history via relay (cache miss)", url: live, pid },
+      ],
+      1,
+    )) as [Load, Load];
+    printLoad(upstreamDirect);
+    printLoad(miss);
+    console.log(
+      `  relay adds ${(miss.p50 - upstreamDirect.p50).toFixed(2)} ms at p50, ${(miss.mean - upstreamDirect.mean).toFixed(2)} ms on average (target <= 2 ms at p50)`,
+    );
+  } finally {
+    await stop(server.child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
   const dataDir = tempDataDir();
   try {
@@ -289,8 +369,9 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
 
 async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
-  const sections = args.only ? args.only.split(",") : ["throughput", "access", "startup"];
+  const sections = args.only ? args.only.split(",") : ["throughput", "access", "relay", "startup"];
   if (sections.includes("throughput")) await throughput();
+  if (sections.includes("relay")) await relay();
   if (sections.includes("access")) await accessControl();
   if (!sections.includes("startup")) return;
 

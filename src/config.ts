@@ -28,6 +28,16 @@ export const ConfigSchema = z.object({
   REDIS_URL: optionalUrl(["redis", "rediss"]),
   UPSTREAM_URL: optionalUrl(["http", "https"]),
   SIMULATOR_PORT: port.default(8090),
+  /** The whole time a relayed upstream call may take, sending to last byte. */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** Kalshi API key id; with UPSTREAM_PRIVATE_KEY_FILE, upstream requests are signed. */
+  UPSTREAM_KEY_ID: z.string().min(1).optional(),
+  /** PEM file of the RSA private key belonging to UPSTREAM_KEY_ID. */
+  UPSTREAM_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+  /** Seconds between syncs of the catalogue from the upstream; 0 turns periodic sync off. */
+  SYNC_INTERVAL: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** Which markets new to a sync get outcome tokens: none, those open for trading (tradable), or all. */
+  SYNC_TOKENIZE: z.enum(["none", "tradable", "all"]).default("tradable"),
   SOLANA_RPC_URL: optionalUrl(["http", "https"]),
   RPC_PORT: port.default(8899),
   MARKETS_PORT: port.optional(),

@@ -11,12 +11,16 @@ import {
   loadConfig,
   SETTING_NAMES,
 } from "./config.js";
+import { ApiError } from "./http/errors.js";
 import { type ApiKey, createKey, KEY_TIERS, KeyError, listKeys, revokeKey, rotateKey } from "./keys/store.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
+import { generateDemoCatalogue } from "./markets/demo/generate.js";
 import { ImportFormatError, parseCatalogueInput } from "./markets/import/parse.js";
-import { saveCatalogue } from "./markets/store.js";
+import { resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
 import { startServer } from "./server.js";
 import { openStorage, type Storage } from "./storage/database.js";
+import { connectUpstream } from "./upstream/connect.js";
+import { syncFromUpstream } from "./upstream/sync.js";
 
 /** Rows above which an import shows a progress bar. */
 const PROGRESS_THRESHOLD_ROWS = 5_000;
@@ -108,6 +112,57 @@ withSettings(
     console.log(
       `imported ${counts.series} series, ${counts.events} events, ${counts.markets} markets into ${storage.location}`,
     );
+  });
+});
+
+withSettings(
+  program
+    .command("sync")
+    .description(
+      "read every series, event and market from the upstream exchange (UPSTREAM_URL, else the demo simulator) and store what changed",
+    ),
+  [
+    "DATA_DIR",
+    "DATABASE_URL",
+    "VENUE_SEED",
+    "HOST",
+    "UPSTREAM_URL",
+    "UPSTREAM_TIMEOUT_MS",
+    "UPSTREAM_KEY_ID",
+    "UPSTREAM_PRIVATE_KEY_FILE",
+    "SYNC_TOKENIZE",
+  ],
+).action(async (options) => {
+  // Without an upstream, sync from a simulator of the demo catalogue started for this run only.
+  const config = { ...configFrom(options), SIMULATOR_PORT: 0 };
+  await withStorage(config, async (storage) => {
+    const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
+    const anchor = await resolveDemoAnchor(storage.db);
+    const upstream = await connectUpstream(config, () => generateDemoCatalogue({ anchor }));
+    const bar = process.stderr.isTTY
+      ? new cliProgress.SingleBar({
+          format: "syncing from the upstream: {value} events, {markets} markets read ({phase})",
+        })
+      : undefined;
+    bar?.start(0, 0, { markets: 0, phase: "reading" });
+    try {
+      const result = await syncFromUpstream({
+        db: storage.db,
+        venueSeed,
+        upstream: upstream.client,
+        tokenize: config.SYNC_TOKENIZE,
+        onProgress: (p) => bar?.update(p.events, { markets: p.markets, phase: p.phase }),
+      });
+      bar?.stop();
+      const { upstream: read, changed } = result;
+      console.log(
+        `synced from ${upstream.simulator ? "the demo simulator" : upstream.url}: ${read.series} series, ${read.events} events, ${read.markets} markets read; ` +
+          `${changed.series} series, ${changed.events} events, ${changed.markets} markets new or changed in ${storage.location}`,
+      );
+    } finally {
+      bar?.stop();
+      await upstream.close();
+    }
   });
 });
 
@@ -204,7 +259,8 @@ program.parseAsync().catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof ImportFormatError ||
     error instanceof CliError ||
-    error instanceof KeyError
+    error instanceof KeyError ||
+    error instanceof ApiError
   ) {
     console.error(`oddsgate: ${error.message}`);
   } else {

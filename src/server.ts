@@ -8,8 +8,12 @@ import type { ZodApp } from "./http/types.js";
 import { KeyRing } from "./keys/key-ring.js";
 import { resolveVenueSeed } from "./markets/accounts.js";
 import { CatalogHolder } from "./markets/catalog-holder.js";
-import { isCatalogueEmpty, saveCatalogue } from "./markets/store.js";
+import type { CatalogueFile } from "./markets/model.js";
+import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
 import { openStorage, type Storage } from "./storage/database.js";
+import { connectUpstream, type UpstreamConnection } from "./upstream/connect.js";
+import { MarketRelay } from "./upstream/relay.js";
+import { syncFromUpstream } from "./upstream/sync.js";
 
 /** How often an instance checks storage for a catalogue another process changed. */
 export const CATALOG_POLL_MS = 2_000;
@@ -18,6 +22,7 @@ export interface RunningServer {
   readonly app: ZodApp;
   readonly storage: Storage;
   readonly catalog: CatalogHolder;
+  readonly upstream: UpstreamConnection;
   /** Base URL of the prediction-market API listener, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   close(): Promise<void>;
@@ -35,9 +40,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let poll: NodeJS.Timeout | undefined;
   let keys: KeyRing | undefined;
   let rateStore: RateStore | undefined;
+  let upstream: UpstreamConnection | undefined;
+  let stopSync = () => {};
   const close = async () => {
     clearInterval(poll);
+    stopSync();
     await app?.close();
+    await upstream?.close();
     await keys?.stop();
     await rateStore?.close();
     await storage.close();
@@ -58,22 +67,45 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         pro: config.RATE_LIMIT_PRO,
       },
     };
-    app = await buildApp({ config, catalog, access, ...(options.logger ? { logger: options.logger } : {}) });
+    // Generated at most once, for the empty database and the simulator alike.
+    const demoAnchor = await resolveDemoAnchor(storage.db);
+    let demo: CatalogueFile | undefined;
+    const demoCatalogue = async () => {
+      const { generateDemoCatalogue } = await import("./markets/demo/generate.js");
+      demo ??= generateDemoCatalogue({ anchor: demoAnchor });
+      return demo;
+    };
+    const useDemo = config.DEMO_CATALOGUE && (await isCatalogueEmpty(storage.db));
+    if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
+    upstream = await connectUpstream(config, () => demo as CatalogueFile);
+    const upstreamClient = upstream.client;
+    app = await buildApp({
+      config,
+      catalog,
+      access,
+      relay: new MarketRelay(upstreamClient),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     // A failing refresh means revocations stop arriving: it must be heard.
     await keys.start(app.log);
     await app.listen({ host: config.HOST, port: config.MARKETS_PORT ?? config.PORT });
     const log = app.log;
     log.info(
-      { storage: storage.location, mode: config.MODE, sharedLimits: Boolean(config.REDIS_URL) },
+      {
+        storage: storage.location,
+        mode: config.MODE,
+        sharedLimits: Boolean(config.REDIS_URL),
+        upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
+      },
       "storage open",
     );
 
-    if (config.DEMO_CATALOGUE && (await isCatalogueEmpty(storage.db))) {
-      const { generateDemoCatalogue } = await import("./markets/demo/generate.js");
-      const anchor = Math.floor(Date.now() / 86_400_000) * 86_400;
-      const counts = await saveCatalogue(storage.db, venueSeed, generateDemoCatalogue({ anchor }));
+    if (useDemo) {
+      const counts = await saveCatalogue(storage.db, venueSeed, await demoCatalogue());
       log.info(counts, "loaded the demo catalogue into the empty database");
     }
+    // The simulator holds its own copy; ours is no longer needed.
+    demo = undefined;
     const loaded = await catalog.load(storage.db);
     log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
 
@@ -85,13 +117,53 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       );
     }, CATALOG_POLL_MS);
     poll.unref();
+    if (config.SYNC_INTERVAL > 0) {
+      stopSync = startPeriodicSync(
+        config.SYNC_INTERVAL * 1000,
+        async () => {
+          const result = await syncFromUpstream({
+            db,
+            venueSeed,
+            upstream: upstreamClient,
+            tokenize: config.SYNC_TOKENIZE,
+          });
+          if (result.changed.events > 0 || result.changed.series > 0) {
+            log.info(result, "sync stored upstream changes");
+            await catalog.refreshIfChanged(db);
+          }
+        },
+        log,
+      );
+    }
 
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.PORT;
     const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-    return { app, storage, catalog, url: `http://${host}:${port}`, close };
+    return { app, storage, catalog, upstream, url: `http://${host}:${port}`, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** Runs `sync` now and then every `intervalMs` after the previous run ends; returns a stop function. */
+function startPeriodicSync(
+  intervalMs: number,
+  sync: () => Promise<void>,
+  log: { error(obj: object, msg: string): void },
+): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const run = () => {
+    sync()
+      .catch((error: unknown) => log.error({ err: error }, "sync failed; the catalogue stays as it was"))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(run, intervalMs).unref();
+      });
+  };
+  run();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

@@ -197,6 +197,44 @@ describe("oddsgate serve", () => {
   });
 });
 
+describe("oddsgate sync", () => {
+  it.each(BACKENDS)(
+    "copies the upstream catalogue (the demo simulator) into $name storage",
+    async (backend) => {
+      const created = await backend.create();
+      cleanups.push(created.cleanup);
+      const { stdout } = await oddsgate(["sync"], { ...created.settings });
+      const read = /(\d+) series, (\d+) events, (\d+) markets read/.exec(stdout);
+      expect(read, stdout).not.toBeNull();
+      const storage = await openStorage(loadConfig({}, created.settings));
+      try {
+        const stored = await loadCatalogue(storage.db);
+        expect(stored.events.length).toBe(Number(read?.[2]));
+        expect(stored.markets.length).toBe(Number(read?.[3]));
+        expect(stored.markets.length).toBeGreaterThan(1_000);
+      } finally {
+        await storage.close();
+      }
+      // A second sync reads the same catalogue and succeeds; only moving prices may differ.
+      const again = await oddsgate(["sync"], { ...created.settings });
+      expect(again.stdout).toContain(`${read?.[2]} events`);
+    },
+  );
+
+  it("fails with a clear message when the upstream cannot be reached, storing nothing", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(async () => cleanup());
+    const failure = (await oddsgate(["sync"], {
+      DATA_DIR: dir,
+      UPSTREAM_URL: "http://127.0.0.1:9/trade-api/v2",
+      UPSTREAM_TIMEOUT_MS: "500",
+    }).catch((error: unknown) => error)) as { code: number; stderr: string };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toContain("upstream");
+    expect(failure.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe("oddsgate keys", () => {
   it("creates a key shown once, lists it without the secret, rotates and revokes it", async () => {
     const { dir, cleanup } = tempDir();

@@ -69,7 +69,65 @@ export interface MarketPage {
   cursor: number | null;
 }
 
-type QueryValue = string | number | boolean | string[] | undefined;
+export interface ForecastOptions {
+  /** Basis points, 0–10000; at most 10. */
+  percentiles: number[];
+  startTs: number;
+  endTs: number;
+  /** Minutes: 0 (5-second buckets), 1, 60 or 1440. */
+  periodInterval: 0 | 1 | 60 | 1440;
+}
+
+export interface CandleOptions {
+  startTs: number;
+  endTs: number;
+  periodInterval: 1 | 60 | 1440;
+}
+
+export interface TradesOptions {
+  ticker?: string;
+  limit?: number;
+  cursor?: string;
+  minTs?: number;
+  maxTs?: number;
+}
+
+export interface Trade {
+  tradeId: string;
+  ticker: string;
+  price: number;
+  count: number;
+  countFp: string;
+  yesPrice: number;
+  noPrice: number;
+  yesPriceDollars: string;
+  noPriceDollars: string;
+  takerSide: "yes" | "no";
+  createdTime: number;
+}
+
+export interface Orderbook {
+  yes_bids: Record<string, number>;
+  no_bids: Record<string, number>;
+  sequence: number;
+}
+
+/** The upstream exchange's forecast history body (Kalshi's snake_case, relayed unchanged). */
+export interface ForecastHistory {
+  forecast_history: {
+    event_ticker: string;
+    end_period_ts: number;
+    period_interval: number;
+    percentile_points: {
+      percentile: number;
+      raw_numerical_forecast: number;
+      numerical_forecast: number;
+      formatted_forecast: string;
+    }[];
+  }[];
+}
+
+type QueryValue = string | number | boolean | string[] | number[] | undefined;
 
 export class MarketsClient {
   private readonly baseUrl: string;
@@ -156,6 +214,62 @@ export class MarketsClient {
   /** GET /api/v1/search. */
   search(q: string, options: SearchOptions = {}): Promise<EventPage> {
     return this.get("/search", { q, ...options });
+  }
+
+  /** GET /api/v1/event/{series}/{event}/forecast_percentile_history (the upstream's body). */
+  forecastHistory(
+    seriesTicker: string,
+    eventTicker: string,
+    options: ForecastOptions,
+  ): Promise<ForecastHistory> {
+    return this.get(
+      `/event/${encodeURIComponent(seriesTicker)}/${encodeURIComponent(eventTicker)}/forecast_percentile_history`,
+      { ...options },
+    );
+  }
+
+  /** GET /api/v1/event/by-mint/{mint}/forecast_percentile_history. */
+  forecastHistoryByMint(mint: string, options: ForecastOptions): Promise<ForecastHistory> {
+    return this.get(`/event/by-mint/${encodeURIComponent(mint)}/forecast_percentile_history`, { ...options });
+  }
+
+  /** GET /api/v1/orderbook/{ticker}. */
+  orderbook(ticker: string): Promise<Orderbook> {
+    return this.get(`/orderbook/${encodeURIComponent(ticker)}`, {});
+  }
+
+  /** GET /api/v1/orderbook/by-mint/{mint}. */
+  orderbookByMint(mint: string): Promise<Orderbook> {
+    return this.get(`/orderbook/by-mint/${encodeURIComponent(mint)}`, {});
+  }
+
+  /** GET /api/v1/trades: one page, newest first. */
+  trades(options: TradesOptions = {}): Promise<{ trades: Trade[]; cursor: string | null }> {
+    return this.get("/trades", { ...options });
+  }
+
+  /** GET /api/v1/trades/by-mint/{mint}. */
+  tradesByMint(
+    mint: string,
+    options: Omit<TradesOptions, "ticker"> = {},
+  ): Promise<{ trades: Trade[]; cursor: string | null }> {
+    return this.get(`/trades/by-mint/${encodeURIComponent(mint)}`, { ...options });
+  }
+
+  /** GET /api/v1/market/{ticker}/candlesticks (the upstream's body). */
+  marketCandlesticks(
+    ticker: string,
+    options: CandleOptions,
+  ): Promise<{ ticker: string; candlesticks: unknown[] }> {
+    return this.get(`/market/${encodeURIComponent(ticker)}/candlesticks`, { ...options });
+  }
+
+  /** GET /api/v1/event/{ticker}/candlesticks (the upstream's body). */
+  eventCandlesticks(
+    ticker: string,
+    options: CandleOptions,
+  ): Promise<{ market_tickers: string[]; market_candlesticks: unknown[][]; adjusted_end_ts: number }> {
+    return this.get(`/event/${encodeURIComponent(ticker)}/candlesticks`, { ...options });
   }
 
   private get<T>(path: string, query: Record<string, QueryValue>): Promise<T> {

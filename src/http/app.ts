@@ -20,6 +20,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
+import type { MarketRelay } from "../upstream/relay.js";
 import { type AccessControl, installAccessControl, isKeyParameter } from "./auth.js";
 import { ApiError, toWireError } from "./errors.js";
 import { installMetrics } from "./metrics.js";
@@ -29,6 +30,8 @@ export interface AppDependencies {
   config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;
   catalog: CatalogHolder;
   access: AccessControl;
+  /** The upstream exchange behind the relayed operations; without it they are not offered. */
+  relay?: MarketRelay;
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
 }
@@ -131,7 +134,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE), { prefix: "/api/v1" });
+  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay), { prefix: "/api/v1" });
   await app.register(scalarApiReference, {
     routePrefix: "/docs",
     configuration: {

@@ -19,13 +19,17 @@ export const ERRORS = {
   event_not_found: { status: 404, retryable: false },
   market_not_found: { status: 404, retryable: false },
   series_not_found: { status: 404, retryable: false },
+  orderbook_not_found: { status: 404, retryable: false },
+  upstream_rejected: { status: 400, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   uri_too_long: { status: 414, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limit_exceeded: { status: 429, retryable: true },
   internal: { status: 500, retryable: true },
+  upstream_unavailable: { status: 502, retryable: true },
   not_ready: { status: 503, retryable: true },
+  upstream_timeout: { status: 504, retryable: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

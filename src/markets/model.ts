@@ -16,6 +16,7 @@ export const MarketStatus = z.enum(MARKET_STATUSES);
 export type MarketStatus = z.infer<typeof MarketStatus>;
 
 export const MarketResult = z.enum(["", "yes", "no"]);
+export type MarketResult = z.infer<typeof MarketResult>;
 export const SORT_KEYS = ["volume", "volume24h", "liquidity", "openInterest", "startDate"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 

@@ -1,6 +1,6 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
 import { type Kysely, sql, type Transaction } from "kysely";
-import { bumpCounter, readCounter } from "../storage/counters.js";
+import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "./model.js";
@@ -177,4 +177,15 @@ export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue
 /** True when no event has been stored yet (a fresh database). */
 export async function isCatalogueEmpty(db: Kysely<Tables>): Promise<boolean> {
   return (await db.selectFrom("events").select("ticker").limit(1).executeTakeFirst()) === undefined;
+}
+
+const DEMO_ANCHOR_KEY = "demo_anchor";
+
+/**
+ * The day (Unix seconds at 00:00 UTC) the bundled demo catalogue is laid out around, fixed at first
+ * start so that a restart, and the simulator serving the demo upstream, see the same events.
+ */
+export async function resolveDemoAnchor(db: Kysely<Tables>, nowMs = Date.now()): Promise<number> {
+  const today = Math.floor(nowMs / 86_400_000) * 86_400;
+  return Number(await settleMetaValue(db, DEMO_ANCHOR_KEY, String(today)));
 }

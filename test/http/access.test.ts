@@ -17,7 +17,7 @@ import {
 import { startServer } from "../../src/server.js";
 import { openStorage } from "../../src/storage/database.js";
 import { miniCatalogue } from "../support/fixtures.js";
-import { startTestServer } from "../support/server.js";
+import { startTestServer, TEST_ANCHOR } from "../support/server.js";
 import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
 
 /** Every route of the service, with a body that is valid where it takes one. */
@@ -35,6 +35,20 @@ const ROUTES: { method: "GET" | "POST"; path: string; body?: unknown }[] = [
   { method: "GET", path: "/api/v1/tags_by_categories" },
   { method: "GET", path: "/api/v1/filters_by_sports" },
   { method: "GET", path: "/api/v1/search?q=nba" },
+  // Relayed to the upstream (the simulator, serving the demo catalogue, which has this event too).
+  {
+    method: "GET",
+    path: `/api/v1/event/KXHIGHNY/KXHIGHNY-26NOV23/forecast_percentile_history?percentiles=5000&startTs=${TEST_ANCHOR}&endTs=${TEST_ANCHOR + 3_600}&periodInterval=60`,
+  },
+  {
+    method: "GET",
+    path: `/api/v1/event/by-mint/{mint}/forecast_percentile_history?percentiles=5000&startTs=${TEST_ANCHOR}&endTs=${TEST_ANCHOR + 3_600}&periodInterval=60`,
+  },
+  {
+    method: "GET",
+    path: `/api/v1/event/KXHIGHNY-26NOV23/candlesticks?startTs=${TEST_ANCHOR}&endTs=${TEST_ANCHOR + 3_600}&periodInterval=60`,
+  },
+  { method: "GET", path: "/api/v1/trades?limit=5" },
   { method: "GET", path: "/api/v1/openapi.json" },
   { method: "GET", path: "/health-check" },
   { method: "GET", path: "/metrics" },

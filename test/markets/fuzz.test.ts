@@ -27,6 +27,13 @@ const QUERY_NAMES = [
   "minCloseTs",
   "maxCloseTs",
   "q",
+  "percentiles",
+  "startTs",
+  "endTs",
+  "periodInterval",
+  "ticker",
+  "minTs",
+  "maxTs",
   "category",
   "tags",
   "x",
@@ -98,6 +105,16 @@ const GET_ROUTES = [
   () => "/api/v1/filters_by_sports",
   () => "/api/v1/search",
   (s: string) => `/api/v1/${s}`,
+  // Relayed to the upstream exchange (the simulator), which must never turn bad input into a 5xx.
+  (s: string) => `/api/v1/event/KXHIGHNY/${s}/forecast_percentile_history`,
+  (s: string) => `/api/v1/event/${s}/KXHIGHNY-26NOV23/forecast_percentile_history`,
+  (s: string) => `/api/v1/event/by-mint/${s}/forecast_percentile_history`,
+  (s: string) => `/api/v1/orderbook/${s}`,
+  (s: string) => `/api/v1/orderbook/by-mint/${s}`,
+  () => "/api/v1/trades",
+  (s: string) => `/api/v1/trades/by-mint/${s}`,
+  (s: string) => `/api/v1/market/${s}/candlesticks`,
+  (s: string) => `/api/v1/event/${s}/candlesticks`,
 ];
 const POST_ROUTES = ["/api/v1/markets/batch", "/api/v1/filter_outcome_mints"];
 

@@ -3,7 +3,7 @@ import { MarketsClient } from "../../src/client/markets.js";
 import { type ConfigInput, loadConfig } from "../../src/config.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import type { CatalogueFile } from "../../src/markets/model.js";
-import { saveCatalogue } from "../../src/markets/store.js";
+import { resolveDemoAnchor, saveCatalogue } from "../../src/markets/store.js";
 import { type RunningServer, type StartOptions, startServer } from "../../src/server.js";
 import { openStorage } from "../../src/storage/database.js";
 import { BACKENDS, type Backend } from "./backends.js";
@@ -45,6 +45,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     DEMO_CATALOGUE: "false",
     // Unlimited unless a test is about limits: suites make far more than 60 requests a minute.
     RATE_LIMIT_ANONYMOUS: "0",
+    // The embedded simulator on a free port; syncs only when a test asks for them.
+    SIMULATOR_PORT: "0",
+    SYNC_INTERVAL: "0",
     ...storageSettings.settings,
     ...options.settings,
   };
@@ -52,6 +55,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const storage = await openStorage(config);
   try {
     const seed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
+    // The simulator then serves the same demo catalogue as the one stored here.
+    await resolveDemoAnchor(storage.db, TEST_ANCHOR * 1000);
     await saveCatalogue(storage.db, seed, options.catalogue ?? (await testCatalogue()));
   } finally {
     await storage.close();

@@ -6,7 +6,7 @@
  */
 
 /** cyrb128: four well-mixed 32-bit words from a string, enough state for sfc32. */
-function hash128(text: string): [number, number, number, number] {
+export function hash128(text: string): [number, number, number, number] {
   let h1 = 1_779_033_703;
   let h2 = 3_144_134_277;
   let h3 = 1_013_904_242;

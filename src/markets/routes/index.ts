@@ -4,16 +4,26 @@ import type { FastifyPluginAsync } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
 import type { Config } from "../../config.js";
 import type { ZodApp } from "../../http/types.js";
+import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { filterOutcomeMints } from "./filter-outcome-mints.js";
 import { filtersBySports } from "./filters-by-sports.js";
 import { getEvent } from "./get-event.js";
+import { getEventCandlesticks } from "./get-event-candlesticks.js";
+import { getForecastHistory } from "./get-forecast-history.js";
+import { getForecastHistoryByMint } from "./get-forecast-history-by-mint.js";
 import { getMarket } from "./get-market.js";
 import { getMarketByMint } from "./get-market-by-mint.js";
+import { getMarketCandlesticks } from "./get-market-candlesticks.js";
+import { getMarketCandlesticksByMint } from "./get-market-candlesticks-by-mint.js";
+import { getOrderbook } from "./get-orderbook.js";
+import { getOrderbookByMint } from "./get-orderbook-by-mint.js";
 import { getSeries } from "./get-series.js";
 import { listEvents } from "./list-events.js";
 import { listMarkets } from "./list-markets.js";
 import { listSeries } from "./list-series.js";
+import { listTrades } from "./list-trades.js";
+import { listTradesByMint } from "./list-trades-by-mint.js";
 import { marketsBatch } from "./markets-batch.js";
 import { outcomeMints } from "./outcome-mints.js";
 import { search } from "./search.js";
@@ -35,8 +45,25 @@ const ROUTES = [
   search,
 ];
 
+/** Operations answered by the upstream exchange through the relay. */
+const RELAY_ROUTES = [
+  getForecastHistory,
+  getForecastHistoryByMint,
+  getOrderbook,
+  getOrderbookByMint,
+  listTrades,
+  listTradesByMint,
+  getMarketCandlesticks,
+  getMarketCandlesticksByMint,
+  getEventCandlesticks,
+];
+
 /** Registers every prediction-market route and `/openapi.json` in one encapsulated context. */
-export function registerMarketsApi(catalog: CatalogHolder, mode: Config["MODE"]): FastifyPluginAsync {
+export function registerMarketsApi(
+  catalog: CatalogHolder,
+  mode: Config["MODE"],
+  relay?: MarketRelay,
+): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
     await app.register(swagger, {
@@ -45,7 +72,8 @@ export function registerMarketsApi(catalog: CatalogHolder, mode: Config["MODE"])
         info: {
           title: "prediction-markets-api",
           version: "0.1.0",
-          description: "Oddsgate prediction-market data: events, markets, series and search.",
+          description:
+            "Oddsgate prediction-market data: events, markets, series and search, plus forecast history, order books, trades and candlesticks relayed from the upstream exchange.",
         },
         servers: [{ url: "/" }],
         components: {
@@ -57,6 +85,7 @@ export function registerMarketsApi(catalog: CatalogHolder, mode: Config["MODE"])
       transform: jsonSchemaTransform,
     });
     for (const route of ROUTES) route(app, catalog);
+    if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay);
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   };
 }

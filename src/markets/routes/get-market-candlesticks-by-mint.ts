@@ -1,0 +1,33 @@
+/** GET /api/v1/market/by-mint/{mint}/candlesticks — candlesticks of the market owning a mint. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import type { ZodApp } from "../../http/types.js";
+import type { MarketRelay } from "../../upstream/relay.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { CandleQuery, RELAYED_RESPONSES, sendUpstream } from "./relay-params.js";
+
+const Params = z.object({ mint: z.string().min(1).max(64) });
+
+export function getMarketCandlesticksByMint(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+  app.get(
+    "/market/by-mint/:mint/candlesticks",
+    {
+      schema: {
+        operationId: "market_candlesticks_by_mint",
+        tags: ["Candlesticks"],
+        summary: "Get candlesticks of a market by any of its mints (ledger or outcome)",
+        params: Params,
+        querystring: CandleQuery,
+        response: RELAYED_RESPONSES,
+      },
+    },
+    async (request, reply) => {
+      const market = catalog.require().marketByMint(request.params.mint);
+      if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
+      return sendUpstream(
+        reply,
+        await relay.marketCandlesticks(market.seriesTicker, market.record.ticker, request.query),
+      );
+    },
+  );
+}

@@ -1,0 +1,33 @@
+/** GET /api/v1/market/{ticker}/candlesticks — a market's candlesticks, relayed from the upstream. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import type { ZodApp } from "../../http/types.js";
+import type { MarketRelay } from "../../upstream/relay.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { CandleQuery, RELAYED_RESPONSES, sendUpstream } from "./relay-params.js";
+
+const Params = z.object({ ticker: z.string().min(1).max(160) });
+
+export function getMarketCandlesticks(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+  app.get(
+    "/market/:ticker/candlesticks",
+    {
+      schema: {
+        operationId: "market_candlesticks",
+        tags: ["Candlesticks"],
+        summary: "Get candlesticks of a market",
+        params: Params,
+        querystring: CandleQuery,
+        response: RELAYED_RESPONSES,
+      },
+    },
+    async (request, reply) => {
+      const market = catalog.require().market(request.params.ticker);
+      if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
+      return sendUpstream(
+        reply,
+        await relay.marketCandlesticks(market.seriesTicker, market.record.ticker, request.query),
+      );
+    },
+  );
+}

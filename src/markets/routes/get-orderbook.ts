@@ -1,0 +1,37 @@
+/** GET /api/v1/orderbook/{market_ticker} — a market's bids on both sides, from the upstream exchange. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { MarketRelay } from "../../upstream/relay.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { ErrorResponse } from "./params.js";
+
+const Params = z.object({ market_ticker: z.string().min(1).max(160) });
+
+const Bids = z
+  .record(z.string(), z.number().int())
+  .meta({ description: 'Dollar price ("0.4200") → contracts' });
+/** The reference's order book: bids only; the best YES ask is 1 − the best NO bid. */
+export const Orderbook = z
+  .object({ yes_bids: Bids, no_bids: Bids, sequence: z.number().int() })
+  .meta({ id: "Orderbook" });
+
+export function getOrderbook(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+  app.get(
+    "/orderbook/:market_ticker",
+    {
+      schema: {
+        operationId: "orderbook",
+        tags: ["Orderbook"],
+        summary: "Get the order book of a market",
+        params: Params,
+        response: { 200: Orderbook, 404: ErrorResponse, 502: ErrorResponse, 504: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const market = catalog.require().market(request.params.market_ticker);
+      if (!market) throw new ApiError("market_not_found", `market ${request.params.market_ticker} not found`);
+      return sendJson(reply, await relay.orderbook(market.record.ticker));
+    },
+  );
+}

@@ -1,0 +1,39 @@
+/** GET /api/v1/trades/by-mint/{mint} — trades of the market owning a mint, newest first. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { MarketRelay } from "../../upstream/relay.js";
+import type { CatalogHolder } from "../catalog-holder.js";
+import { TradePage } from "./list-trades.js";
+import { ErrorResponse } from "./params.js";
+import { TradesQuery } from "./relay-params.js";
+
+const Params = z.object({ mint: z.string().min(1).max(64) });
+const Query = z.object(TradesQuery);
+
+export function listTradesByMint(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+  app.get(
+    "/trades/by-mint/:mint",
+    {
+      schema: {
+        operationId: "trades_by_mint",
+        tags: ["Trades"],
+        summary: "Get list of trades for a market by mint address",
+        params: Params,
+        querystring: Query,
+        response: {
+          200: TradePage,
+          400: ErrorResponse,
+          404: ErrorResponse,
+          502: ErrorResponse,
+          504: ErrorResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const market = catalog.require().marketByMint(request.params.mint);
+      if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
+      return sendJson(reply, await relay.trades({ ...request.query, ticker: market.record.ticker }));
+    },
+  );
+}

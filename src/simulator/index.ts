@@ -1,0 +1,96 @@
+/**
+ * The offline upstream exchange: a Kalshi trade-api v2 compatible HTTP server over a catalogue, with
+ * seeded market motion and fault controls. `oddsgate serve` starts it when no UPSTREAM_URL is set;
+ * tests start their own on a free port.
+ */
+import Fastify from "fastify";
+import type { CatalogueFile } from "../markets/model.js";
+import { SimulatedExchange } from "./exchange.js";
+import { FaultControls } from "./faults.js";
+import { ExchangeRequestError } from "./market-data.js";
+import { registerControlRoutes, registerExchangeRoutes, sendExchangeError } from "./routes.js";
+
+/** Where Kalshi serves trade-api v2, so the simulator's URL can stand in for Kalshi's unchanged. */
+export const BASE_PATH = "/trade-api/v2";
+
+/** The body a `malformed` fault sends: JSON cut off in the middle. */
+const MALFORMED_BODY = '{"forecast_history":[{"event_ticker":"';
+
+export interface SimulatorOptions {
+  catalogue: CatalogueFile;
+  host?: string;
+  port: number;
+  /** The exchange's clock in Unix seconds (default: the real time). */
+  now?: () => number;
+  /** The moment the catalogue's quotes describe (default: read from the catalogue). */
+  moment?: number;
+}
+
+export interface RunningSimulator {
+  /** Base URL of trade-api v2, e.g. http://127.0.0.1:8090/trade-api/v2 */
+  url: string;
+  exchange: SimulatedExchange;
+  faults: FaultControls;
+  close(): Promise<void>;
+}
+
+/** Starts the simulator on `host:port` (port 0 picks a free one). */
+export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
+  const exchange = new SimulatedExchange(options.catalogue, options.moment);
+  const faults = new FaultControls();
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const ctx = { exchange, faults, now };
+  // Hung and reset connections must not hold up close().
+  const app = Fastify({ logger: false, forceCloseConnections: true });
+
+  app.addHook("onRequest", async (request, reply) => {
+    const path = request.url.split("?")[0] as string;
+    if (path.startsWith("/_sim/")) return;
+    const fault = faults.take(path);
+    switch (fault?.kind) {
+      case undefined:
+        return;
+      case "latency":
+        await new Promise((resolve) => setTimeout(resolve, fault.ms).unref());
+        return;
+      case "status":
+        return sendExchangeError(reply, fault.status, "injected_fault", `injected ${fault.status}`);
+      case "malformed":
+        return reply.code(200).type("application/json").send(MALFORMED_BODY);
+      case "hang":
+        // Never answered; the socket is destroyed when the simulator closes.
+        reply.hijack();
+        return;
+      case "reset":
+        reply.hijack();
+        request.raw.socket.resetAndDestroy();
+        return;
+    }
+  });
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof ExchangeRequestError) {
+      return sendExchangeError(reply, error.status, error.code, error.message);
+    }
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    const message = error instanceof Error ? error.message : String(error);
+    return sendExchangeError(reply, status, status < 500 ? "bad_request" : "internal_error", message);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendExchangeError(reply, 404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`),
+  );
+
+  await app.register(async (exchangeApi) => registerExchangeRoutes(exchangeApi, ctx), { prefix: BASE_PATH });
+  registerControlRoutes(app, ctx);
+  await app.listen({ host: options.host ?? "127.0.0.1", port: options.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const host = (options.host ?? "127.0.0.1").includes(":")
+    ? `[${options.host}]`
+    : (options.host ?? "127.0.0.1");
+  return {
+    url: `http://${host}:${port}${BASE_PATH}`,
+    exchange,
+    faults,
+    close: () => app.close(),
+  };
+}

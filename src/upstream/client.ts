@@ -1,0 +1,212 @@
+/**
+ * The one client of the upstream exchange (Kalshi trade-api v2, or the simulator). Every call runs
+ * within a time budget, behind a circuit breaker; identical calls in flight share one request, and
+ * answers the caller marks as settled (ranges wholly in the past) are kept in an LRU cache.
+ *
+ * It answers with what the upstream said when the upstream is healthy (2xx, and 4xx: a client error
+ * is the caller's, not the upstream's fault) and throws `upstream_timeout` or `upstream_unavailable`
+ * otherwise, so the relay can pass bodies through byte for byte.
+ */
+import { LRUCache } from "lru-cache";
+import CircuitBreaker from "opossum";
+import { Agent, errors as undiciErrors } from "undici";
+import { ApiError } from "../http/errors.js";
+import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
+
+export interface UpstreamAnswer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+export interface UpstreamRequestOptions {
+  /** The answer can never change (e.g. a range wholly in the past): keep a 200 in the cache. */
+  cacheable?: boolean;
+}
+
+/** What the relay and the sync need from an upstream exchange. */
+export interface Upstream {
+  get(path: string, query?: URLSearchParams, options?: UpstreamRequestOptions): Promise<UpstreamAnswer>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamClientOptions {
+  /** e.g. https://api.elections.kalshi.com/trade-api/v2 */
+  baseUrl: string;
+  /** Time from sending a request to having its whole body; past it the call fails with upstream_timeout. */
+  timeoutMs: number;
+  credentials?: KalshiCredentials;
+  breaker?: {
+    /** Failures among the recent calls that open the circuit, in percent. */
+    errorThresholdPercentage?: number;
+    /** Calls in the rolling window before the breaker judges at all. */
+    volumeThreshold?: number;
+    /** How long the circuit stays open before one trial call may close it. */
+    resetTimeoutMs?: number;
+  };
+  /** Upper bound of the cache of settled answers, in bytes. */
+  cacheBytes?: number;
+}
+
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * Identical calls in flight share one request; the entry goes as soon as the request settles, so this
+ * is coalescing, not caching. (opossum 9 has these options; its DefinitelyTyped types, at 8, do not.)
+ */
+const IN_FLIGHT_COALESCING = {
+  coalesce: true,
+  coalesceResetOn: ["error", "success", "timeout"],
+} as CircuitBreaker.Options;
+
+/** Longest upstream body we accept; a relay answer larger than this is not a sane exchange response. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** A Kalshi-compatible HTTP client with a budget, a breaker, coalescing and a cache of settled answers. */
+export class UpstreamClient implements Upstream {
+  private readonly base: URL;
+  private readonly agent: Agent;
+  private readonly breaker: CircuitBreaker<[string], UpstreamAnswer>;
+  private readonly settled: LRUCache<string, UpstreamAnswer>;
+
+  constructor(private readonly options: UpstreamClientOptions) {
+    this.base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
+    this.agent = new Agent({
+      connections: 64,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    this.breaker = new CircuitBreaker((url: string) => this.fetchOnce(url), {
+      // The budget is enforced per request by fetchOnce, where the request can also be aborted.
+      timeout: false,
+      errorThresholdPercentage: options.breaker?.errorThresholdPercentage ?? 50,
+      volumeThreshold: options.breaker?.volumeThreshold ?? 20,
+      resetTimeout: options.breaker?.resetTimeoutMs ?? 10_000,
+      rollingCountTimeout: 30_000,
+      rollingCountBuckets: 30,
+      ...IN_FLIGHT_COALESCING,
+    });
+    this.settled = new LRUCache({
+      maxSize: options.cacheBytes ?? DEFAULT_CACHE_BYTES,
+      sizeCalculation: (answer) => answer.body.length + 256,
+    });
+  }
+
+  /** Whether the breaker currently refuses calls. */
+  get circuitOpen(): boolean {
+    return this.breaker.opened;
+  }
+
+  /** GET `path` (relative to the base URL) with `query`, from the cache when the caller marks it settled. */
+  async get(
+    path: string,
+    query?: URLSearchParams,
+    options: UpstreamRequestOptions = {},
+  ): Promise<UpstreamAnswer> {
+    const url = this.urlOf(path, query);
+    if (options.cacheable) {
+      const cached = this.settled.get(url);
+      if (cached) return cached;
+    }
+    let answer: UpstreamAnswer;
+    try {
+      answer = await this.breaker.fire(url);
+    } catch (error) {
+      throw this.describeFailure(error);
+    }
+    if (options.cacheable && answer.status === 200) this.settled.set(url, answer);
+    return answer;
+  }
+
+  /** The cached answer for a settled call, if any, without touching the network. */
+  cached(path: string, query?: URLSearchParams): UpstreamAnswer | undefined {
+    return this.settled.get(this.urlOf(path, query));
+  }
+
+  async close(): Promise<void> {
+    this.breaker.shutdown();
+    await this.agent.close();
+  }
+
+  private urlOf(path: string, query?: URLSearchParams): string {
+    const url = new URL(path.replace(/^\//, ""), this.base);
+    if (query) url.search = query.toString();
+    return url.href;
+  }
+
+  /** One request within the budget. Resolves with healthy answers, rejects with what counts as a failure. */
+  private async fetchOnce(url: string): Promise<UpstreamAnswer> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.options.credentials) {
+      Object.assign(headers, kalshiSignatureHeaders(this.options.credentials, "GET", new URL(url).pathname));
+    }
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    const response = await this.agent.request({
+      origin: this.base.origin,
+      path: url.slice(this.base.origin.length),
+      method: "GET",
+      headers,
+      signal,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) {
+        response.body.destroy();
+        throw unavailable(`answered with a body over ${MAX_BODY_BYTES} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const body = Buffer.concat(chunks);
+    const contentType = String(response.headers["content-type"] ?? "");
+    const { statusCode: status } = response;
+    if (status === 429) throw unavailable("is rate limiting us (429)");
+    if (status >= 500) throw unavailable(`answered ${status}`);
+    if (status >= 300 && status < 400) throw unavailable(`redirected (${status})`);
+    if (status === 200 && !isJson(contentType, body))
+      throw unavailable("answered 200 with a body that is not JSON");
+    return { status, contentType, body };
+  }
+
+  private describeFailure(error: unknown): ApiError {
+    if (error instanceof ApiError) return error;
+    const { code, name } = error as { code?: string; name?: string };
+    if (code === "EOPENBREAKER") {
+      return new ApiError(
+        "upstream_unavailable",
+        "the upstream exchange failed repeatedly; calls are paused briefly (circuit open)",
+      );
+    }
+    if (
+      name === "TimeoutError" ||
+      name === "AbortError" ||
+      error instanceof undiciErrors.HeadersTimeoutError ||
+      error instanceof undiciErrors.BodyTimeoutError
+    ) {
+      return new ApiError(
+        "upstream_timeout",
+        `the upstream exchange did not answer within ${this.options.timeoutMs} ms`,
+      );
+    }
+    return new ApiError(
+      "upstream_unavailable",
+      `the upstream exchange could not be reached (${code ?? (error as Error).message ?? "unknown error"})`,
+    );
+  }
+}
+
+/** The upstream answered, but not in a way we can relay. */
+function unavailable(what: string): ApiError {
+  return new ApiError("upstream_unavailable", `the upstream exchange ${what}`);
+}
+
+function isJson(contentType: string, body: Buffer): boolean {
+  if (!/\bjson\b/i.test(contentType)) return false;
+  try {
+    JSON.parse(body.toString("utf8"));
+    return true;
+  } catch {
+    return false;
+  }
+}

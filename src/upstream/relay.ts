@@ -1,0 +1,258 @@
+/**
+ * Relay policy (contract §5): which upstream call each relayed operation makes, what may be cached,
+ * and how upstream answers become ours. Forecast history and candlesticks pass the upstream's 200 body
+ * through byte for byte; order books and trades are reshaped into the reference's camelCase/bids form.
+ */
+import { ApiError, type ErrorCode } from "../http/errors.js";
+import type { Upstream, UpstreamAnswer } from "./client.js";
+
+/** An answer younger than this may still gain late data upstream, so it is never cached. */
+const SETTLE_SECONDS = 60;
+/** The most candles one relayed candlestick request may ask for (the reference refuses more). */
+export const MAX_CANDLES = 5_000;
+
+export interface ForecastQuery {
+  percentiles: readonly number[];
+  startTs: number;
+  endTs: number;
+  /** Minutes; 0 means 5-second buckets. */
+  periodInterval: number;
+}
+
+export interface CandleQuery {
+  startTs: number;
+  endTs: number;
+  /** Minutes: 1, 60 or 1440. */
+  periodInterval: number;
+}
+
+export interface TradesQuery {
+  ticker?: string | undefined;
+  limit: number;
+  cursor?: string | undefined;
+  minTs?: number | undefined;
+  maxTs?: number | undefined;
+}
+
+/** The relayed operations, independent of HTTP routing. */
+export class MarketRelay {
+  constructor(
+    private readonly upstream: Upstream,
+    private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
+  ) {}
+
+  /** The upstream's forecast percentile history for an event, as the upstream sent it. */
+  async forecastHistory(
+    seriesTicker: string,
+    eventTicker: string,
+    q: ForecastQuery,
+  ): Promise<UpstreamAnswer> {
+    const query = new URLSearchParams();
+    // Kalshi's own client sends an array parameter as repeated keys.
+    for (const percentile of q.percentiles) query.append("percentiles", String(percentile));
+    query.set("start_ts", String(q.startTs));
+    query.set("end_ts", String(q.endTs));
+    query.set("period_interval", String(q.periodInterval));
+    const path = `series/${encodeURIComponent(seriesTicker)}/events/${encodeURIComponent(eventTicker)}/forecast_percentile_history`;
+    const answer = await this.upstream.get(path, query, { cacheable: this.isSettled(q.endTs) });
+    return passThrough(answer, "event_not_found", `event ${eventTicker} has no forecast history upstream`);
+  }
+
+  /** The upstream's candlesticks of one market, as the upstream sent them. */
+  async marketCandlesticks(seriesTicker: string, ticker: string, q: CandleQuery): Promise<UpstreamAnswer> {
+    const path = `series/${encodeURIComponent(seriesTicker)}/markets/${encodeURIComponent(ticker)}/candlesticks`;
+    const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
+    return passThrough(answer, "market_not_found", `market ${ticker} has no candlesticks upstream`);
+  }
+
+  /** The upstream's candlesticks of every market of an event, as the upstream sent them. */
+  async eventCandlesticks(
+    seriesTicker: string,
+    eventTicker: string,
+    q: CandleQuery,
+  ): Promise<UpstreamAnswer> {
+    const path = `series/${encodeURIComponent(seriesTicker)}/events/${encodeURIComponent(eventTicker)}/candlesticks`;
+    const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
+    return passThrough(answer, "event_not_found", `event ${eventTicker} has no candlesticks upstream`);
+  }
+
+  /** A market's order book as `{yes_bids, no_bids, sequence}` (price string → whole contracts). */
+  async orderbook(ticker: string): Promise<Buffer> {
+    const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`);
+    const book = parseJson(passThrough(answer, "orderbook_not_found", `market ${ticker} has no order book`));
+    return Buffer.from(JSON.stringify(toReferenceBook(book)));
+  }
+
+  /** Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. */
+  async trades(q: TradesQuery): Promise<Buffer> {
+    const query = new URLSearchParams({ limit: String(q.limit) });
+    if (q.ticker) query.set("ticker", q.ticker);
+    if (q.cursor) query.set("cursor", q.cursor);
+    if (q.minTs !== undefined) query.set("min_ts", String(q.minTs));
+    if (q.maxTs !== undefined) query.set("max_ts", String(q.maxTs));
+    const answer = await this.upstream.get("markets/trades", query);
+    const page = parseJson(
+      passThrough(answer, "market_not_found", `market ${q.ticker ?? ""} has no trades upstream`),
+    );
+    return Buffer.from(JSON.stringify(toReferenceTrades(page)));
+  }
+
+  private isSettled(endTs: number): boolean {
+    return endTs + SETTLE_SECONDS <= this.nowSeconds();
+  }
+}
+
+function candleQuery(q: CandleQuery): URLSearchParams {
+  return new URLSearchParams({
+    start_ts: String(q.startTs),
+    end_ts: String(q.endTs),
+    period_interval: String(q.periodInterval),
+  });
+}
+
+/** Returns a 200 answer; turns the upstream's 404 and 400 into ours. */
+function passThrough(answer: UpstreamAnswer, notFound: ErrorCode, notFoundMessage: string): UpstreamAnswer {
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  if (answer.status === 404) throw new ApiError(notFound, notFoundMessage);
+  if (answer.status === 400 || answer.status === 422) {
+    throw new ApiError(
+      "upstream_rejected",
+      `the upstream exchange refused the request: ${upstreamMessage(answer)}`,
+    );
+  }
+  // 401/403: our credentials, not the caller's request, are at fault.
+  throw new ApiError(
+    "upstream_unavailable",
+    `the upstream exchange answered ${answer.status}: ${upstreamMessage(answer)}`,
+  );
+}
+
+/** The message of a Kalshi error body (`{error: {code, message}}` or `{error: "..."}`), else its text. */
+function upstreamMessage(answer: UpstreamAnswer): string {
+  const text = answer.body.toString("utf8").slice(0, 500);
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const error = body.error;
+    if (typeof error === "string") return error;
+    if (error && typeof error === "object") {
+      const { message, code, details } = error as Record<string, unknown>;
+      return [message ?? code, details].filter((part) => typeof part === "string" && part).join(": ");
+    }
+    if (typeof body.message === "string") return body.message;
+  } catch {
+    // Not JSON: the text itself is the best description there is.
+  }
+  return text || "no reason given";
+}
+
+function parseJson(answer: UpstreamAnswer): unknown {
+  try {
+    return JSON.parse(answer.body.toString("utf8"));
+  } catch {
+    throw new ApiError("upstream_unavailable", "the upstream exchange answered with a body that is not JSON");
+  }
+}
+
+type Level = readonly [unknown, unknown];
+
+/**
+ * Kalshi books list bids per side as [price, size] levels: `orderbook.yes_dollars` ("0.4200"),
+ * `orderbook_fp.yes_dollars` (fixed-point sizes) or legacy `orderbook.yes` (cents). The reference
+ * shape maps a 4-digit dollar price to whole contracts.
+ */
+export function toReferenceBook(body: unknown): {
+  yes_bids: Record<string, number>;
+  no_bids: Record<string, number>;
+  sequence: number;
+} {
+  const root = (body ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const fp = root.orderbook_fp ?? {};
+  const legacy = root.orderbook ?? {};
+  const side = (name: "yes" | "no"): Record<string, number> => {
+    const dollars = (fp[`${name}_dollars`] ?? legacy[`${name}_dollars`]) as Level[] | null | undefined;
+    const cents = legacy[name] as Level[] | null | undefined;
+    const levels: Record<string, number> = {};
+    const add = (price: number, size: number) => {
+      if (!Number.isFinite(price) || price < 0 || price > 1 || !Number.isFinite(size) || size <= 0) {
+        throw new ApiError(
+          "upstream_unavailable",
+          "the upstream exchange sent an order book level out of range",
+        );
+      }
+      const key = price.toFixed(4);
+      levels[key] = (levels[key] ?? 0) + Math.floor(size);
+    };
+    if (Array.isArray(dollars)) for (const [price, size] of dollars) add(Number(price), Number(size));
+    else if (Array.isArray(cents)) for (const [price, size] of cents) add(Number(price) / 100, Number(size));
+    return levels;
+  };
+  const sequence = Number((root as Record<string, unknown>).sequence);
+  return {
+    yes_bids: side("yes"),
+    no_bids: side("no"),
+    // Kalshi's REST book has no sequence; the time we read it orders snapshots just as well.
+    sequence: Number.isSafeInteger(sequence) ? sequence : Date.now(),
+  };
+}
+
+interface KalshiTrade {
+  trade_id?: unknown;
+  ticker?: unknown;
+  price?: unknown;
+  count?: unknown;
+  count_fp?: unknown;
+  yes_price?: unknown;
+  no_price?: unknown;
+  yes_price_dollars?: unknown;
+  no_price_dollars?: unknown;
+  taker_side?: unknown;
+  created_time?: unknown;
+}
+
+/** Kalshi's `{trades, cursor}` in the reference's camelCase form (prices in cents, time in seconds). */
+export function toReferenceTrades(body: unknown): { trades: unknown[]; cursor: string | null } {
+  const page = (body ?? {}) as { trades?: unknown; cursor?: unknown };
+  if (!Array.isArray(page.trades)) {
+    throw new ApiError("upstream_unavailable", "the upstream exchange sent trades without a trades list");
+  }
+  const trades = (page.trades as KalshiTrade[]).map((t) => {
+    const yesCents = cents(t.yes_price, t.yes_price_dollars);
+    const noCents = cents(t.no_price, t.no_price_dollars) ?? (yesCents === null ? null : 100 - yesCents);
+    const count = Number(t.count ?? t.count_fp);
+    const created = typeof t.created_time === "number" ? t.created_time : Date.parse(String(t.created_time));
+    if (yesCents === null || noCents === null || !Number.isFinite(count) || !Number.isFinite(created)) {
+      throw new ApiError(
+        "upstream_unavailable",
+        "the upstream exchange sent a trade without price, count or time",
+      );
+    }
+    return {
+      tradeId: String(t.trade_id),
+      ticker: String(t.ticker),
+      price: typeof t.price === "number" ? t.price : yesCents,
+      count: Math.floor(count),
+      countFp: typeof t.count_fp === "string" ? Number(t.count_fp).toFixed(2) : count.toFixed(2),
+      yesPrice: yesCents,
+      noPrice: noCents,
+      yesPriceDollars: (yesCents / 100).toFixed(4),
+      noPriceDollars: (noCents / 100).toFixed(4),
+      takerSide: t.taker_side === "no" ? "no" : "yes",
+      // Kalshi sends ISO strings; numbers above 10^11 are milliseconds.
+      createdTime: Math.floor(
+        typeof t.created_time === "number" && created < 1e11 ? created : created / 1000,
+      ),
+    };
+  });
+  const cursor = typeof page.cursor === "string" && page.cursor !== "" ? page.cursor : null;
+  return { trades, cursor };
+}
+
+/** A price in whole cents from Kalshi's integer cents or its `*_dollars` string. */
+function cents(integer: unknown, dollars: unknown): number | null {
+  if (typeof dollars === "string" && dollars !== "") {
+    const value = Math.round(Number(dollars) * 100);
+    if (Number.isFinite(value) && value >= 0 && value <= 100) return value;
+  }
+  if (typeof integer === "number" && integer >= 0 && integer <= 100) return integer;
+  return null;
+}

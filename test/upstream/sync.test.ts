@@ -1,0 +1,95 @@
+/** Sync from the simulator into storage, on both databases: first load, lifecycle changes, failures. */
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { resolveVenueSeed } from "../../src/markets/accounts.js";
+import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import type { CatalogueFile } from "../../src/markets/model.js";
+import { loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
+import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { UpstreamClient } from "../../src/upstream/client.js";
+import { syncFromUpstream } from "../../src/upstream/sync.js";
+import { BACKENDS } from "../support/backends.js";
+import { TEST_ANCHOR } from "../support/server.js";
+
+const catalogue: CatalogueFile = generateDemoCatalogue({ anchor: TEST_ANCHOR });
+const marketCount = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
+/** The catalogue's own moment: noon on the anchor day, when the simulator's prices equal the catalogue's. */
+const NOON = TEST_ANCHOR + 12 * 3_600;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setUp(backend: (typeof BACKENDS)[number], now = () => NOON) {
+  const created = await backend.create();
+  const storage: Storage = await openStorage(loadConfig({}, created.settings));
+  cleanups.push(() => storage.close());
+  const simulator: RunningSimulator = await startSimulator({ catalogue, now, port: 0 });
+  cleanups.push(() => simulator.close());
+  const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 2_000 });
+  cleanups.push(() => upstream.close());
+  const venueSeed = await resolveVenueSeed(storage.db, undefined);
+  const sync = () => syncFromUpstream({ db: storage.db, venueSeed, upstream, tokenize: "tradable" });
+  return { storage, simulator, sync, venueSeed };
+}
+
+describe.each(BACKENDS)("sync on $name", (backend) => {
+  it("loads the whole upstream catalogue into an empty database, then finds nothing new", async () => {
+    const { storage, sync } = await setUp(backend);
+    const first = await sync();
+    expect(first.upstream.events).toBe(catalogue.events.length);
+    expect(first.upstream.markets).toBe(marketCount);
+    expect(first.changed.events).toBe(catalogue.events.length);
+    const stored = await loadCatalogue(storage.db);
+    expect(stored.events.length).toBe(catalogue.events.length);
+    expect(stored.markets.length).toBe(marketCount);
+    const version = await readCatalogVersion(storage.db);
+
+    const again = await sync();
+    expect(again.changed).toEqual({ series: 0, events: 0, markets: 0 });
+    expect(await readCatalogVersion(storage.db)).toBe(version);
+  });
+
+  it("keeps each market's tokenization and carries lifecycle changes through", async () => {
+    const { storage, simulator, sync, venueSeed } = await setUp(backend);
+    await saveCatalogue(storage.db, venueSeed, catalogue);
+    const active = catalogue.events
+      .flatMap((e) => e.markets)
+      .find((m) => m.status === "active" && !m.tokenized);
+    if (!active) throw new Error("the demo has no untokenized active market");
+
+    const response = await fetch(new URL(`/_sim/markets/${active.ticker}/lifecycle`, simulator.url), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ status: "determined", result: "yes" }),
+    });
+    expect(response.status).toBeLessThan(300);
+    const result = await sync();
+    expect(result.changed.events).toBeGreaterThanOrEqual(1);
+    const stored = (await loadCatalogue(storage.db)).markets.find((m) => m.record.ticker === active.ticker);
+    expect(stored?.record.status).toBe("determined");
+    expect(stored?.record.result).toBe("yes");
+    // The upstream knows nothing of tokens: the venue's earlier decision stands.
+    expect(stored?.record.tokenized).toBe(false);
+  });
+
+  it("writes nothing when the upstream fails part way", async () => {
+    const { storage, simulator, sync, venueSeed } = await setUp(backend);
+    await saveCatalogue(storage.db, venueSeed, catalogue);
+    const before = await loadCatalogue(storage.db);
+    simulator.faults.set({ kind: "malformed", match: "/events" });
+    await expect(sync()).rejects.toThrow();
+    simulator.faults.set({ kind: "status", status: 500, match: "/events" });
+    await expect(sync()).rejects.toThrow();
+    simulator.faults.clear();
+    const after = await loadCatalogue(storage.db);
+    expect(after.version).toBe(before.version);
+    expect(after.events.length).toBe(before.events.length);
+    expect(after.markets.length).toBe(before.markets.length);
+  });
+});
