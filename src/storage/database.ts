@@ -52,12 +52,41 @@ export interface ApiKeysTable {
   last_used_at: string | null;
 }
 
+/** A sandbox-chain account; `lamports` is a decimal u64, `data` base64. */
+export interface ChainAccountsTable {
+  address: string;
+  lamports: string;
+  owner: string;
+  /** 1 for program accounts, else 0. */
+  executable: number;
+  data: string;
+}
+
+/** A landed sandbox-chain transaction; `err` is Solana's JSON TransactionError or null. */
+export interface ChainTransactionsTable {
+  signature: string;
+  slot: number | string | bigint;
+  /** Unix seconds of the slot it landed in. */
+  block_time: number | string | bigint;
+  err: string | null;
+  fee: string;
+  compute_units: string;
+  /** JSON array of log lines. */
+  logs: string;
+  /** JSON `{pre: string[], post: string[]}` lamports of every account key, in message order. */
+  balances: string;
+  /** The signed wire transaction, base64. */
+  wire: string;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
   events: EventsTable;
   markets: MarketsTable;
   api_keys: ApiKeysTable;
+  chain_accounts: ChainAccountsTable;
+  chain_transactions: ChainTransactionsTable;
 }
 
 export type Dialect = "sqlite" | "postgres";

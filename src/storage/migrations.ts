@@ -54,6 +54,38 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("api_keys_previous_hash").on("api_keys").column("previous_hash").execute();
     },
   },
+  "0003_chain": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // Every account the sandbox chain holds, as of its last committed transaction.
+      await db.schema
+        .createTable("chain_accounts")
+        .addColumn("address", "varchar(44)", (c) => c.primaryKey())
+        .addColumn("lamports", "varchar(20)", (c) => c.notNull())
+        .addColumn("owner", "varchar(44)", (c) => c.notNull())
+        .addColumn("executable", "integer", (c) => c.notNull())
+        .addColumn("data", "text", (c) => c.notNull())
+        .execute();
+      // Every landed transaction (succeeded, or failed with its fee charged), keyed by first signature.
+      await db.schema
+        .createTable("chain_transactions")
+        .addColumn("signature", "varchar(88)", (c) => c.primaryKey())
+        .addColumn("slot", "bigint", (c) => c.notNull())
+        .addColumn("block_time", "bigint", (c) => c.notNull())
+        .addColumn("err", "text")
+        .addColumn("fee", "varchar(20)", (c) => c.notNull())
+        .addColumn("compute_units", "varchar(20)", (c) => c.notNull())
+        .addColumn("logs", "text", (c) => c.notNull())
+        .addColumn("balances", "text", (c) => c.notNull())
+        .addColumn("wire", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("chain_transactions_slot")
+        .on("chain_transactions")
+        .column("slot")
+        .execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -1,0 +1,99 @@
+/**
+ * The sandbox chain's genesis: USDC at its mainnet address, wrapped SOL, the demo tokens, the
+ * funded venue accounts, and each tokenized market's ledger and Token-2022 outcome mints. Applying
+ * it is idempotent: accounts that already exist are left alone, so markets tokenized later are added
+ * by applying it again with the longer list.
+ */
+import type { Address } from "@solana/kit";
+import { demoTokens } from "../demo-tokens.js";
+import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
+import {
+  LAMPORTS_PER_SOL,
+  SYSTEM_PROGRAM,
+  TOKEN_2022_PROGRAM,
+  TOKEN_PROGRAM,
+  USDC_DECIMALS,
+  USDC_MINT,
+  WRAPPED_SOL_MINT,
+} from "../programs.js";
+import { encodeMint, MINT_SIZE } from "../token-layout.js";
+import type { StoredAccount } from "./chain-store.js";
+import type { SandboxChain } from "./sandbox-chain.js";
+import type { VenueKeys } from "./venue-keys.js";
+
+/** Outcome tokens: 1 contract = 1,000,000 units (contract §7). */
+export const OUTCOME_MINT_DECIMALS = 6;
+/** What the treasury starts with: enough for airdrops and fees for the life of a sandbox. */
+export const TREASURY_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL;
+const MINT_AUTHORITY_LAMPORTS = 1_000n * LAMPORTS_PER_SOL;
+
+/** A tokenized market's accounts, addresses fixed by the catalogue. */
+export interface GenesisMarket {
+  marketLedger: string;
+  yesMint: string;
+  noMint: string;
+  /** Defaults to USDC. */
+  settlementMint?: string;
+}
+
+/** Creates whatever genesis accounts are missing; returns how many it created. */
+export async function applyGenesis(
+  chain: SandboxChain,
+  options: { venueSeed: string; keys: VenueKeys; markets: readonly GenesisMarket[] },
+): Promise<number> {
+  const authority = options.keys.mintAuthority.address;
+  const mintAccount = async (address: string, program: Address, decimals: number, withAuthority = true) => ({
+    address,
+    lamports: await chain.getMinimumBalanceForRentExemption(MINT_SIZE),
+    owner: program,
+    executable: false,
+    data: encodeMint({
+      mintAuthority: withAuthority ? authority : null,
+      supply: 0n,
+      decimals,
+      freezeAuthority: null,
+    }),
+  });
+  const wanted: StoredAccount[] = [
+    await mintAccount(USDC_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
+    await mintAccount(WRAPPED_SOL_MINT, TOKEN_PROGRAM, 9, false),
+    {
+      address: options.keys.treasury.address,
+      lamports: TREASURY_LAMPORTS,
+      owner: SYSTEM_PROGRAM,
+      executable: false,
+      data: new Uint8Array(0),
+    },
+    {
+      address: authority,
+      lamports: MINT_AUTHORITY_LAMPORTS,
+      owner: SYSTEM_PROGRAM,
+      executable: false,
+      data: new Uint8Array(0),
+    },
+  ];
+  for (const token of demoTokens(options.venueSeed)) {
+    wanted.push(await mintAccount(token.address, TOKEN_PROGRAM, token.decimals));
+  }
+  const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
+  for (const market of options.markets) {
+    wanted.push(await mintAccount(market.yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
+    wanted.push(await mintAccount(market.noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
+    wanted.push({
+      address: market.marketLedger,
+      lamports: ledgerLamports,
+      owner: authority,
+      executable: false,
+      data: encodeMarketLedger({
+        yesMint: market.yesMint as Address,
+        noMint: market.noMint as Address,
+        settlementMint: (market.settlementMint ?? USDC_MINT) as Address,
+        authority,
+      }),
+    });
+  }
+  const existing = await chain.getMultipleAccounts(wanted.map((account) => account.address as Address));
+  const missing = wanted.filter((_, i) => existing[i] === null);
+  if (missing.length > 0) await chain.installAccounts(missing);
+  return missing.length;
+}

@@ -1,0 +1,115 @@
+/**
+ * Account encodings of the Solana JSON-RPC: `base64`, `base58` and `jsonParsed`, with SPL Token and
+ * Token-2022 mints and token accounts parsed the way a real node parses them.
+ */
+import type { Address } from "@solana/kit";
+import bs58 from "bs58";
+import type { AccountInfo } from "../chain.js";
+import { ChainError } from "../errors.js";
+import { TOKEN_2022_PROGRAM } from "../programs.js";
+import { decodeMint, decodeTokenAccount, tokenAccountKind } from "../token-layout.js";
+
+export type AccountEncoding = "base64" | "base58" | "jsonParsed" | "base64+zstd";
+
+export interface DataSlice {
+  offset: number;
+  length: number;
+}
+
+/** Reads a mint's decimals, for parsing the token accounts of that mint. */
+export type DecimalsLookup = (mint: Address) => number | undefined;
+
+// Base58 is only offered for small accounts, as on a real node.
+const MAX_BASE58_BYTES = 128;
+
+/** Formats a token amount as Solana's `uiAmountString`: no exponent, no trailing zeros. */
+export function uiAmountString(amount: bigint, decimals: number): string {
+  if (decimals === 0) return amount.toString();
+  const digits = amount.toString().padStart(decimals + 1, "0");
+  const whole = digits.slice(0, -decimals);
+  const fraction = digits.slice(-decimals).replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+/** Solana's `UiTokenAmount`. */
+export function tokenAmount(amount: bigint, decimals: number) {
+  const text = uiAmountString(amount, decimals);
+  return { amount: amount.toString(), decimals, uiAmount: Number(text), uiAmountString: text };
+}
+
+/** An account in the JSON-RPC's `UiAccount` shape. */
+export function encodeAccount(
+  address: Address,
+  account: AccountInfo,
+  encoding: AccountEncoding,
+  decimalsOf: DecimalsLookup,
+  slice?: DataSlice,
+) {
+  const base = {
+    lamports: Number(account.lamports),
+    owner: account.owner,
+    executable: account.executable,
+    rentEpoch: 0,
+    space: account.data.length,
+  };
+  if (encoding === "jsonParsed") {
+    const parsed = parseTokenData(address, account, decimalsOf);
+    if (parsed) return { ...base, data: parsed };
+  }
+  const data = slice ? account.data.subarray(slice.offset, slice.offset + slice.length) : account.data;
+  if (encoding === "base58") {
+    if (data.length > MAX_BASE58_BYTES) {
+      throw ChainError.invalidParams(
+        "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.",
+      );
+    }
+    return { ...base, data: [bs58.encode(data), "base58"] };
+  }
+  if (encoding === "base64+zstd") {
+    throw ChainError.invalidParams("base64+zstd encoding is not supported by this node; use base64");
+  }
+  return { ...base, data: [Buffer.from(data).toString("base64"), "base64"] };
+}
+
+function parseTokenData(address: Address, account: AccountInfo, decimalsOf: DecimalsLookup) {
+  const kind = tokenAccountKind(account.owner, account.data);
+  if (!kind) return null;
+  const program = account.owner === TOKEN_2022_PROGRAM ? "spl-token-2022" : "spl-token";
+  const space = account.data.length;
+  if (kind === "mint") {
+    const mint = decodeMint(address, account.owner, account.data);
+    if (!mint) return null;
+    return {
+      program,
+      parsed: {
+        type: "mint",
+        info: {
+          decimals: mint.decimals,
+          freezeAuthority: mint.freezeAuthority,
+          isInitialized: mint.isInitialized,
+          mintAuthority: mint.mintAuthority,
+          supply: mint.supply.toString(),
+        },
+      },
+      space,
+    };
+  }
+  const token = decodeTokenAccount(address, account.owner, account.data);
+  if (!token) return null;
+  const decimals = decimalsOf(token.mint);
+  if (decimals === undefined) return null;
+  const info: Record<string, unknown> = {
+    isNative: token.isNative,
+    mint: token.mint,
+    owner: token.owner,
+    state: token.state,
+    tokenAmount: tokenAmount(token.amount, decimals),
+  };
+  if (token.delegate) {
+    info.delegate = token.delegate;
+    info.delegatedAmount = tokenAmount(token.delegatedAmount, decimals);
+  }
+  if (token.closeAuthority) info.closeAuthority = token.closeAuthority;
+  if (token.rentExemptReserve !== null) info.rentExemptReserve = tokenAmount(token.rentExemptReserve, 9);
+  return { program, parsed: { type: "account", info }, space };
+}

@@ -1,0 +1,371 @@
+/**
+ * The Solana JSON-RPC methods the sandbox serves (contract §7), answered from a `SandboxChain` in the
+ * exact shapes a validator returns. Transport-free: `rpc-server.ts` carries them over HTTP.
+ */
+import type { Address, Blockhash, Signature } from "@solana/kit";
+import bs58 from "bs58";
+import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
+import { transactionFee } from "../fees.js";
+import { decodeMint, decodeTokenAccount } from "../token-layout.js";
+import { decodeWireTransaction, parseWireTransaction, type WireTransaction } from "../wire.js";
+import { type AccountEncoding, type DataSlice, encodeAccount, tokenAmount } from "./rpc-encoding.js";
+import { decodeAddress, type SandboxChain } from "./sandbox-chain.js";
+import { SLOTS_PER_EPOCH } from "./slot-clock.js";
+
+/** What `getVersion` reports: the validator line whose RPC this mirrors. */
+export const SOLANA_CORE_VERSION = "2.2.20";
+const FEATURE_SET = 3_294_202_862;
+const MAX_MULTIPLE_ACCOUNTS = 100;
+const MAX_SIGNATURE_STATUSES = 256;
+
+type Params = unknown[];
+type Config = Record<string, unknown>;
+export type RpcMethod = (params: Params) => Promise<unknown>;
+
+function invalid(message: string): ChainError {
+  return ChainError.invalidParams(message);
+}
+
+function stringParam(params: Params, index: number, name: string): string {
+  const value = params[index];
+  if (typeof value !== "string") throw invalid(`Invalid params: ${name} must be a string`);
+  return value;
+}
+
+function configParam(params: Params, index: number): Config {
+  const value = params[index];
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value))
+    throw invalid("Invalid params: config must be an object");
+  return value as Config;
+}
+
+function addressParam(params: Params, index: number): Address {
+  const value = stringParam(params, index, "pubkey");
+  decodeAddress(value);
+  return value as Address;
+}
+
+function u64Param(params: Params, index: number, name: string): bigint {
+  const value = params[index];
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw invalid(`Invalid params: ${name} must be a non-negative integer`);
+  }
+  return BigInt(value);
+}
+
+function encodingOf(config: Config, fallback: AccountEncoding): AccountEncoding {
+  const encoding = config.encoding ?? fallback;
+  if (
+    encoding !== "base64" &&
+    encoding !== "base58" &&
+    encoding !== "jsonParsed" &&
+    encoding !== "base64+zstd"
+  ) {
+    throw invalid(`Invalid params: unknown encoding ${String(encoding)}`);
+  }
+  return encoding;
+}
+
+function dataSliceOf(config: Config): DataSlice | undefined {
+  const slice = config.dataSlice as { offset?: unknown; length?: unknown } | undefined;
+  if (slice === undefined) return undefined;
+  if (typeof slice?.offset !== "number" || typeof slice?.length !== "number") {
+    throw invalid("Invalid params: dataSlice needs numeric offset and length");
+  }
+  return { offset: slice.offset, length: slice.length };
+}
+
+function wireEncodingOf(config: Config): "base58" | "base64" {
+  const encoding = config.encoding ?? "base58";
+  if (encoding !== "base58" && encoding !== "base64") {
+    throw invalid(
+      `Invalid params: unsupported encoding: ${String(encoding)}. Supported encodings: base58, base64`,
+    );
+  }
+  return encoding;
+}
+
+/** The error `sendTransaction` answers with when the preflight refuses a transaction, as a node shapes it. */
+export function preflightErrorData(error: ChainError) {
+  return {
+    accounts: null,
+    err: error.transactionError,
+    innerInstructions: null,
+    logs: [...error.logs],
+    replacementBlockhash: null,
+    returnData: null,
+    unitsConsumed: Number(error.unitsConsumed),
+  };
+}
+
+function statusJson(err: TransactionError | null) {
+  return err === null ? { Ok: null } : { Err: err };
+}
+
+/** Builds the method table over `chain`. */
+export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
+  const context = async () => ({ slot: Number(await chain.getSlot()), apiVersion: SOLANA_CORE_VERSION });
+  const withContext = async (value: unknown) => ({ context: await context(), value });
+  const decimalsCache = new Map<string, number>();
+  // Mint decimals never change once a mint exists, so they are cached for jsonParsed encoding.
+  const decimalsOf = (mint: Address): number | undefined => {
+    const cached = decimalsCache.get(mint);
+    if (cached !== undefined) return cached;
+    const account = chain.peekAccount(mint);
+    const decoded = account && decodeMint(mint, account.owner, account.data);
+    if (!decoded) return undefined;
+    decimalsCache.set(mint, decoded.decimals);
+    return decoded.decimals;
+  };
+  const encode = (address: Address, config: Config, fallback: AccountEncoding) => {
+    const encoding = encodingOf(config, fallback);
+    const slice = dataSliceOf(config);
+    return (account: ReturnType<SandboxChain["peekAccount"]>) =>
+      account === null ? null : encodeAccount(address, account, encoding, decimalsOf, slice);
+  };
+
+  const methods: Record<string, RpcMethod> = {
+    getHealth: async () => "ok",
+    getVersion: async () => ({ "solana-core": SOLANA_CORE_VERSION, "feature-set": FEATURE_SET }),
+    getGenesisHash: async () => chain.genesisHash,
+    getIdentity: async () => ({ identity: chain.genesisHash }),
+    getSlot: async () => Number(await chain.getSlot()),
+    getBlockHeight: async () => Number(await chain.getBlockHeight()),
+    getTransactionCount: async () => chain.transactionCount(),
+    getFirstAvailableBlock: async () => 0,
+    minimumLedgerSlot: async () => 0,
+    getRecentPrioritizationFees: async () => [],
+    getEpochInfo: async () => {
+      const slot = Number(await chain.getSlot());
+      return {
+        absoluteSlot: slot,
+        blockHeight: slot,
+        epoch: Math.floor(slot / SLOTS_PER_EPOCH),
+        slotIndex: slot % SLOTS_PER_EPOCH,
+        slotsInEpoch: SLOTS_PER_EPOCH,
+        transactionCount: chain.transactionCount(),
+      };
+    },
+    getEpochSchedule: async () => ({
+      firstNormalEpoch: 0,
+      firstNormalSlot: 0,
+      leaderScheduleSlotOffset: SLOTS_PER_EPOCH,
+      slotsPerEpoch: SLOTS_PER_EPOCH,
+      warmup: false,
+    }),
+    getLatestBlockhash: async () => {
+      const latest = await chain.getLatestBlockhash();
+      return withContext({
+        blockhash: latest.blockhash,
+        lastValidBlockHeight: Number(latest.lastValidBlockHeight),
+      });
+    },
+    isBlockhashValid: async (params) =>
+      withContext(await chain.isBlockhashValid(stringParam(params, 0, "blockhash") as Blockhash)),
+    getBalance: async (params) => withContext(Number(await chain.getBalance(addressParam(params, 0)))),
+    getMinimumBalanceForRentExemption: async (params) =>
+      Number(await chain.getMinimumBalanceForRentExemption(Number(u64Param(params, 0, "data length")))),
+    getAccountInfo: async (params) => {
+      const address = addressParam(params, 0);
+      return withContext(encode(address, configParam(params, 1), "base58")(chain.peekAccount(address)));
+    },
+    getMultipleAccounts: async (params) => {
+      const addresses = params[0];
+      if (!Array.isArray(addresses)) throw invalid("Invalid params: expected an array of pubkeys");
+      if (addresses.length > MAX_MULTIPLE_ACCOUNTS) {
+        throw invalid(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
+      }
+      const config = configParam(params, 1);
+      const value = addresses.map((_, i) => {
+        const address = addressParam(addresses, i);
+        return encode(address, config, "base64")(chain.peekAccount(address));
+      });
+      return withContext(value);
+    },
+    getTokenAccountBalance: async (params) => {
+      const address = addressParam(params, 0);
+      const account = chain.peekAccount(address);
+      const token = account && decodeTokenAccount(address, account.owner, account.data);
+      const decimals = token ? decimalsOf(token.mint) : undefined;
+      if (!token || decimals === undefined) throw invalid("Invalid param: not a Token account");
+      return withContext(tokenAmount(token.amount, decimals));
+    },
+    getTokenSupply: async (params) => {
+      const mint = await chain.getMint(addressParam(params, 0));
+      if (!mint) throw invalid("Invalid param: not a Token mint");
+      return withContext(tokenAmount(mint.supply, mint.decimals));
+    },
+    getTokenAccountsByOwner: async (params) => {
+      const owner = addressParam(params, 0);
+      const filter = params[1] as { mint?: unknown; programId?: unknown } | undefined;
+      let accounts: Awaited<ReturnType<SandboxChain["getTokenAccountsByOwner"]>>;
+      if (typeof filter?.mint === "string") {
+        const mint = addressParam([filter.mint], 0);
+        if (!chain.peekAccount(mint)) throw invalid("Invalid param: could not find mint");
+        accounts = await chain.getTokenAccountsByOwner(owner, { mint });
+      } else if (typeof filter?.programId === "string") {
+        const programId = addressParam([filter.programId], 0);
+        accounts = await chain.getTokenAccountsByOwner(owner, { programId });
+      } else {
+        throw invalid("Invalid params: expected {mint} or {programId} as the second parameter");
+      }
+      const config = configParam(params, 2);
+      const value = accounts.map((token) => ({
+        pubkey: token.address,
+        account: encode(token.address, config, "base64")(chain.peekAccount(token.address)),
+      }));
+      return withContext(value);
+    },
+    getSignatureStatuses: async (params) => {
+      const signatures = params[0];
+      if (!Array.isArray(signatures) || !signatures.every((s) => typeof s === "string")) {
+        throw invalid("Invalid params: expected an array of signatures");
+      }
+      if (signatures.length > MAX_SIGNATURE_STATUSES) {
+        throw invalid(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+      }
+      const statuses = await chain.getSignatureStatuses(signatures as Signature[]);
+      return withContext(
+        statuses.map((status) =>
+          status === null
+            ? null
+            : {
+                slot: Number(status.slot),
+                confirmations: null,
+                err: status.err,
+                status: statusJson(status.err),
+                confirmationStatus: status.confirmationStatus,
+              },
+        ),
+      );
+    },
+    getTransaction: async (params) => {
+      const signature = stringParam(params, 0, "signature");
+      const config = typeof params[1] === "string" ? { encoding: params[1] } : configParam(params, 1);
+      const record = await chain.getTransaction(signature as Signature);
+      if (!record) return null;
+      const tx = parseWireTransaction(record.wire);
+      const maxVersion = config.maxSupportedTransactionVersion;
+      if (tx.version === 0 && (typeof maxVersion !== "number" || maxVersion < 0)) {
+        throw new ChainError(
+          -32015,
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+        );
+      }
+      const encoding = config.encoding ?? "json";
+      let transaction: unknown;
+      if (encoding === "base64") transaction = [Buffer.from(record.wire).toString("base64"), "base64"];
+      else if (encoding === "base58") transaction = [bs58.encode(record.wire), "base58"];
+      else if (encoding === "json" || encoding === "jsonParsed") transaction = transactionJson(tx);
+      else throw invalid(`Invalid params: unknown encoding ${String(encoding)}`);
+      return {
+        slot: Number(record.slot),
+        blockTime: record.blockTime,
+        version: tx.version,
+        meta: {
+          err: record.err,
+          status: statusJson(record.err),
+          fee: Number(record.fee),
+          preBalances: record.preBalances.map(Number),
+          postBalances: record.postBalances.map(Number),
+          innerInstructions: [],
+          logMessages: record.logs,
+          preTokenBalances: [],
+          postTokenBalances: [],
+          rewards: [],
+          loadedAddresses: { writable: [], readonly: [] },
+          computeUnitsConsumed: Number(record.computeUnitsConsumed),
+        },
+        transaction,
+      };
+    },
+    sendTransaction: async (params) => {
+      const config = configParam(params, 1);
+      const wire = decodeWireTransaction(stringParam(params, 0, "transaction"), wireEncodingOf(config));
+      return chain.sendTransaction(wire, { skipPreflight: config.skipPreflight === true });
+    },
+    simulateTransaction: async (params) => {
+      const config = configParam(params, 1);
+      const wire = decodeWireTransaction(stringParam(params, 0, "transaction"), wireEncodingOf(config));
+      const replace = config.replaceRecentBlockhash === true;
+      if (replace && config.sigVerify === true) {
+        throw invalid("sigVerify may not be used with replaceRecentBlockhash");
+      }
+      const result = await chain.simulateTransaction(wire, {
+        sigVerify: config.sigVerify === true,
+        replaceRecentBlockhash: replace,
+      });
+      const latest = replace ? await chain.getLatestBlockhash() : null;
+      return withContext({
+        err: result.err,
+        logs: result.logs,
+        accounts: null,
+        unitsConsumed: Number(result.unitsConsumed),
+        returnData: null,
+        innerInstructions: null,
+        replacementBlockhash: latest
+          ? { blockhash: latest.blockhash, lastValidBlockHeight: Number(latest.lastValidBlockHeight) }
+          : null,
+      });
+    },
+    requestAirdrop: async (params) =>
+      chain.requestAirdrop(addressParam(params, 0), u64Param(params, 1, "lamports")),
+    getFeeForMessage: async (params) => {
+      const message = decodeWireTransaction(stringParam(params, 0, "message"), "base64");
+      const tx = parseMessage(message);
+      const valid = await chain.isBlockhashValid(bs58.encode(tx.recentBlockhash) as Blockhash);
+      return withContext(valid ? Number(transactionFee(tx)) : null);
+    },
+  };
+  return new Map(Object.entries(methods));
+}
+
+// A bare message (as getFeeForMessage takes it) read through the transaction parser with empty signatures.
+function parseMessage(message: Uint8Array): WireTransaction {
+  const first = message[0] ?? 0;
+  const required = first & 0x80 ? (message[1] ?? 0) : first;
+  if (required > 127) throw invalid("Invalid params: invalid message");
+  const wire = new Uint8Array(1 + required * 64 + message.length);
+  wire[0] = required;
+  wire.set(message, 1 + required * 64);
+  return parseWireTransaction(wire);
+}
+
+// The `json` encoding of a transaction, as `getTransaction` returns it.
+function transactionJson(tx: WireTransaction) {
+  const message: Record<string, unknown> = {
+    accountKeys: tx.accountKeys.map((key) => bs58.encode(key)),
+    header: {
+      numReadonlySignedAccounts: tx.header.numReadonlySigned,
+      numReadonlyUnsignedAccounts: tx.header.numReadonlyUnsigned,
+      numRequiredSignatures: tx.header.numRequiredSignatures,
+    },
+    recentBlockhash: bs58.encode(tx.recentBlockhash),
+    instructions: tx.instructions.map((instruction) => ({
+      programIdIndex: instruction.programIdIndex,
+      accounts: Array.from(instruction.accounts),
+      data: bs58.encode(instruction.data),
+      stackHeight: null,
+    })),
+  };
+  if (tx.version === 0) {
+    message.addressTableLookups = tx.lookups.map((lookup) => ({
+      accountKey: bs58.encode(lookup.tableKey),
+      writableIndexes: Array.from(lookup.writableIndexes),
+      readonlyIndexes: Array.from(lookup.readonlyIndexes),
+    }));
+  }
+  return { signatures: tx.signatures.map((signature) => bs58.encode(signature)), message };
+}
+
+/** JSON-RPC error body for a thrown value; unexpected errors become -32603 without internals. */
+export function rpcErrorOf(error: unknown): { code: number; message: string; data?: unknown } {
+  if (error instanceof ChainError) {
+    if (error.code === RPC_ERROR.sendTransactionPreflightFailure) {
+      return { code: error.code, message: error.message, data: preflightErrorData(error) };
+    }
+    return { code: error.code, message: error.message };
+  }
+  return { code: RPC_ERROR.internalError, message: "Internal error" };
+}

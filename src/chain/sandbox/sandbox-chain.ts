@@ -1,0 +1,607 @@
+/**
+ * The embedded chain: LiteSVM executes and verifies signatures, the sandbox enforces what LiteSVM
+ * leaves out (the 150-block blockhash window, replay protection over every recent signature) and
+ * makes every landed transaction durable before answering. Sends queue up and commit in groups:
+ * one database transaction per group, every caller answered only after it.
+ */
+import type { Address, Blockhash, Signature } from "@solana/kit";
+import bs58 from "bs58";
+import type { Storage } from "../../storage/database.js";
+import type {
+  AccountInfo,
+  Chain,
+  LatestBlockhash,
+  MintInfo,
+  SendOptions,
+  SignatureStatus,
+  SimulateOptions,
+  SimulationResult,
+  TokenAccount,
+  TokenAccountFilter,
+  TransactionRecord,
+} from "../chain.js";
+import { ChainError, RPC_ERROR, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
+import { transactionFee } from "../fees.js";
+import {
+  decodeMint,
+  decodeTokenAccount,
+  tokenAccountKind,
+  tokenAccountMintAndOwner,
+} from "../token-layout.js";
+import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
+import { ChainStore, type CommitBatch, type StoredAccount, type StoredTransaction } from "./chain-store.js";
+import { BLOCKHASH_VALIDITY_BLOCKS, SlotClock, systemClock, type WallClock } from "./slot-clock.js";
+import {
+  type Account,
+  createSvm,
+  emptyAccount,
+  FailedTransactionMetadata,
+  type LiteSvm,
+  putAccount,
+  setSvmSlot,
+  type TransactionMetadata,
+  toStoredAccount,
+  toTransactionError,
+} from "./svm.js";
+
+// Signatures are remembered in memory for longer than any blockhash stays valid; older ones can
+// only be replayed with an expired blockhash, which the blockhash check refuses anyway.
+const REPLAY_MEMORY_SLOTS = 2n * BigInt(BLOCKHASH_VALIDITY_BLOCKS);
+const MAX_BATCH = 512;
+// LiteSVM's numeric code for a transaction whose signatures do not verify.
+const SIGNATURE_FAILURE = TRANSACTION_ERROR_NAMES.indexOf("SignatureFailure");
+// Address lookup tables: a 56-byte header, then the addresses.
+const LOOKUP_TABLE_HEADER = 56;
+
+export interface ChainLogger {
+  info(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+}
+
+/** What one commit changed, for subscribers. */
+export interface CommitEvent {
+  slot: bigint;
+  transactions: { signature: string; err: TransactionError | null }[];
+  accounts: Map<string, StoredAccount | null>;
+}
+
+/** Builds and signs the transfer that pays an airdrop; the sandbox owns no keys itself. */
+export type AirdropBuilder = (
+  recipient: Address,
+  lamports: bigint,
+  latest: LatestBlockhash,
+) => Promise<Uint8Array>;
+
+interface Status {
+  slot: bigint;
+  err: TransactionError | null;
+  committed: boolean;
+}
+
+interface SendJob {
+  kind: "send";
+  wire: Uint8Array;
+  skipPreflight: boolean;
+  resolve(signature: Signature): void;
+  reject(error: unknown): void;
+}
+
+interface InstallJob {
+  kind: "install";
+  accounts: StoredAccount[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+type Job = SendJob | InstallJob;
+
+interface Executed {
+  signature: string;
+  record: StoredTransaction;
+  written: Map<string, StoredAccount | null>;
+}
+
+export interface SandboxChainOptions {
+  storage: Pick<Storage, "db">;
+  clock?: WallClock;
+  logger?: ChainLogger;
+}
+
+export class SandboxChain implements Chain {
+  private svm: LiteSvm;
+  private readonly statuses = new Map<string, Status>();
+  private readonly tokenAccountsByOwner = new Map<string, Set<string>>();
+  private readonly tokenOwnerOf = new Map<string, string>();
+  private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private queue: Job[] = [];
+  private draining: Promise<void> | null = null;
+  private svmSlot = -1n;
+  private lastPrunedSlot = 0n;
+  private closed = false;
+  private airdropBuilder: AirdropBuilder | null = null;
+  private landedCount = 0;
+  private needsReload = false;
+
+  private constructor(
+    private readonly store: ChainStore,
+    readonly slots: SlotClock,
+    readonly genesisHash: string,
+    private readonly logger: ChainLogger | undefined,
+  ) {
+    this.svm = createSvm();
+  }
+
+  /** Opens the chain on `storage`, rebuilding its state exactly from what was committed. */
+  static async open(options: SandboxChainOptions): Promise<SandboxChain> {
+    const clock = options.clock ?? systemClock;
+    const store = new ChainStore(options.storage.db);
+    const genesis = await store.settleGenesis({
+      genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
+      genesisMs: clock.now(),
+    });
+    const chain = new SandboxChain(
+      store,
+      new SlotClock(genesis.genesisMs, genesis.genesisHash, clock),
+      genesis.genesisHash,
+      options.logger,
+    );
+    await chain.loadFromStore();
+    return chain;
+  }
+
+  private async loadFromStore(): Promise<void> {
+    this.svm = createSvm();
+    this.svmSlot = -1n;
+    this.statuses.clear();
+    this.tokenAccountsByOwner.clear();
+    this.tokenOwnerOf.clear();
+    const accounts = await this.store.loadAccounts();
+    for (const account of accounts) {
+      putAccount(this.svm, account);
+      this.indexTokenAccount(account.address, account);
+    }
+    this.landedCount = await this.store.countTransactions();
+    const slot = this.slots.slot();
+    const fromSlot = slot > REPLAY_MEMORY_SLOTS ? slot - REPLAY_MEMORY_SLOTS : 0n;
+    for (const status of await this.store.loadRecentStatuses(fromSlot)) {
+      this.statuses.set(status.signature, { slot: status.slot, err: status.err, committed: true });
+    }
+    this.logger?.info({ accounts: accounts.length, slot: String(slot) }, "sandbox chain state loaded");
+  }
+
+  /** Sets how `requestAirdrop` builds its funding transfer (done once the venue's keys are loaded). */
+  setAirdropBuilder(builder: AirdropBuilder): void {
+    this.airdropBuilder = builder;
+  }
+
+  /** Calls `listener` after every commit; returns the function that removes it. */
+  onCommit(listener: (event: CommitEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Writes accounts directly, bypassing transactions (genesis only); durable when it resolves. */
+  installAccounts(accounts: StoredAccount[]): Promise<void> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: "install", accounts, resolve, reject }));
+  }
+
+  async getLatestBlockhash(): Promise<LatestBlockhash> {
+    const slot = this.slots.slot();
+    return {
+      blockhash: this.slots.blockhashOf(slot),
+      lastValidBlockHeight: slot + BigInt(BLOCKHASH_VALIDITY_BLOCKS),
+    };
+  }
+
+  async isBlockhashValid(blockhash: Blockhash): Promise<boolean> {
+    return this.slots.validSlotOf(blockhash, this.slots.slot()) !== undefined;
+  }
+
+  async getBlockHeight(): Promise<bigint> {
+    return this.slots.slot();
+  }
+
+  async getSlot(): Promise<bigint> {
+    return this.slots.slot();
+  }
+
+  sendTransaction(wire: Uint8Array, options: SendOptions = {}): Promise<Signature> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "send", wire, skipPreflight: options.skipPreflight ?? false, resolve, reject }),
+    );
+  }
+
+  async simulateTransaction(wire: Uint8Array, options: SimulateOptions = {}): Promise<SimulationResult> {
+    const tx = parseWireTransaction(wire);
+    const signature = transactionId(tx);
+    const fail = (err: TransactionError): SimulationResult => ({ err, logs: [], unitsConsumed: 0n });
+    if (this.statuses.has(signature)) return fail("AlreadyProcessed");
+    const slot = this.slots.slot();
+    if (
+      !options.replaceRecentBlockhash &&
+      this.slots.validSlotOf(bs58.encode(tx.recentBlockhash), slot) === undefined
+    ) {
+      return fail("BlockhashNotFound");
+    }
+    this.syncSvmSlot(slot);
+    // Solana simulates without checking signatures unless asked (wallets simulate unsigned drafts).
+    this.svm.setSigverify(options.sigVerify ?? false);
+    let result: ReturnType<LiteSvm["simulateLegacyTransaction"]>;
+    try {
+      result =
+        tx.version === "legacy"
+          ? this.svm.simulateLegacyTransaction(wire)
+          : this.svm.simulateVersionedTransaction(wire);
+    } finally {
+      this.svm.setSigverify(true);
+    }
+    if (result instanceof FailedTransactionMetadata) {
+      if (options.sigVerify && result.err() === SIGNATURE_FAILURE) {
+        throw ChainError.signatureVerificationFailed();
+      }
+      const meta = result.meta();
+      return {
+        err: toTransactionError(result.err()),
+        logs: meta.logs(),
+        unitsConsumed: meta.computeUnitsConsumed(),
+      };
+    }
+    const meta = result.meta();
+    return { err: null, logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
+  }
+
+  async getBalance(address: Address): Promise<bigint> {
+    return this.svm.getBalance(decodeAddress(address)) ?? 0n;
+  }
+
+  async getAccountInfo(address: Address): Promise<AccountInfo | null> {
+    return this.readAccount(address);
+  }
+
+  async getMultipleAccounts(addresses: readonly Address[]): Promise<(AccountInfo | null)[]> {
+    return addresses.map((address) => this.readAccount(address));
+  }
+
+  async getTokenAccount(address: Address): Promise<TokenAccount | null> {
+    const account = this.readAccount(address);
+    return account ? decodeTokenAccount(address, account.owner, account.data) : null;
+  }
+
+  async getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {
+    const found: TokenAccount[] = [];
+    for (const address of this.tokenAccountsByOwner.get(owner) ?? []) {
+      const account = this.readAccount(address as Address);
+      if (!account) continue;
+      const token = decodeTokenAccount(address as Address, account.owner, account.data);
+      if (!token) continue;
+      if ("mint" in filter ? token.mint === filter.mint : token.programId === filter.programId)
+        found.push(token);
+    }
+    return found.sort((a, b) => (a.address < b.address ? -1 : 1));
+  }
+
+  async getMint(address: Address): Promise<MintInfo | null> {
+    const account = this.readAccount(address);
+    return account ? decodeMint(address, account.owner, account.data) : null;
+  }
+
+  async getSignatureStatuses(signatures: readonly Signature[]): Promise<(SignatureStatus | null)[]> {
+    const missing = signatures.filter((signature) => !this.statuses.get(signature)?.committed);
+    const stored = missing.length > 0 ? await this.store.getStatuses(missing) : new Map();
+    return signatures.map((signature) => {
+      const memory = this.statuses.get(signature);
+      const status = memory?.committed ? memory : stored.get(signature);
+      if (!status) return null;
+      // Every commit is durable before anyone hears of it, so nothing landed can roll back.
+      return { slot: status.slot, err: status.err, confirmationStatus: "finalized" };
+    });
+  }
+
+  async getTransaction(signature: Signature): Promise<TransactionRecord | null> {
+    const stored = await this.store.getTransaction(signature);
+    if (!stored) return null;
+    return {
+      signature: stored.signature as Signature,
+      slot: stored.slot,
+      blockTime: stored.blockTime,
+      err: stored.err,
+      fee: stored.fee,
+      computeUnitsConsumed: stored.computeUnits,
+      logs: stored.logs,
+      preBalances: stored.preBalances,
+      postBalances: stored.postBalances,
+      wire: stored.wire,
+    };
+  }
+
+  async getMinimumBalanceForRentExemption(space: number): Promise<bigint> {
+    return this.svm.minimumBalanceForRentExemption(BigInt(space));
+  }
+
+  async requestAirdrop(address: Address, lamports: bigint): Promise<Signature> {
+    if (!this.airdropBuilder) throw new ChainError(RPC_ERROR.internalError, "airdrops are not available");
+    decodeAddress(address);
+    if (lamports <= 0n) throw ChainError.invalidParams("airdrop amount must be positive");
+    const wire = await this.airdropBuilder(address, lamports, await this.getLatestBlockhash());
+    return this.sendTransaction(wire);
+  }
+
+  /** The token accounts held by any owner, for invariant checks: address → decoded account. */
+  allTokenAccounts(): TokenAccount[] {
+    const found: TokenAccount[] = [];
+    for (const address of this.tokenOwnerOf.keys()) {
+      const account = this.readAccount(address as Address);
+      const token = account && decodeTokenAccount(address as Address, account.owner, account.data);
+      if (token) found.push(token);
+    }
+    return found;
+  }
+
+  /** Stops taking sends and waits for those already queued to be answered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.draining) await this.draining;
+  }
+
+  /** An account as LiteSVM holds it now, read synchronously (for the RPC server's encoders). */
+  peekAccount(address: Address): AccountInfo | null {
+    return this.readAccount(address);
+  }
+
+  /** How many transactions have landed since genesis. */
+  transactionCount(): number {
+    return this.landedCount;
+  }
+
+  private readAccount(address: string): AccountInfo | null {
+    const account = this.svm.getAccount(decodeAddress(address));
+    if (!account) return null;
+    const lamports = account.lamports();
+    if (lamports === 0n) return null;
+    return {
+      lamports,
+      owner: bs58.encode(account.owner()) as Address,
+      data: account.data(),
+      executable: account.executable(),
+    };
+  }
+
+  private enqueue(job: Job): void {
+    if (this.closed) {
+      job.reject(new ChainError(RPC_ERROR.nodeUnhealthy, "Node is shutting down"));
+      return;
+    }
+    this.queue.push(job);
+    this.draining ??= this.drain();
+  }
+
+  // Executes queued jobs in groups and commits each group before answering any of its callers.
+  // `draining` is cleared in the same synchronous step that finds the queue empty: a caller resumed
+  // by the last answer may enqueue at once, and must then start a new drain.
+  private async drain(): Promise<void> {
+    // Yield once so that sends arriving in the same tick join the first group.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      await this.drainQueue();
+    } catch (error) {
+      // Storage failed even to reload: LiteSVM may hold uncommitted effects, so reload before the next group.
+      this.logger?.error({ err: error }, "sandbox chain could not reload its state from storage");
+      this.needsReload = true;
+      const failure = new ChainError(RPC_ERROR.internalError, "Storage is unavailable; retry");
+      for (const job of this.queue.splice(0)) job.reject(failure);
+      this.draining = null;
+    }
+  }
+
+  private async drainQueue(): Promise<void> {
+    if (this.needsReload) {
+      await this.loadFromStore();
+      this.needsReload = false;
+    }
+    for (;;) {
+      if (this.queue.length === 0) {
+        this.draining = null;
+        return;
+      }
+      const jobs = this.queue.splice(0, MAX_BATCH);
+      const batch: CommitBatch = { accounts: new Map(), transactions: [] };
+      const accepted: { job: Job; signature?: string }[] = [];
+      const slot = this.slots.slot();
+      this.syncSvmSlot(slot);
+      for (const job of jobs) {
+        try {
+          if (job.kind === "install") {
+            for (const account of job.accounts) {
+              putAccount(this.svm, account);
+              batch.accounts.set(account.address, account);
+              this.indexTokenAccount(account.address, account);
+            }
+            accepted.push({ job });
+          } else {
+            const executed = this.execute(job, slot);
+            for (const [address, account] of executed.written) batch.accounts.set(address, account);
+            batch.transactions.push(executed.record);
+            accepted.push({ job, signature: executed.signature });
+          }
+        } catch (error) {
+          job.reject(error);
+        }
+      }
+      if (accepted.length === 0) continue;
+      try {
+        await this.store.commit(batch);
+      } catch (error) {
+        this.logger?.error({ err: error }, "sandbox chain commit failed; reloading state from storage");
+        const failure = new ChainError(RPC_ERROR.internalError, "Transaction could not be committed; retry");
+        for (const { job } of accepted) job.reject(failure);
+        this.needsReload = true;
+        await this.loadFromStore();
+        this.needsReload = false;
+        continue;
+      }
+      this.landedCount += batch.transactions.length;
+      for (const tx of batch.transactions) {
+        this.statuses.set(tx.signature, { slot: tx.slot, err: tx.err, committed: true });
+      }
+      for (const { job, signature } of accepted) {
+        if (job.kind === "install") job.resolve();
+        else job.resolve(signature as Signature);
+      }
+      this.publish({
+        slot,
+        transactions: batch.transactions.map((tx) => ({ signature: tx.signature, err: tx.err })),
+        accounts: batch.accounts,
+      });
+    }
+  }
+
+  private publish(event: CommitEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger?.error({ err: error }, "sandbox chain commit listener failed");
+      }
+    }
+  }
+
+  // Runs one transaction against LiteSVM; throws (with LiteSVM's state untouched) when it is refused.
+  private execute(job: SendJob, slot: bigint): Executed {
+    const tx = parseWireTransaction(job.wire);
+    const signature = transactionId(tx);
+    if (this.statuses.has(signature)) throw ChainError.transactionFailed("AlreadyProcessed");
+    if (this.slots.validSlotOf(bs58.encode(tx.recentBlockhash), slot) === undefined) {
+      throw ChainError.transactionFailed("BlockhashNotFound");
+    }
+    const keys = this.resolveAccountKeys(tx);
+    const before: (Account | null)[] = keys.map((key) =>
+      key.writable ? this.svm.getAccount(key.bytes) : null,
+    );
+    const preBalances = keys.map((key, i) =>
+      key.writable ? (before[i]?.lamports() ?? 0n) : (this.svm.getBalance(key.bytes) ?? 0n),
+    );
+    const result =
+      tx.version === "legacy"
+        ? this.svm.sendLegacyTransaction(job.wire)
+        : this.svm.sendVersionedTransaction(job.wire);
+    let err: TransactionError | null = null;
+    let meta: TransactionMetadata;
+    if (!(result instanceof FailedTransactionMetadata)) meta = result;
+    else {
+      err = toTransactionError(result.err());
+      meta = result.meta();
+      const logs = meta.logs();
+      const feePayerBefore = preBalances[0] ?? 0n;
+      const feePayer = keys[0];
+      const feeCharged =
+        feePayer !== undefined && (this.svm.getBalance(feePayer.bytes) ?? 0n) !== feePayerBefore;
+      if (!feeCharged) {
+        if (err === "SignatureFailure") throw ChainError.signatureVerificationFailed();
+        throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
+      }
+      if (!job.skipPreflight) {
+        // A preflight would have refused it before it landed: undo the fee LiteSVM charged.
+        keys.forEach((key, i) => {
+          if (key.writable) this.svm.setAccount(key.bytes, before[i] ?? emptyAccount());
+        });
+        throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
+      }
+    }
+    const written = new Map<string, StoredAccount | null>();
+    const postBalances = keys.map((key, i) => {
+      if (!key.writable) return preBalances[i] ?? 0n;
+      const account = toStoredAccount(key.address, this.svm.getAccount(key.bytes));
+      written.set(key.address, account);
+      this.indexTokenAccount(key.address, account);
+      return account?.lamports ?? 0n;
+    });
+    this.statuses.set(signature, { slot, err, committed: false });
+    const record: StoredTransaction = {
+      signature,
+      slot,
+      blockTime: this.slots.blockTime(slot),
+      err,
+      fee: transactionFee(tx),
+      computeUnits: meta.computeUnitsConsumed(),
+      logs: meta.logs(),
+      preBalances,
+      postBalances,
+      wire: job.wire,
+    };
+    return { signature, record, written };
+  }
+
+  // Every account key in message order (static, then loaded writable, then loaded readonly).
+  private resolveAccountKeys(
+    tx: WireTransaction,
+  ): { bytes: Uint8Array; address: string; writable: boolean }[] {
+    const keys = tx.accountKeys.map((bytes, i) => ({
+      bytes,
+      address: bs58.encode(bytes),
+      writable: isStaticKeyWritable(tx, i),
+    }));
+    if (tx.lookups.length === 0) return keys;
+    const loaded = { writable: [] as Uint8Array[], readonly: [] as Uint8Array[] };
+    for (const lookup of tx.lookups) {
+      const table = this.svm.getAccount(lookup.tableKey);
+      if (!table) throw ChainError.transactionFailed("AddressLookupTableNotFound");
+      const data = table.data();
+      const entry = (index: number) => {
+        const start = LOOKUP_TABLE_HEADER + index * 32;
+        if (start + 32 > data.length) throw ChainError.transactionFailed("InvalidAddressLookupTableIndex");
+        return data.subarray(start, start + 32);
+      };
+      for (const index of lookup.writableIndexes) loaded.writable.push(entry(index));
+      for (const index of lookup.readonlyIndexes) loaded.readonly.push(entry(index));
+    }
+    for (const bytes of loaded.writable) keys.push({ bytes, address: bs58.encode(bytes), writable: true });
+    for (const bytes of loaded.readonly) keys.push({ bytes, address: bs58.encode(bytes), writable: false });
+    return keys;
+  }
+
+  private syncSvmSlot(slot: bigint): void {
+    if (slot === this.svmSlot) return;
+    this.svmSlot = slot;
+    setSvmSlot(this.svm, slot, this.slots.blockTime(slot));
+    if (slot - this.lastPrunedSlot > BigInt(BLOCKHASH_VALIDITY_BLOCKS)) this.pruneStatuses(slot);
+  }
+
+  private pruneStatuses(slot: bigint): void {
+    this.lastPrunedSlot = slot;
+    for (const [signature, status] of this.statuses) {
+      if (status.committed && slot - status.slot > REPLAY_MEMORY_SLOTS) this.statuses.delete(signature);
+    }
+  }
+
+  private indexTokenAccount(address: string, account: StoredAccount | null): void {
+    const previousOwner = this.tokenOwnerOf.get(address);
+    const isTokenAccount = account !== null && tokenAccountKind(account.owner, account.data) === "account";
+    const owner = isTokenAccount ? tokenAccountMintAndOwner(account.data).owner : undefined;
+    if (previousOwner === owner) return;
+    if (previousOwner !== undefined) {
+      this.tokenAccountsByOwner.get(previousOwner)?.delete(address);
+      this.tokenOwnerOf.delete(address);
+    }
+    if (owner !== undefined) {
+      let set = this.tokenAccountsByOwner.get(owner);
+      if (!set) {
+        set = new Set();
+        this.tokenAccountsByOwner.set(owner, set);
+      }
+      set.add(address);
+      this.tokenOwnerOf.set(address, owner);
+    }
+  }
+}
+
+/** Decodes a base58 address; throws -32602 when it is not 32 bytes of base58. */
+export function decodeAddress(address: string): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(address);
+  } catch {
+    throw ChainError.invalidParams(`Invalid param: Invalid`);
+  }
+  if (bytes.length !== 32) throw ChainError.invalidParams("Invalid param: WrongSize");
+  return bytes;
+}

@@ -1,0 +1,94 @@
+/**
+ * Sandbox time: 400 ms slots counted from the chain's genesis instant, one block per slot, and one
+ * blockhash per slot derived from the genesis hash. Deriving (not storing) blockhashes lets a restart
+ * recover the whole validity window from two stored values.
+ */
+import { createHash } from "node:crypto";
+import type { Blockhash } from "@solana/kit";
+import bs58 from "bs58";
+
+export const SLOT_MS = 400;
+/** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks after its own. */
+export const BLOCKHASH_VALIDITY_BLOCKS = 150;
+export const SLOTS_PER_EPOCH = 432_000;
+
+/** Wall time in milliseconds; tests inject a controllable one. */
+export interface WallClock {
+  now(): number;
+}
+
+export const systemClock: WallClock = { now: () => Date.now() };
+
+/** A settable clock for tests. */
+export class ManualClock implements WallClock {
+  constructor(private current = Date.now()) {}
+  now(): number {
+    return this.current;
+  }
+  /** Moves time forward by `ms`. */
+  advance(ms: number): void {
+    this.current += ms;
+  }
+  /** Moves time forward by whole slots. */
+  advanceSlots(slots: number): void {
+    this.current += slots * SLOT_MS;
+  }
+}
+
+export class SlotClock {
+  // Recent blockhashes and their slots, kept for a little more than the validity window.
+  private readonly slotByBlockhash = new Map<string, bigint>();
+  private readonly blockhashBySlot = new Map<bigint, string>();
+  private newestIndexed = -1n;
+
+  constructor(
+    private readonly genesisMs: number,
+    private readonly genesisHash: string,
+    private readonly wall: WallClock,
+  ) {}
+
+  /** The current slot; it equals the block height since the sandbox never skips a slot. */
+  slot(): bigint {
+    const elapsed = this.wall.now() - this.genesisMs;
+    return elapsed <= 0 ? 0n : BigInt(Math.floor(elapsed / SLOT_MS));
+  }
+
+  /** Unix seconds at the start of `slot`. */
+  blockTime(slot: bigint): number {
+    return Math.floor((this.genesisMs + Number(slot) * SLOT_MS) / 1000);
+  }
+
+  /** The blockhash of `slot`. */
+  blockhashOf(slot: bigint): Blockhash {
+    const cached = this.blockhashBySlot.get(slot);
+    if (cached) return cached as Blockhash;
+    const digest = createHash("sha256").update(`oddsgate/blockhash\0${this.genesisHash}\0${slot}`).digest();
+    return bs58.encode(digest) as Blockhash;
+  }
+
+  /** The slot whose blockhash this is, if it is still within the validity window at `currentSlot`. */
+  validSlotOf(blockhash: string, currentSlot: bigint): bigint | undefined {
+    this.indexUpTo(currentSlot);
+    const slot = this.slotByBlockhash.get(blockhash);
+    if (slot === undefined || slot > currentSlot) return undefined;
+    return currentSlot - slot <= BigInt(BLOCKHASH_VALIDITY_BLOCKS) ? slot : undefined;
+  }
+
+  private indexUpTo(currentSlot: bigint): void {
+    if (currentSlot <= this.newestIndexed) return;
+    const window = BigInt(BLOCKHASH_VALIDITY_BLOCKS);
+    const from = currentSlot - this.newestIndexed > window ? currentSlot - window : this.newestIndexed + 1n;
+    for (let slot = from < 0n ? 0n : from; slot <= currentSlot; slot++) {
+      const hash = this.blockhashOf(slot);
+      this.slotByBlockhash.set(hash, slot);
+      this.blockhashBySlot.set(slot, hash);
+    }
+    this.newestIndexed = currentSlot;
+    const oldest = currentSlot - 2n * window;
+    for (const [slot, hash] of this.blockhashBySlot) {
+      if (slot >= oldest) break;
+      this.blockhashBySlot.delete(slot);
+      this.slotByBlockhash.delete(hash);
+    }
+  }
+}

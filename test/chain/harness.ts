@@ -1,0 +1,88 @@
+/** Starts a sandbox chain on fresh storage for a test, and builds the transactions tests send. */
+import { type Address, getTransactionEncoder, type KeyPairSigner } from "@solana/kit";
+import { findAssociatedTokenPda, getTransferCheckedInstruction } from "@solana-program/token";
+import { signInstructions } from "../../src/chain/build-transaction.js";
+import type { Chain } from "../../src/chain/chain.js";
+import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../../src/chain/programs.js";
+import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
+import type { WallClock } from "../../src/chain/sandbox/slot-clock.js";
+import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import type { BackendSettings } from "../support/backends.js";
+
+export const TEST_VENUE_SEED = "test-venue-seed-0001";
+
+export const TEST_MARKETS: GenesisMarket[] = [
+  {
+    marketLedger: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+    yesMint: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+    noMint: "4k3Dyjzvzp8eMZWUXbBCjEvwSkkk59S5iCNLY3QrkX6R",
+  },
+];
+
+export interface TestChain extends StartedSandboxChain {
+  storage: Storage;
+  /** Closes the chain and its storage. */
+  stop(): Promise<void>;
+}
+
+/** Starts a sandbox chain (RPC and PubSub on free ports) on the given storage settings. */
+export async function startTestChain(
+  settings: BackendSettings,
+  options: { clock?: WallClock; markets?: GenesisMarket[] } = {},
+): Promise<TestChain> {
+  const storage = await openStorage(settings);
+  const started = await startSandboxChain({
+    storage,
+    dataDir: settings.DATA_DIR,
+    venueSeed: TEST_VENUE_SEED,
+    markets: options.markets ?? TEST_MARKETS,
+    rpcPort: 0,
+    wsPort: 0,
+    clock: options.clock,
+  });
+  return {
+    ...started,
+    storage,
+    async stop() {
+      await started.close();
+      await storage.close();
+    },
+  };
+}
+
+/** The associated USDC account of `owner`. */
+export async function usdcAccountOf(owner: Address): Promise<Address> {
+  const [ata] = await findAssociatedTokenPda({ owner, mint: USDC_MINT, tokenProgram: TOKEN_PROGRAM });
+  return ata;
+}
+
+/** A signed USDC transfer between two wallets' associated accounts (the recipient's must exist). */
+export async function usdcTransfer(
+  chain: Pick<Chain, "getLatestBlockhash">,
+  from: KeyPairSigner,
+  to: Address,
+  amount: bigint,
+): Promise<Uint8Array> {
+  return new Uint8Array(
+    getTransactionEncoder().encode(await usdcTransferTransaction(chain, from, to, amount)),
+  );
+}
+
+/** The same transfer as a kit transaction object (with its blockhash lifetime). */
+export async function usdcTransferTransaction(
+  chain: Pick<Chain, "getLatestBlockhash">,
+  from: KeyPairSigner,
+  to: Address,
+  amount: bigint,
+) {
+  const instruction = getTransferCheckedInstruction({
+    source: await usdcAccountOf(from.address),
+    mint: USDC_MINT,
+    destination: await usdcAccountOf(to),
+    authority: from,
+    amount,
+    decimals: USDC_DECIMALS,
+  });
+  return signInstructions(from, [instruction], await chain.getLatestBlockhash());
+}
