@@ -52,6 +52,7 @@ async function startServer(
       ...process.env,
       PORT: String(port),
       SIMULATOR_PORT: "0",
+      RPC_PORT: "0",
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
       ...env,

@@ -3,6 +3,17 @@
 import fs from "node:fs";
 import cliProgress from "cli-progress";
 import { Command, Option } from "commander";
+import { RpcChain } from "./chain/rpc-client.js";
+import { loadVenueKeys, venueSigners } from "./chain/sandbox/venue-keys.js";
+import {
+  airdropSol,
+  createWallet,
+  faucetTokens,
+  resolveMint,
+  resolveWallet,
+  walletBalance,
+  walletFile,
+} from "./chain/wallet.js";
 import {
   type Config,
   ConfigError,
@@ -169,10 +180,10 @@ withSettings(
 const STORAGE_SETTINGS: (keyof Config)[] = ["DATA_DIR", "DATABASE_URL"];
 
 /** Runs `task` against the configured storage, closing it afterwards. */
-async function withStorage(config: Config, task: (storage: Storage) => Promise<void>): Promise<void> {
+async function withStorage<T>(config: Config, task: (storage: Storage) => Promise<T>): Promise<T> {
   const storage = await openStorage(config);
   try {
-    await task(storage);
+    return await task(storage);
   } finally {
     await storage.close();
   }
@@ -253,6 +264,101 @@ withSettings(
     printSecret(issued.secret);
   });
 });
+
+const CHAIN_SETTINGS: (keyof Config)[] = ["DATA_DIR", "HOST", "SOLANA_RPC_URL", "RPC_PORT"];
+
+/** The chain a wallet command talks to: SOLANA_RPC_URL, else the local venue's sandbox on RPC_PORT. */
+function chainFrom(config: Config): RpcChain {
+  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+  return new RpcChain({ url: config.SOLANA_RPC_URL ?? `http://${host}:${config.RPC_PORT}` });
+}
+
+/** Runs a wallet command, reporting its failures (bad input, an unreachable chain) as one line. */
+function walletAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await action(...args);
+    } catch (error) {
+      if (error instanceof CliError || !(error instanceof Error)) throw error;
+      throw new CliError(error.message);
+    }
+  };
+}
+
+const wallet = program
+  .command("wallet")
+  .description("wallets (keypair files in DATA_DIR/wallets) on the sandbox chain or SOLANA_RPC_URL");
+
+withSettings(
+  wallet
+    .command("new")
+    .argument("[name]", "wallet name", "default")
+    .description("create a wallet keypair file"),
+  ["DATA_DIR"],
+).action(
+  walletAction(async (name: string, options) => {
+    const config = configFrom(options);
+    const file = walletFile(config.DATA_DIR, name);
+    console.log(`created wallet ${name}: ${createWallet(file)} (keypair in ${file})`);
+  }),
+);
+
+withSettings(
+  wallet
+    .command("balance")
+    .argument("[wallet]", "a wallet name or an address", "default")
+    .description("SOL and every token account of a wallet"),
+  CHAIN_SETTINGS,
+).action(
+  walletAction(async (name: string, options) => {
+    const config = configFrom(options);
+    const balance = await walletBalance(chainFrom(config), resolveWallet(config.DATA_DIR, name));
+    console.log(`${balance.address}: ${balance.sol} SOL`);
+    for (const token of balance.tokens)
+      console.log(`  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`);
+  }),
+);
+
+withSettings(
+  wallet
+    .command("airdrop")
+    .argument("<sol>", "SOL to request, e.g. 2.5")
+    .argument("[wallet]", "a wallet name or an address", "default")
+    .description("request a SOL airdrop and wait until it has landed"),
+  CHAIN_SETTINGS,
+).action(
+  walletAction(async (sol: string, name: string, options) => {
+    const config = configFrom(options);
+    const owner = resolveWallet(config.DATA_DIR, name);
+    const signature = await airdropSol(chainFrom(config), owner, sol);
+    console.log(`airdropped ${sol} SOL to ${owner}: ${signature}`);
+  }),
+);
+
+withSettings(
+  wallet
+    .command("faucet")
+    .argument("<token>", "USDC, SOL, a demo token symbol or a mint address")
+    .argument("<amount>", "how much, in whole tokens, e.g. 100 or 0.5")
+    .argument("[wallet]", "a wallet name or an address", "default")
+    .description("grant sandbox tokens from the local venue's mint authority (DATA_DIR holds its keys)"),
+  [...CHAIN_SETTINGS, "DATABASE_URL", "VENUE_SEED"],
+).action(
+  walletAction(async (token: string, amount: string, name: string, options) => {
+    const config = configFrom(options);
+    const owner = resolveWallet(config.DATA_DIR, name);
+    const venueSeed = await withStorage(config, (storage) => resolveVenueSeed(storage.db, config.VENUE_SEED));
+    const signers = await venueSigners(loadVenueKeys(config.DATA_DIR));
+    const grant = await faucetTokens(
+      chainFrom(config),
+      signers,
+      owner,
+      resolveMint(venueSeed, token),
+      amount,
+    );
+    console.log(`granted ${amount} ${token} to ${owner} (${grant.tokenAccount}): ${grant.signature}`);
+  }),
+);
 
 program.parseAsync().catch((error: unknown) => {
   if (

@@ -1,5 +1,6 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyServerOptions } from "fastify";
+import { type ChainConnection, connectChain } from "./chain/connect.js";
 import type { Config } from "./config.js";
 import { buildApp } from "./http/app.js";
 import type { AccessControl } from "./http/auth.js";
@@ -23,6 +24,7 @@ export interface RunningServer {
   readonly storage: Storage;
   readonly catalog: CatalogHolder;
   readonly upstream: UpstreamConnection;
+  readonly chain: ChainConnection;
   /** Base URL of the prediction-market API listener, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   close(): Promise<void>;
@@ -41,12 +43,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let keys: KeyRing | undefined;
   let rateStore: RateStore | undefined;
   let upstream: UpstreamConnection | undefined;
+  let chain: ChainConnection | undefined;
   let stopSync = () => {};
   const close = async () => {
     clearInterval(poll);
     stopSync();
     await app?.close();
     await upstream?.close();
+    await chain?.close();
     await keys?.stop();
     await rateStore?.close();
     await storage.close();
@@ -79,11 +83,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
     upstream = await connectUpstream(config, () => demo as CatalogueFile);
     const upstreamClient = upstream.client;
+    // The chain logs through the app's logger, which exists only once the app is built.
+    chain = await connectChain(config, {
+      storage,
+      venueSeed,
+      logger: {
+        info: (object, message) => app?.log.info(object, message),
+        error: (object, message) => app?.log.error(object, message),
+      },
+    });
+    const connectedChain = chain;
     app = await buildApp({
       config,
       catalog,
       access,
       relay: new MarketRelay(upstreamClient),
+      chain,
       ...(options.logger ? { logger: options.logger } : {}),
     });
     // A failing refresh means revocations stop arriving: it must be heard.
@@ -96,6 +111,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         mode: config.MODE,
         sharedLimits: Boolean(config.REDIS_URL),
         upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
+        chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
       },
       "storage open",
     );
@@ -107,12 +123,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // The simulator holds its own copy; ours is no longer needed.
     demo = undefined;
     const loaded = await catalog.load(storage.db);
+    // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog shows.
+    const addChainMarkets = async () => {
+      const markets = catalog.require().markets.filter((m) => m.record.tokenized);
+      const created = await connectedChain.addMarkets(markets.map((m) => m.addresses));
+      if (created > 0) log.info({ accounts: created }, "created the chain accounts of tokenized markets");
+    };
+    await addChainMarkets();
     log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
 
     const db = storage.db;
     poll = setInterval(() => {
       catalog.refreshIfChanged(db).then(
-        (changed) => changed && log.info({ version: catalog.current?.version }, "catalog reloaded"),
+        async (changed) => {
+          if (!changed) return;
+          log.info({ version: catalog.current?.version }, "catalog reloaded");
+          await addChainMarkets();
+        },
         (error: unknown) => log.error({ err: error }, "catalog refresh failed; serving the previous one"),
       );
     }, CATALOG_POLL_MS);
@@ -129,7 +156,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           });
           if (result.changed.events > 0 || result.changed.series > 0) {
             log.info(result, "sync stored upstream changes");
-            await catalog.refreshIfChanged(db);
+            if (await catalog.refreshIfChanged(db)) await addChainMarkets();
           }
         },
         log,
@@ -139,7 +166,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.PORT;
     const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-    return { app, storage, catalog, upstream, url: `http://${host}:${port}`, close };
+    return { app, storage, catalog, upstream, chain, url: `http://${host}:${port}`, close };
   } catch (error) {
     await close();
     throw error;

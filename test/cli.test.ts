@@ -194,6 +194,24 @@ describe("oddsgate serve", () => {
       page.events.some((e) => e.seriesTicker.startsWith("KXHIGH") && (e.markets?.length ?? 0) >= 6),
     ).toBe(true);
     expect(fs.existsSync(path.join(dir, "oddsgate.db"))).toBe(true);
+
+    // The sandbox chain came up on :8899 with the venue: a wallet funded from the CLI.
+    const env = { DATA_DIR: dir };
+    const created = await oddsgate(["wallet", "new", "alice"], env);
+    const address = /created wallet alice: (\w+)/.exec(created.stdout)?.[1];
+    expect(address, created.stdout).toBeDefined();
+    expect((await oddsgate(["wallet", "airdrop", "1.5", "alice"], env)).stdout).toContain(`to ${address}`);
+    expect((await oddsgate(["wallet", "faucet", "USDC", "25", "alice"], env)).stdout).toContain(
+      "granted 25 USDC",
+    );
+    const balance = (await oddsgate(["wallet", "balance", "alice"], env)).stdout;
+    expect(balance).toContain(`${address}: 1.5 SOL`);
+    expect(balance).toContain("25 of EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+    const refused = (await oddsgate(["wallet", "faucet", "USDC", "-3", "alice"], env).catch(
+      (error: unknown) => error,
+    )) as { code: number; stderr: string };
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^oddsgate: amount must be a positive decimal number/m);
   });
 });
 

@@ -17,6 +17,8 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { Logger } from "pino";
+import type { ChainConnection } from "../chain/connect.js";
+import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
@@ -32,6 +34,8 @@ export interface AppDependencies {
   access: AccessControl;
   /** The upstream exchange behind the relayed operations; without it they are not offered. */
   relay?: MarketRelay;
+  /** The chain; with the embedded sandbox in development mode, `POST /dev/faucet` is offered. */
+  chain?: ChainConnection;
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
 }
@@ -135,6 +139,9 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   });
 
   await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay), { prefix: "/api/v1" });
+  const sandbox = deps.chain?.sandbox;
+  if (deps.chain && sandbox)
+    devFaucet(app, { chain: deps.chain.chain, signers: sandbox.signers }, deps.config.MODE);
   await app.register(scalarApiReference, {
     routePrefix: "/docs",
     configuration: {

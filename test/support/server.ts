@@ -47,6 +47,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     RATE_LIMIT_ANONYMOUS: "0",
     // The embedded simulator on a free port; syncs only when a test asks for them.
     SIMULATOR_PORT: "0",
+    // The sandbox chain's JSON-RPC and PubSub on free ports.
+    RPC_PORT: "0",
     SYNC_INTERVAL: "0",
     ...storageSettings.settings,
     ...options.settings,
