@@ -12,6 +12,7 @@ import type {
   Series,
 } from "../markets/model.js";
 import { catalogueMoment, MarketDynamics } from "./dynamics.js";
+import { type EventStrikes, eventStrikes } from "./forecast.js";
 
 /** A market's lifecycle as the exchange now has it. */
 export interface Lifecycle {
@@ -30,6 +31,8 @@ export interface SimulatedMarket {
 export interface SimulatedEvent {
   record: CatalogueEvent;
   markets: SimulatedMarket[];
+  /** The numeric strikes of its markets, or null when it has too few to forecast. */
+  strikes: EventStrikes | null;
 }
 
 /** Moves the contract allows (§5): initialized → active ⇄ inactive → closed → determined → finalized. */
@@ -60,9 +63,8 @@ export class SimulatedExchange {
     this.moment = moment ?? catalogueMoment(allMarkets, Math.floor(Date.now() / 1000));
     this.series = catalogue.series;
     this.seriesByTicker = new Map(catalogue.series.map((s) => [s.ticker, s]));
-    this.events = catalogue.events.map((record) => ({
-      record,
-      markets: record.markets.map((market) => ({
+    this.events = catalogue.events.map((record) => {
+      const markets = record.markets.map((market) => ({
         record: market,
         dynamics: new MarketDynamics(market, this.moment),
         lifecycle: {
@@ -70,8 +72,9 @@ export class SimulatedExchange {
           result: market.result,
           scalarOutcomePct: market.scalarOutcomePct,
         },
-      })),
-    }));
+      }));
+      return { record, markets, strikes: eventStrikes(record.markets) };
+    });
     this.eventsByTicker = new Map(this.events.map((e) => [e.record.ticker, e]));
     this.markets = this.events.flatMap((e) => e.markets);
     this.marketsByTicker = new Map(this.markets.map((m) => [m.record.ticker, m]));

@@ -4,7 +4,7 @@
  * and interpolated linearly between strikes, then formatted in the event's unit.
  */
 import { grouped } from "../markets/demo/build.js";
-import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
+import type { MarketRecord } from "../markets/model.js";
 
 /** What one market says about the quantity: its share of it below, above or between strikes. */
 export type Strike =
@@ -16,8 +16,8 @@ const STRIKE_SUFFIX = /^([TB])(\d+(?:\.\d+)?)$/;
 const BELOW = /\b(below|less|under|lower)\b|</i;
 
 /** The strike written in a market's ticker ("…-T52", "…-B47.5"), or null for a non-numeric outcome. */
-function parseSuffix(market: SimulatedMarket): { kind: "T" | "B"; value: number; text: string } | null {
-  const { ticker, eventTicker } = market.record;
+function parseSuffix(market: MarketRecord): { kind: "T" | "B"; value: number; text: string } | null {
+  const { ticker, eventTicker } = market;
   const match = STRIKE_SUFFIX.exec(ticker.slice(eventTicker.length + 1));
   if (!match) return null;
   return { kind: match[1] as "T" | "B", value: Number(match[2]), text: match[2] as string };
@@ -32,8 +32,8 @@ export interface EventStrikes {
 }
 
 /** The strikes of an event's markets; null when fewer than two of its markets have a numeric strike. */
-export function eventStrikes(event: SimulatedEvent): EventStrikes | null {
-  const parsed = event.markets.flatMap((market) => {
+export function eventStrikes(markets: readonly MarketRecord[]): EventStrikes | null {
+  const parsed = markets.flatMap((market) => {
     const suffix = parseSuffix(market);
     return suffix ? [{ market, ...suffix }] : [];
   });
@@ -45,13 +45,13 @@ export function eventStrikes(event: SimulatedEvent): EventStrikes | null {
     const strike: Strike =
       kind === "B"
         ? { type: "between", floor: value - width / 2, cap: value + width / 2 }
-        : BELOW.test(market.record.yesSubTitle)
+        : BELOW.test(market.yesSubTitle)
           ? { type: "less", cap: value }
           : { type: "greater", floor: value };
-    byTicker.set(market.record.ticker, strike);
+    byTicker.set(market.ticker, strike);
   }
   const decimals = Math.max(...parsed.map((p) => p.text.split(".")[1]?.length ?? 0));
-  const subtitles = event.markets.map((m) => m.record.yesSubTitle).join(" ");
+  const subtitles = markets.map((m) => m.yesSubTitle).join(" ");
   const unit = subtitles.includes("$")
     ? "$"
     : subtitles.includes("°")

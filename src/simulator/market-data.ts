@@ -4,7 +4,7 @@
  */
 import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
-import { eventStrikes, formatForecast, impliedCdf, quantileOf } from "./forecast.js";
+import { formatForecast, impliedCdf, quantileOf } from "./forecast.js";
 import { contracts, dollars, kalshiTrade } from "./kalshi-json.js";
 
 const MINUTE = 60;
@@ -182,7 +182,7 @@ export function forecastHistory(
   intervalMinutes: number,
   now: number,
 ): { forecast_history: unknown[] } {
-  const strikes = eventStrikes(event);
+  const { strikes } = event;
   if (!strikes) {
     throw new ExchangeRequestError(
       400,

@@ -8,7 +8,6 @@ import { z } from "zod";
 import { MARKET_STATUSES, MarketResult, type MarketStatus } from "../markets/model.js";
 import { LifecycleError, type SimulatedExchange, type SimulatedMarket } from "./exchange.js";
 import { type FaultControls, FaultRule } from "./faults.js";
-import { eventStrikes } from "./forecast.js";
 import { kalshiEvent, kalshiMarket, kalshiSeries } from "./kalshi-json.js";
 import { candlesticks, ExchangeRequestError, forecastHistory, listTrades } from "./market-data.js";
 
@@ -125,16 +124,13 @@ function page<T>(items: readonly T[], offset: number, limit: number): { items: T
 export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
   const { exchange } = ctx;
   const categoryOf = (seriesTicker: string) => exchange.seriesByTicker.get(seriesTicker)?.category ?? null;
-  const marketJson = (market: SimulatedMarket) => {
-    const event = exchange.eventsByTicker.get(market.record.eventTicker);
-    const strike = event ? eventStrikes(event)?.byTicker.get(market.record.ticker) : undefined;
-    return kalshiMarket(market, ctx.now(), strike);
+  const marketJson = (market: SimulatedMarket, now = ctx.now()) => {
+    const strikes = exchange.eventsByTicker.get(market.record.eventTicker)?.strikes;
+    return kalshiMarket(market, now, strikes?.byTicker.get(market.record.ticker));
   };
   const marketsJson = (markets: readonly SimulatedMarket[]) => {
     const now = ctx.now();
-    const event = markets[0] && exchange.eventsByTicker.get(markets[0].record.eventTicker);
-    const strikes = event && eventStrikes(event);
-    return markets.map((m) => kalshiMarket(m, now, strikes?.byTicker.get(m.record.ticker)));
+    return markets.map((market) => marketJson(market, now));
   };
   const marketOf = (ticker: string) => {
     const market = exchange.marketsByTicker.get(ticker);
@@ -206,7 +202,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
       );
     });
     const { items, cursor } = page(matching, offsetOf(q.cursor), q.limit);
-    return { markets: items.map(marketJson), cursor };
+    return { markets: marketsJson(items), cursor };
   });
 
   app.get("/markets/trades", async (request) => {

@@ -128,10 +128,10 @@ export class UpstreamClient implements Upstream {
     await this.agent.close();
   }
 
+  /** The request URL, built by hand: this runs on every relayed call, cache hits included. */
   private urlOf(path: string, query?: URLSearchParams): string {
-    const url = new URL(path.replace(/^\//, ""), this.base);
-    if (query) url.search = query.toString();
-    return url.href;
+    const search = query?.toString();
+    return `${this.base.href}${path.replace(/^\//, "")}${search ? `?${search}` : ""}`;
   }
 
   /** One request within the budget. Resolves with healthy answers, rejects with what counts as a failure. */

@@ -5,8 +5,7 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { TradePage } from "./list-trades.js";
-import { ErrorResponse } from "./params.js";
-import { TradesQuery } from "./relay-params.js";
+import { relayedResponses, TradesQuery } from "./relay-params.js";
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
 const Query = z.object(TradesQuery);
@@ -21,13 +20,7 @@ export function listTradesByMint(app: ZodApp, catalog: CatalogHolder, relay: Mar
         summary: "Get list of trades for a market by mint address",
         params: Params,
         querystring: Query,
-        response: {
-          200: TradePage,
-          400: ErrorResponse,
-          404: ErrorResponse,
-          502: ErrorResponse,
-          504: ErrorResponse,
-        },
+        response: relayedResponses(TradePage),
       },
     },
     async (request, reply) => {

@@ -4,8 +4,7 @@ import { ApiError } from "../../http/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { ErrorResponse } from "./params.js";
-import { TradesQuery } from "./relay-params.js";
+import { relayedResponses, TradesQuery } from "./relay-params.js";
 
 const Query = z.object({ ...TradesQuery, ticker: z.string().min(1).max(160).optional() });
 
@@ -35,13 +34,7 @@ export function listTrades(app: ZodApp, catalog: CatalogHolder, relay: MarketRel
         tags: ["Trades"],
         summary: "Get trades",
         querystring: Query,
-        response: {
-          200: TradePage,
-          400: ErrorResponse,
-          404: ErrorResponse,
-          502: ErrorResponse,
-          504: ErrorResponse,
-        },
+        response: relayedResponses(TradePage),
       },
     },
     async (request, reply) => {

@@ -111,14 +111,13 @@ export const TradesQuery = {
 /** A relayed body, sent exactly as the upstream sent it (its bytes and content type). */
 export const RelayedBody = z.unknown().meta({ description: "The upstream exchange's body, unchanged" });
 
+/** The answers of a relayed operation: `body`, or an error of ours or of the upstream. */
+export function relayedResponses<T extends z.ZodType>(body: T) {
+  return { 200: body, 400: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse, 504: ErrorResponse };
+}
+
 /** The answers of an operation that relays the upstream's body unchanged. */
-export const RELAYED_RESPONSES = {
-  200: RelayedBody,
-  400: ErrorResponse,
-  404: ErrorResponse,
-  502: ErrorResponse,
-  504: ErrorResponse,
-};
+export const RELAYED_RESPONSES = relayedResponses(RelayedBody);
 
 /** Sends an upstream answer unchanged. */
 export function sendUpstream(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
