@@ -12,6 +12,7 @@ import { CatalogHolder } from "./markets/catalog-holder.js";
 import type { CatalogueFile } from "./markets/model.js";
 import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
 import { openStorage, type Storage } from "./storage/database.js";
+import { startTrading, type Trading } from "./trading/connect.js";
 import { connectUpstream, type UpstreamConnection } from "./upstream/connect.js";
 import { MarketRelay } from "./upstream/relay.js";
 import { syncFromUpstream } from "./upstream/sync.js";
@@ -25,6 +26,7 @@ export interface RunningServer {
   readonly catalog: CatalogHolder;
   readonly upstream: UpstreamConnection;
   readonly chain: ChainConnection;
+  readonly trading: Trading;
   /** Base URL of the prediction-market API listener, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   close(): Promise<void>;
@@ -44,11 +46,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let rateStore: RateStore | undefined;
   let upstream: UpstreamConnection | undefined;
   let chain: ChainConnection | undefined;
+  let trading: Trading | undefined;
   let stopSync = () => {};
   const close = async () => {
     clearInterval(poll);
     stopSync();
     await app?.close();
+    trading?.close();
     await upstream?.close();
     await chain?.close();
     await keys?.stop();
@@ -83,22 +87,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
     upstream = await connectUpstream(config, () => demo as CatalogueFile);
     const upstreamClient = upstream.client;
-    // The chain logs through the app's logger, which exists only once the app is built.
-    chain = await connectChain(config, {
-      storage,
-      venueSeed,
-      logger: {
-        info: (object, message) => app?.log.info(object, message),
-        error: (object, message) => app?.log.error(object, message),
-      },
-    });
+    // The chain and trading log through the app's logger, which exists only once the app is built.
+    const lateLogger = {
+      info: (object: object, message: string) => app?.log.info(object, message),
+      error: (object: object, message: string) => app?.log.error(object, message),
+    };
+    chain = await connectChain(config, { storage, venueSeed, logger: lateLogger });
     const connectedChain = chain;
+    trading = await startTrading(config, { storage, chain, venueSeed, logger: lateLogger });
     app = await buildApp({
       config,
       catalog,
       access,
       relay: new MarketRelay(upstreamClient),
       chain,
+      trading,
       ...(options.logger ? { logger: options.logger } : {}),
     });
     // A failing refresh means revocations stop arriving: it must be heard.
@@ -166,7 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.PORT;
     const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-    return { app, storage, catalog, upstream, chain, url: `http://${host}:${port}`, close };
+    return { app, storage, catalog, upstream, chain, trading, url: `http://${host}:${port}`, close };
   } catch (error) {
     await close();
     throw error;

@@ -43,7 +43,12 @@ export function keypairFromSecretKey(secretKey: Uint8Array): Keypair {
 
 /** A fresh random keypair. */
 export function generateKeypair(): Keypair {
-  const seed = crypto.randomBytes(32);
+  return keypairFromSeed(crypto.randomBytes(32));
+}
+
+/** The keypair of a 32-byte Ed25519 seed (for keys derived from a secret rather than stored). */
+export function keypairFromSeed(seed: Uint8Array): Keypair {
+  if (seed.length !== 32) throw new Error("an Ed25519 seed is 32 bytes");
   const privateKey = crypto.createPrivateKey({
     key: Buffer.concat([PKCS8_PREFIX, seed]),
     format: "der",

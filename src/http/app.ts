@@ -22,6 +22,7 @@ import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
+import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import { type AccessControl, installAccessControl, isKeyParameter } from "./auth.js";
 import { ApiError, toWireError } from "./errors.js";
@@ -36,6 +37,8 @@ export interface AppDependencies {
   relay?: MarketRelay;
   /** The chain; with the embedded sandbox in development mode, `POST /dev/faucet` is offered. */
   chain?: ChainConnection;
+  /** The trading book and order desk behind the trade API; without them it is not offered. */
+  trading?: TradingApi;
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
 }
@@ -100,7 +103,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     const wire = error.validation ? validationError(error) : toWireError(error);
     if (wire.body.code === "internal") request.log.error({ err: error }, "request failed");
     else request.log.info({ code: wire.body.code }, wire.body.msg);
-    if (error instanceof ApiError && error.code === "not_ready") reply.header("retry-after", "1");
+    if (wire.status === 503) reply.header("retry-after", "1");
     return reply.code(wire.status).send(wire.body);
   });
 
@@ -139,6 +142,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   });
 
   await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay), { prefix: "/api/v1" });
+  if (deps.trading) await app.register(registerTradeApi(deps.trading, deps.config.MODE));
   const sandbox = deps.chain?.sandbox;
   if (deps.chain && sandbox)
     devFaucet(app, { chain: deps.chain.chain, signers: sandbox.signers }, deps.config.MODE);
@@ -146,7 +150,10 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     routePrefix: "/docs",
     configuration: {
       title: "Oddsgate API",
-      sources: [{ title: "Prediction markets", url: "/api/v1/openapi.json" }],
+      sources: [
+        { title: "Prediction markets", url: "/api/v1/openapi.json" },
+        ...(deps.trading ? [{ title: "Trading", url: "/openapi.json" }] : []),
+      ],
     },
   });
   return app;

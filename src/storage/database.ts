@@ -79,6 +79,30 @@ export interface ChainTransactionsTable {
   wire: string;
 }
 
+/** A mint that had a pool at least once. */
+export interface TradingTokensTable {
+  mint: string;
+  decimals: number;
+  /** The token program that owns the mint (SPL Token or Token-2022). */
+  program: string;
+  /** Unix seconds. */
+  listed_at: number | string | bigint;
+}
+
+/** A pool of a spot venue; `address` is its authority, which owns its two vaults. */
+export interface PoolsTable {
+  address: string;
+  venue: string;
+  /** Public input to the derivation of the pool authority's key (see trading/pools/authority.ts). */
+  key_id: string;
+  mint_a: string;
+  mint_b: string;
+  fee_bps: number;
+  /** Unix seconds. */
+  created_at: number | string | bigint;
+  removed_at: number | string | bigint | null;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
@@ -87,6 +111,8 @@ export interface Tables {
   api_keys: ApiKeysTable;
   chain_accounts: ChainAccountsTable;
   chain_transactions: ChainTransactionsTable;
+  trading_tokens: TradingTokensTable;
+  pools: PoolsTable;
 }
 
 export type Dialect = "sqlite" | "postgres";

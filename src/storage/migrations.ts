@@ -86,6 +86,31 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_trading": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // Every mint that ever had a pool; rows are never deleted (contract §6, /tokens-with-decimals).
+      await db.schema
+        .createTable("trading_tokens")
+        .addColumn("mint", "varchar(44)", (c) => c.primaryKey())
+        .addColumn("decimals", "integer", (c) => c.notNull())
+        .addColumn("program", "varchar(44)", (c) => c.notNull())
+        .addColumn("listed_at", "bigint", (c) => c.notNull())
+        .execute();
+      // Constant-product pools; the address is the pool authority, owner of the two vaults.
+      await db.schema
+        .createTable("pools")
+        .addColumn("address", "varchar(44)", (c) => c.primaryKey())
+        .addColumn("venue", "varchar(32)", (c) => c.notNull())
+        .addColumn("key_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("mint_a", "varchar(44)", (c) => c.notNull())
+        .addColumn("mint_b", "varchar(44)", (c) => c.notNull())
+        .addColumn("fee_bps", "integer", (c) => c.notNull())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("removed_at", "bigint")
+        .execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -50,6 +50,15 @@ const ROUTES: { method: "GET" | "POST"; path: string; body?: unknown }[] = [
   },
   { method: "GET", path: "/api/v1/trades?limit=5" },
   { method: "GET", path: "/api/v1/openapi.json" },
+  // The trade API, over the demo pools.
+  { method: "GET", path: "/tokens-with-decimals" },
+  { method: "GET", path: "/tokens" },
+  { method: "GET", path: "/venues" },
+  {
+    method: "GET",
+    path: "/order?inputMint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v&outputMint=So11111111111111111111111111111111111111112&amount=1000000",
+  },
+  { method: "GET", path: "/openapi.json" },
   { method: "GET", path: "/health-check" },
   { method: "GET", path: "/metrics" },
   { method: "GET", path: "/docs/" },
@@ -106,7 +115,7 @@ describe("production mode", () => {
   let mint: string;
 
   beforeAll(async () => {
-    server = await startWithKeys({ MODE: "production", RATE_LIMIT_STANDARD: "0" });
+    server = await startWithKeys({ MODE: "production", RATE_LIMIT_STANDARD: "0", DEMO_CATALOGUE: "true" });
     valid = await server.issue({ name: "valid" });
     revoked = await server.issue({ name: "revoked" });
     await revokeKey(server.storage.db, revoked.key.id);

@@ -1,8 +1,7 @@
 /** The prediction-market data API (contract §5), mounted under /api/v1 with its own OpenAPI document. */
-import swagger from "@fastify/swagger";
 import type { FastifyPluginAsync } from "fastify";
-import { jsonSchemaTransform } from "fastify-type-provider-zod";
 import type { Config } from "../../config.js";
+import { registerOpenApi } from "../../http/openapi.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
@@ -66,26 +65,16 @@ export function registerMarketsApi(
 ): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
-    await app.register(swagger, {
-      openapi: {
-        openapi: "3.1.0",
-        info: {
-          title: "prediction-markets-api",
-          version: "0.1.0",
-          description:
-            "Oddsgate prediction-market data: events, markets, series and search, plus forecast history, order books, trades and candlesticks relayed from the upstream exchange.",
-        },
-        servers: [{ url: "/" }],
-        components: {
-          securitySchemes: { api_key: { type: "apiKey", in: "header", name: "x-api-key" } },
-        },
-        // Development deployments also serve anonymous callers (rate limited per IP).
-        security: mode === "production" ? [{ api_key: [] }] : [{ api_key: [] }, {}],
+    await registerOpenApi(
+      app,
+      {
+        title: "prediction-markets-api",
+        description:
+          "Oddsgate prediction-market data: events, markets, series and search, plus forecast history, order books, trades and candlesticks relayed from the upstream exchange.",
       },
-      transform: jsonSchemaTransform,
-    });
+      mode,
+    );
     for (const route of ROUTES) route(app, catalog);
     if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay);
-    app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   };
 }

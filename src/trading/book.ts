@@ -1,0 +1,185 @@
+/**
+ * The trading venue's live state: pools and listed tokens from storage, vault balances and the chain's
+ * clock (slot, block height, blockhash) refreshed every slot, and the market graph the router searches.
+ * Quotes read only this in-memory state, so pricing never waits on storage or the chain.
+ */
+import type { Address } from "@solana/kit";
+import { findAssociatedTokenPda } from "@solana-program/token";
+import type { Kysely } from "kysely";
+import type { AccountInfo, Chain, LatestBlockhash } from "../chain/chain.js";
+import { decodeTokenAccount } from "../chain/token-layout.js";
+import { ApiError } from "../http/errors.js";
+import type { Tables } from "../storage/database.js";
+import type { TradingMarket } from "./market.js";
+import type { PoolAuthorities } from "./pools/authority.js";
+import { listPools, listTokens, type TokenRecord, tradingVersion } from "./pools/store.js";
+import { MarketGraph } from "./router.js";
+import { CPMM_VENUE, CpmmPool } from "./venues/cpmm-pool.js";
+
+/** Solana's slot time: balances and the blockhash are refreshed this often. */
+export const SLOT_MS = 400;
+/** getMultipleAccounts takes at most 100 addresses per call on real RPC nodes. */
+const ACCOUNTS_PER_CALL = 100;
+/** Storage is checked for new pools every this many slots. */
+const RELOAD_EVERY_SLOTS = 5;
+
+export interface ChainClock {
+  slot: bigint;
+  blockHeight: bigint;
+  latest: LatestBlockhash;
+}
+
+export interface BookLogger {
+  error(object: object, message: string): void;
+  info(object: object, message: string): void;
+}
+
+export interface TradingBookOptions {
+  db: Kysely<Tables>;
+  chain: Chain;
+  authorities: PoolAuthorities;
+  logger?: BookLogger;
+}
+
+export class TradingBook {
+  private pools = new Map<Address, CpmmPool>();
+  private tokens = new Map<Address, TokenRecord>();
+  private version = -1;
+  private timer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+  private clockState: ChainClock | undefined;
+  graph = new MarketGraph([]);
+  /** `GET /tokens` and `GET /tokens-with-decimals` bodies, serialized once per change. */
+  tokensJson = "[]";
+  tokensWithDecimalsJson = "[]";
+
+  constructor(private readonly options: TradingBookOptions) {}
+
+  /** Whether the token registry has been loaded from storage. */
+  get loaded(): boolean {
+    return this.version >= 0;
+  }
+
+  /** The chain's clock as of the last refresh; `not_ready` before the first. */
+  get clock(): ChainClock {
+    if (!this.clockState)
+      throw new ApiError("blockhash_unavailable", "the chain's latest blockhash is not known yet");
+    return this.clockState;
+  }
+
+  /** Venue names, as `GET /venues` lists them. */
+  venues(): string[] {
+    return [CPMM_VENUE];
+  }
+
+  /** A listed token's decimals and program, or undefined. */
+  token(mint: Address): TokenRecord | undefined {
+    return this.tokens.get(mint);
+  }
+
+  /** The pool with this address. */
+  pool(address: Address): CpmmPool | undefined {
+    return this.pools.get(address);
+  }
+
+  allPools(): CpmmPool[] {
+    return [...this.pools.values()];
+  }
+
+  /** Loads pools and tokens, then the balances and the clock; then keeps them fresh every slot. */
+  async start(): Promise<void> {
+    await this.reload();
+    await this.refresh();
+    const tick = () => {
+      this.ticks += 1;
+      const work =
+        this.ticks % RELOAD_EVERY_SLOTS === 0 ? this.reload().then(() => this.refresh()) : this.refresh();
+      work
+        .catch((error: unknown) => this.options.logger?.error({ err: error }, "trading state refresh failed"))
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(tick, SLOT_MS).unref();
+        });
+    };
+    this.timer = setTimeout(tick, SLOT_MS).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Re-reads pools and tokens when storage has changed; returns whether anything did. */
+  async reload(): Promise<boolean> {
+    const { db, authorities } = this.options;
+    const version = await tradingVersion(db);
+    if (version === this.version) return false;
+    const [poolRecords, tokenRecords] = await Promise.all([listPools(db), listTokens(db)]);
+    const tokens = new Map(tokenRecords.map((token) => [token.mint, token]));
+    const pools = new Map<Address, CpmmPool>();
+    for (const record of poolRecords) {
+      const kept = this.pools.get(record.address);
+      if (kept) {
+        pools.set(record.address, kept);
+        continue;
+      }
+      const tokenA = tokens.get(record.mintA);
+      const tokenB = tokens.get(record.mintB);
+      if (!tokenA || !tokenB) continue;
+      const authority = authorities.authority(record.keyId);
+      const vaults = await Promise.all(
+        [tokenA, tokenB].map(async (token) => {
+          const [vault] = await findAssociatedTokenPda({
+            owner: authority.address,
+            mint: token.mint,
+            tokenProgram: token.program,
+          });
+          return vault;
+        }),
+      );
+      pools.set(
+        record.address,
+        new CpmmPool(record, [tokenA, tokenB], [vaults[0] as Address, vaults[1] as Address], authority),
+      );
+    }
+    this.pools = pools;
+    this.tokens = tokens;
+    this.tokensJson = JSON.stringify(tokenRecords.map((token) => token.mint));
+    this.tokensWithDecimalsJson = JSON.stringify(tokenRecords.map((token) => [token.mint, token.decimals]));
+    this.rebuildGraph();
+    const first = this.version < 0;
+    this.version = version;
+    if (!first)
+      this.options.logger?.info({ pools: pools.size, tokens: tokens.size }, "trading pools reloaded");
+    return true;
+  }
+
+  /** Reads every vault balance and the chain's clock, and releases lapsed reservations. */
+  async refresh(): Promise<void> {
+    const { chain } = this.options;
+    const [latest, slot, blockHeight] = await Promise.all([
+      chain.getLatestBlockhash(),
+      chain.getSlot(),
+      chain.getBlockHeight(),
+    ]);
+    const pools = [...this.pools.values()];
+    const vaults = pools.flatMap((pool) => pool.vaults);
+    const accounts: (AccountInfo | null)[] = [];
+    for (let start = 0; start < vaults.length; start += ACCOUNTS_PER_CALL) {
+      accounts.push(...(await chain.getMultipleAccounts(vaults.slice(start, start + ACCOUNTS_PER_CALL))));
+    }
+    pools.forEach((pool, index) => {
+      for (const side of [0, 1] as const) {
+        const account = accounts[index * 2 + side];
+        const decoded = account ? decodeTokenAccount(pool.vaults[side], account.owner, account.data) : null;
+        pool.balances[side] = decoded?.amount ?? 0n;
+      }
+      pool.expireReservations(blockHeight);
+    });
+    this.clockState = { slot, blockHeight, latest };
+  }
+
+  private rebuildGraph(): void {
+    const markets: TradingMarket[] = [...this.pools.values()];
+    this.graph = new MarketGraph(markets);
+  }
+}

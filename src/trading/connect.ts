@@ -1,0 +1,41 @@
+/**
+ * Starts the trading side of a venue: pool authorities, the demo pools on a fresh sandbox chain, the
+ * trading book (kept fresh every slot) and the order desk.
+ */
+import type { ChainConnection } from "../chain/connect.js";
+import type { Config } from "../config.js";
+import type { Storage } from "../storage/database.js";
+import { type BookLogger, TradingBook } from "./book.js";
+import { OrderDesk } from "./order.js";
+import { PoolAuthorities } from "./pools/authority.js";
+import { createDemoPools } from "./pools/demo.js";
+
+export interface Trading {
+  book: TradingBook;
+  desk: OrderDesk;
+  close(): void;
+}
+
+/** Loads the trading state; with the sandbox chain and the demo enabled, creates the demo pools once. */
+export async function startTrading(
+  config: Pick<Config, "DATA_DIR" | "DEMO_CATALOGUE">,
+  deps: { storage: Pick<Storage, "db">; chain: ChainConnection; venueSeed: string; logger?: BookLogger },
+): Promise<Trading> {
+  const authorities = PoolAuthorities.load(config.DATA_DIR);
+  const { sandbox } = deps.chain;
+  if (sandbox && config.DEMO_CATALOGUE) {
+    const created = await createDemoPools(
+      { db: deps.storage.db, chain: deps.chain.chain, signers: sandbox.signers, authorities },
+      deps.venueSeed,
+    );
+    if (created > 0) deps.logger?.info({ pools: created }, "created the demo pools");
+  }
+  const book = new TradingBook({
+    db: deps.storage.db,
+    chain: deps.chain.chain,
+    authorities,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  await book.start();
+  return { book, desk: new OrderDesk(book, deps.chain.chain), close: () => book.stop() };
+}

@@ -1,0 +1,151 @@
+/**
+ * The transaction of a firm spot quote: compute budget, the user's missing token accounts (created
+ * idempotently), native SOL wrapped or unwrapped when asked, and one transfer per leg in and out of
+ * the pools' vaults. The pools' authorities sign it here; the user's signature is left empty for the
+ * user to add. It is valid until the blockhash's `lastValidBlockHeight`.
+ */
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  getTransactionEncoder,
+  type Instruction,
+  pipe,
+  type SignatureBytes,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from "@solana/kit";
+import {
+  getSetComputeUnitLimitInstruction,
+  getSetComputeUnitPriceInstruction,
+} from "@solana-program/compute-budget";
+import { getTransferSolInstruction } from "@solana-program/system";
+import {
+  findAssociatedTokenPda,
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getSyncNativeInstruction,
+  getTransferCheckedInstruction,
+} from "@solana-program/token";
+import type { LatestBlockhash } from "../chain/chain.js";
+import { WRAPPED_SOL_MINT } from "../chain/programs.js";
+import type { TokenRecord } from "./pools/store.js";
+import type { RouteLeg } from "./router.js";
+import type { CpmmPool } from "./venues/cpmm-pool.js";
+
+/** Compute units a spot order transaction asks for (the reference's default). */
+export const ORDER_COMPUTE_UNIT_LIMIT = 200_000;
+
+export interface OrderTransactionInput {
+  user: Address;
+  legs: readonly RouteLeg[];
+  /** What the user receives (the last leg's output less the platform fee). */
+  userOutAmount: bigint;
+  platformFee: { amount: bigint; account: Address } | undefined;
+  tokens: { input: TokenRecord; output: TokenRecord; token(mint: Address): TokenRecord };
+  wrapAndUnwrapSol: boolean;
+  computeUnitLimit: number;
+  microLamportsPerComputeUnit: bigint;
+  lifetime: LatestBlockhash;
+}
+
+/** Builds the order transaction, signed by every pool it uses; returns its wire bytes. */
+export async function buildOrderTransaction(input: OrderTransactionInput): Promise<Uint8Array> {
+  const user = createNoopSigner(input.user);
+  const { tokens } = input;
+  const ata = async (owner: Address, token: TokenRecord) =>
+    (await findAssociatedTokenPda({ owner, mint: token.mint, tokenProgram: token.program }))[0];
+  const [userIn, userOut] = await Promise.all([
+    ata(input.user, tokens.input),
+    ata(input.user, tokens.output),
+  ]);
+  const wrapIn = input.wrapAndUnwrapSol && tokens.input.mint === WRAPPED_SOL_MINT;
+  const unwrapOut = input.wrapAndUnwrapSol && tokens.output.mint === WRAPPED_SOL_MINT;
+  const createAccount = (account: Address, token: TokenRecord) =>
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: user,
+      ata: account,
+      owner: input.user,
+      mint: token.mint,
+      tokenProgram: token.program,
+    });
+  const transfer = (
+    source: Address,
+    destination: Address,
+    authority: ReturnType<typeof createNoopSigner>,
+    token: TokenRecord,
+    amount: bigint,
+  ) =>
+    getTransferCheckedInstruction(
+      { source, mint: token.mint, destination, authority, amount, decimals: token.decimals },
+      { programAddress: token.program },
+    );
+
+  const instructions: Instruction[] = [
+    getSetComputeUnitLimitInstruction({ units: input.computeUnitLimit }),
+    getSetComputeUnitPriceInstruction({ microLamports: input.microLamportsPerComputeUnit }),
+  ];
+  const firstLeg = input.legs[0];
+  if (!firstLeg) throw new Error("an order needs at least one leg");
+  if (wrapIn) {
+    instructions.push(
+      createAccount(userIn, tokens.input),
+      getTransferSolInstruction({ source: user, destination: userIn, amount: firstLeg.inAmount }),
+      getSyncNativeInstruction({ account: userIn }, { programAddress: tokens.input.program }),
+    );
+  }
+  instructions.push(createAccount(userOut, tokens.output));
+
+  const pools = input.legs.map((leg) => leg.market as CpmmPool);
+  const firstPool = pools[0] as CpmmPool;
+  instructions.push(
+    transfer(userIn, vaultOf(firstPool, firstLeg.inputMint), user, tokens.input, firstLeg.inAmount),
+  );
+  input.legs.forEach((leg, index) => {
+    const pool = pools[index] as CpmmPool;
+    const next = pools[index + 1];
+    const authority = createNoopSigner(pool.authority.address);
+    const outToken = tokens.token(leg.outputMint);
+    const source = vaultOf(pool, leg.outputMint);
+    if (next) {
+      instructions.push(transfer(source, vaultOf(next, leg.outputMint), authority, outToken, leg.outAmount));
+      return;
+    }
+    instructions.push(transfer(source, userOut, authority, outToken, input.userOutAmount));
+    if (input.platformFee && input.platformFee.amount > 0n) {
+      instructions.push(
+        transfer(source, input.platformFee.account, authority, outToken, input.platformFee.amount),
+      );
+    }
+  });
+  if (wrapIn || unwrapOut) {
+    const wrapped = wrapIn ? userIn : userOut;
+    const program = wrapIn ? tokens.input.program : tokens.output.program;
+    instructions.push(
+      getCloseAccountInstruction(
+        { account: wrapped, destination: input.user, owner: user },
+        { programAddress: program },
+      ),
+    );
+  }
+
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(user, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(input.lifetime, m),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+  const compiled = compileTransaction(message);
+  const signatures = { ...compiled.signatures };
+  const messageBytes = Uint8Array.from(compiled.messageBytes);
+  for (const pool of new Set(pools)) {
+    signatures[pool.authority.address] = pool.authority.sign(messageBytes) as SignatureBytes;
+  }
+  return new Uint8Array(getTransactionEncoder().encode({ ...compiled, signatures }));
+}
+
+function vaultOf(pool: CpmmPool, mint: Address): Address {
+  return pool.vaults[pool.sideOf(mint)];
+}

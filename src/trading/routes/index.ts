@@ -1,0 +1,35 @@
+/** The trade API (contract §6), at the root path, with its own OpenAPI document at /openapi.json. */
+import type { FastifyPluginAsync } from "fastify";
+import type { Config } from "../../config.js";
+import { registerOpenApi } from "../../http/openapi.js";
+import type { ZodApp } from "../../http/types.js";
+import type { TradingBook } from "../book.js";
+import type { OrderDesk } from "../order.js";
+import { getOrder } from "./get-order.js";
+import { listTokens } from "./list-tokens.js";
+import { listTokensWithDecimals } from "./list-tokens-with-decimals.js";
+import { listVenues } from "./list-venues.js";
+
+export interface TradingApi {
+  book: TradingBook;
+  desk: OrderDesk;
+}
+
+/** Registers every trade route and `/openapi.json` in one encapsulated context. */
+export function registerTradeApi(trading: TradingApi, mode: Config["MODE"]): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as ZodApp;
+    await registerOpenApi(
+      app,
+      {
+        title: "trade-api",
+        description: "Oddsgate trading: token registry, venues and firm quotes with signed transactions.",
+      },
+      mode,
+    );
+    listTokensWithDecimals(app, trading.book);
+    listTokens(app, trading.book);
+    listVenues(app, trading.book);
+    getOrder(app, trading.book, trading.desk);
+  };
+}

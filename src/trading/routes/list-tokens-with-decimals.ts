@@ -1,0 +1,21 @@
+/** GET /tokens-with-decimals — `[mint, decimals]` of every mint that had a pool (interface operation 2). */
+import { z } from "zod";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { TradingBook } from "../book.js";
+import { registry } from "./list-tokens.js";
+import { Mint, TradeError } from "./schemas.js";
+
+export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
+  app.get(
+    "/tokens-with-decimals",
+    {
+      schema: {
+        operationId: "tokens_with_decimals",
+        tags: ["Tokens"],
+        summary: "Every mint that had a pool at least once, with its decimals",
+        response: { 200: z.array(z.tuple([Mint, z.number().int()])), 503: TradeError },
+      },
+    },
+    async (_request, reply) => sendJson(reply, registry(book).tokensWithDecimalsJson),
+  );
+}

@@ -1,0 +1,28 @@
+/** GET /tokens — every mint that had a pool at least once, as a list of addresses. */
+import { z } from "zod";
+import { ApiError } from "../../http/errors.js";
+import { sendJson, type ZodApp } from "../../http/types.js";
+import type { TradingBook } from "../book.js";
+import { Mint, TradeError } from "./schemas.js";
+
+export function listTokens(app: ZodApp, book: TradingBook): void {
+  app.get(
+    "/tokens",
+    {
+      schema: {
+        operationId: "tokens",
+        tags: ["Tokens"],
+        summary: "Every mint that had a pool at least once",
+        response: { 200: z.array(Mint), 503: TradeError },
+      },
+    },
+    async (_request, reply) => sendJson(reply, registry(book).tokensJson),
+  );
+}
+
+/** The book, once its token registry has loaded; 503 `mint_info_not_initialized` before. */
+export function registry(book: TradingBook): TradingBook {
+  if (!book.loaded)
+    throw new ApiError("mint_info_not_initialized", "the token registry is still loading; retry shortly");
+  return book;
+}

@@ -1,0 +1,19 @@
+/** GET /venues — the names of this deployment's venues, as `dexes` and `excludeDexes` take them. */
+import { z } from "zod";
+import type { ZodApp } from "../../http/types.js";
+import type { TradingBook } from "../book.js";
+
+export function listVenues(app: ZodApp, book: TradingBook): void {
+  app.get(
+    "/venues",
+    {
+      schema: {
+        operationId: "venues",
+        tags: ["Venues"],
+        summary: "Venue names",
+        response: { 200: z.array(z.string()) },
+      },
+    },
+    async () => book.venues(),
+  );
+}

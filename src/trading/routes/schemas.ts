@@ -1,0 +1,59 @@
+/** Zod schemas shared by the trade API's operations (documentation of their responses). */
+import { z } from "zod";
+
+export const TradeError = z
+  .object({ code: z.string(), msg: z.string() })
+  .meta({ id: "TradeError", description: "Every non-2xx body: a catalogue code and a message" });
+
+export const Mint = z
+  .string()
+  .meta({ description: "Base58 mint address", example: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" });
+
+export const RoutePlanLeg = z
+  .object({
+    venue: z.string(),
+    marketKey: z.string(),
+    inputMint: Mint,
+    outputMint: Mint,
+    inAmount: z.string(),
+    outAmount: z.string(),
+    inputMintDecimals: z.number().int(),
+    outputMintDecimals: z.number().int(),
+  })
+  .meta({ id: "RoutePlanLeg" });
+
+export const OrderResponse = z
+  .object({
+    inputMint: Mint,
+    inAmount: z.string().meta({ description: "Maximum input, in the input token's smallest unit" }),
+    outputMint: Mint,
+    outAmount: z.string().meta({ description: "Expected output after all fees" }),
+    otherAmountThreshold: z
+      .string()
+      .meta({ description: "Minimum output after fees, enforced by the transaction" }),
+    minOutAmount: z.string(),
+    slippageBps: z.number().int(),
+    priceImpactPct: z.string().meta({ description: 'A fraction: "0.01" is 1%' }),
+    contextSlot: z.number().int(),
+    executionMode: z.enum(["sync", "async"]),
+    platformFee: z
+      .object({ amount: z.string(), feeBps: z.number().int(), mode: z.literal("outputMint") })
+      .nullable(),
+    routePlan: z.array(RoutePlanLeg),
+    transaction: z
+      .string()
+      .optional()
+      .meta({ description: "Base64 v0 transaction signed by the venue; with userPublicKey" }),
+    lastValidBlockHeight: z.number().int().optional(),
+    computeUnitLimit: z.number().int().optional(),
+    prioritizationFeeLamports: z.number().int().optional(),
+    prioritizationType: z
+      .object({
+        computeBudget: z.object({
+          microLamports: z.number().int(),
+          estimatedMicroLamports: z.number().int().nullable(),
+        }),
+      })
+      .optional(),
+  })
+  .meta({ id: "OrderResponse" });

@@ -1,0 +1,92 @@
+/**
+ * A constant-product pool as a tradable market. Its reserves are its two vault balances on the chain
+ * (refreshed every slot) less the output already promised by firm quotes that have not expired, so
+ * two firm quotes can never promise the same tokens twice.
+ */
+import type { Address } from "@solana/kit";
+import type { Keypair } from "../../chain/ed25519.js";
+import type { LegQuote, TradingMarket } from "../market.js";
+import type { PoolRecord, TokenRecord } from "../pools/store.js";
+import { cpmmAmountOut, cpmmSpotOut } from "./cpmm.js";
+
+export const CPMM_VENUE = "cpmm";
+
+interface Reservation {
+  side: 0 | 1;
+  amount: bigint;
+  /** The promise lapses once the chain passes this block height. */
+  lastValidBlockHeight: bigint;
+}
+
+export class CpmmPool implements TradingMarket {
+  readonly venue = CPMM_VENUE;
+  readonly executionMode = "sync";
+  readonly key: Address;
+  readonly mints: readonly [Address, Address];
+  /** Vault balances as last read from the chain. */
+  readonly balances: [bigint, bigint] = [0n, 0n];
+  private readonly reserved: [bigint, bigint] = [0n, 0n];
+  private reservations: Reservation[] = [];
+
+  constructor(
+    readonly record: PoolRecord,
+    readonly tokens: readonly [TokenRecord, TokenRecord],
+    readonly vaults: readonly [Address, Address],
+    readonly authority: Keypair,
+  ) {
+    this.key = record.address;
+    this.mints = [record.mintA, record.mintB];
+  }
+
+  /** What the pool can still pay out of one side. */
+  available(side: 0 | 1): bigint {
+    const free = this.balances[side] - this.reserved[side];
+    return free > 0n ? free : 0n;
+  }
+
+  quote(inputMint: Address, amountIn: bigint): LegQuote | null {
+    const inSide = this.sideOf(inputMint);
+    const outSide = inSide === 0 ? 1 : 0;
+    const reserveIn = this.available(inSide);
+    const reserveOut = this.available(outSide);
+    const outAmount = cpmmAmountOut(reserveIn, reserveOut, amountIn, this.record.feeBps);
+    if (outAmount <= 0n) return null;
+    return {
+      inAmount: amountIn,
+      outAmount,
+      spotOutAmount: cpmmSpotOut(reserveIn, reserveOut, amountIn, this.record.feeBps),
+    };
+  }
+
+  /** Index (0 or 1) of `mint` in the pool. */
+  sideOf(mint: Address): 0 | 1 {
+    return mint === this.mints[0] ? 0 : 1;
+  }
+
+  /**
+   * Holds `amount` of `outputMint` for a firm quote until the chain passes `lastValidBlockHeight`;
+   * returns a function that releases it early (when the quote could not be issued after all).
+   */
+  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): () => void {
+    const reservation: Reservation = { side: this.sideOf(outputMint), amount, lastValidBlockHeight };
+    this.reserved[reservation.side] += amount;
+    this.reservations.push(reservation);
+    return () => {
+      const index = this.reservations.indexOf(reservation);
+      if (index === -1) return;
+      this.reservations.splice(index, 1);
+      this.reserved[reservation.side] -= amount;
+    };
+  }
+
+  /** Releases the promises whose transactions can no longer land. */
+  expireReservations(blockHeight: bigint): void {
+    if (this.reservations.length === 0) return;
+    const live: Reservation[] = [];
+    for (const reservation of this.reservations) {
+      if (reservation.lastValidBlockHeight >= blockHeight) live.push(reservation);
+      else this.reserved[reservation.side] -= reservation.amount;
+    }
+    this.reservations = live;
+  }
+}
