@@ -23,4 +23,9 @@ export interface TradingMarket {
   readonly executionMode: ExecutionMode;
   /** Prices `amountIn` of `inputMint` (one of `mints`); null when the market cannot fill any of it. */
   quote(inputMint: Address, amountIn: bigint): LegQuote | null;
+  /**
+   * The output `quote` would give, in floating point: cheap enough to rank hundreds of markets per
+   * request, after which only the best are priced exactly.
+   */
+  estimate(inputMint: Address, amountIn: bigint): number;
 }

@@ -2,9 +2,14 @@
  * Route search over every market of every venue: direct routes and two-leg routes through one
  * intermediate mint, each leg priced with the venue's exact integer math. The best route is the one
  * paying the most output; a shorter route wins a tie.
+ *
+ * A leg's output grows with its input, so the best two-leg route through a given intermediate mint
+ * starts with the best first leg into it. The search therefore ranks the markets of each mint pair by
+ * a floating-point estimate and prices exactly only the markets within a hair of the best: linear in
+ * the number of markets touching the two mints, with a handful of exact quotes.
  */
 import type { Address } from "@solana/kit";
-import type { ExecutionMode, TradingMarket } from "./market.js";
+import type { ExecutionMode, LegQuote, TradingMarket } from "./market.js";
 
 export interface RouteLeg {
   market: TradingMarket;
@@ -33,106 +38,123 @@ export interface RouteRequest {
   venues?: ReadonlySet<string>;
 }
 
+/** Estimates within this relative distance of the best are priced exactly, so float error never decides. */
+const ESTIMATE_TOLERANCE = 1e-9;
+
+type Allowed = (market: TradingMarket) => boolean;
+
+interface BestLeg {
+  market: TradingMarket;
+  quote: LegQuote;
+}
+
 /** An index of markets by mint and by mint pair, rebuilt whenever the set of markets changes. */
 export class MarketGraph {
-  private readonly byMint = new Map<Address, TradingMarket[]>();
-  private readonly byPair = new Map<string, TradingMarket[]>();
+  /** mint → neighbouring mint → the markets pairing them. */
+  private readonly neighbours = new Map<Address, Map<Address, TradingMarket[]>>();
 
   constructor(readonly markets: readonly TradingMarket[]) {
     for (const market of markets) {
       const [a, b] = market.mints;
-      push(this.byMint, a, market);
-      push(this.byMint, b, market);
-      push(this.byPair, pairKey(a, b), market);
+      link(this.neighbours, a, b, market);
+      link(this.neighbours, b, a, market);
     }
   }
 
   /** Whether any market trades `mint`. */
   has(mint: Address): boolean {
-    return this.byMint.has(mint);
+    return this.neighbours.has(mint);
   }
 
   /** The best route for the request, or null when none pays any output. */
   bestRoute(request: RouteRequest): Route | null {
     const { inputMint, outputMint, amount } = request;
-    const allowed = (market: TradingMarket) => !request.venues || request.venues.has(market.venue);
+    const venues = request.venues;
+    const allowed: Allowed = venues ? (market) => venues.has(market.venue) : () => true;
+    const fromInput = this.neighbours.get(inputMint);
+    if (!fromInput) return null;
+
     let best: Route | null = null;
-    const consider = (route: Route | null) => {
-      if (route && route.outAmount > 0n && (!best || route.outAmount > best.outAmount)) best = route;
-    };
-    for (const market of this.byPair.get(pairKey(inputMint, outputMint)) ?? []) {
-      if (allowed(market)) consider(direct(market, inputMint, outputMint, amount));
+    const direct = bestLeg(fromInput.get(outputMint), inputMint, amount, allowed);
+    if (direct) {
+      best = {
+        legs: [leg(direct, inputMint, outputMint, amount)],
+        inAmount: direct.quote.inAmount,
+        outAmount: direct.quote.outAmount,
+        spotOutAmount: direct.quote.spotOutAmount,
+        executionMode: direct.market.executionMode,
+      };
     }
     if (request.maxLegs < 2) return best;
-    for (const first of this.byMint.get(inputMint) ?? []) {
-      // Async (prediction) markets settle later, so they cannot feed a second leg in one transaction.
-      if (!allowed(first) || first.executionMode === "async") continue;
-      const middle = other(first, inputMint);
+
+    // Async (prediction) markets settle later, so they cannot be part of a one-transaction route.
+    const syncAllowed: Allowed = (market) => market.executionMode === "sync" && allowed(market);
+    for (const [middle, firstMarkets] of fromInput) {
       if (middle === outputMint) continue;
-      const candidates = (this.byPair.get(pairKey(middle, outputMint)) ?? []).filter(
-        (m) => allowed(m) && m.executionMode === "sync",
-      );
-      if (candidates.length === 0) continue;
-      const leg1 = first.quote(inputMint, amount);
-      if (!leg1 || leg1.outAmount <= 0n) continue;
-      for (const second of candidates) {
-        const leg2 = second.quote(middle, leg1.outAmount);
-        if (!leg2 || leg2.outAmount <= 0n) continue;
-        consider({
-          legs: [
-            {
-              market: first,
-              inputMint,
-              outputMint: middle,
-              inAmount: leg1.inAmount,
-              outAmount: leg1.outAmount,
-            },
-            {
-              market: second,
-              inputMint: middle,
-              outputMint,
-              inAmount: leg1.outAmount,
-              outAmount: leg2.outAmount,
-            },
-          ],
-          inAmount: leg1.inAmount,
-          outAmount: leg2.outAmount,
-          spotOutAmount: (leg1.spotOutAmount * leg2.spotOutAmount) / Number(leg1.outAmount),
-          executionMode: "sync",
-        });
-      }
+      const secondMarkets = this.neighbours.get(middle)?.get(outputMint);
+      if (!secondMarkets) continue;
+      const first = bestLeg(firstMarkets, inputMint, amount, syncAllowed);
+      if (!first) continue;
+      const second = bestLeg(secondMarkets, middle, first.quote.outAmount, syncAllowed);
+      if (!second) continue;
+      if (best && second.quote.outAmount <= best.outAmount) continue;
+      best = {
+        legs: [leg(first, inputMint, middle, amount), leg(second, middle, outputMint, first.quote.outAmount)],
+        inAmount: first.quote.inAmount,
+        outAmount: second.quote.outAmount,
+        spotOutAmount:
+          (first.quote.spotOutAmount * second.quote.spotOutAmount) / Number(first.quote.outAmount),
+        executionMode: "sync",
+      };
     }
     return best;
   }
 }
 
-function direct(
-  market: TradingMarket,
+/** The market paying the most for `amount` of `inputMint` among `markets`, exactly priced. */
+function bestLeg(
+  markets: readonly TradingMarket[] | undefined,
   inputMint: Address,
-  outputMint: Address,
   amount: bigint,
-): Route | null {
-  const quote = market.quote(inputMint, amount);
-  if (!quote) return null;
-  return {
-    legs: [{ market, inputMint, outputMint, inAmount: quote.inAmount, outAmount: quote.outAmount }],
-    inAmount: quote.inAmount,
-    outAmount: quote.outAmount,
-    spotOutAmount: quote.spotOutAmount,
-    executionMode: market.executionMode,
-  };
+  allowed: Allowed,
+): BestLeg | null {
+  if (!markets) return null;
+  let bestEstimate = 0;
+  const estimates: number[] = [];
+  for (const market of markets) {
+    const estimate = allowed(market) ? market.estimate(inputMint, amount) : 0;
+    estimates.push(estimate);
+    if (estimate > bestEstimate) bestEstimate = estimate;
+  }
+  if (bestEstimate <= 0) return null;
+  const threshold = bestEstimate * (1 - ESTIMATE_TOLERANCE);
+  let best: BestLeg | null = null;
+  markets.forEach((market, index) => {
+    if ((estimates[index] as number) < threshold) return;
+    const quote = market.quote(inputMint, amount);
+    if (quote && quote.outAmount > 0n && (!best || quote.outAmount > best.quote.outAmount)) {
+      best = { market, quote };
+    }
+  });
+  return best;
 }
 
-function other(market: TradingMarket, mint: Address): Address {
-  return market.mints[0] === mint ? market.mints[1] : market.mints[0];
+function leg(best: BestLeg, inputMint: Address, outputMint: Address, inAmount: bigint): RouteLeg {
+  return { market: best.market, inputMint, outputMint, inAmount, outAmount: best.quote.outAmount };
 }
 
-function pairKey(a: Address, b: Address): string {
-  return a < b ? `${a}|${b}` : `${b}|${a}`;
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+function link(
+  index: Map<Address, Map<Address, TradingMarket[]>>,
+  from: Address,
+  to: Address,
+  market: TradingMarket,
+) {
+  let byMint = index.get(from);
+  if (!byMint) {
+    byMint = new Map();
+    index.set(from, byMint);
+  }
+  const list = byMint.get(to);
+  if (list) list.push(market);
+  else byMint.set(to, [market]);
 }

@@ -56,6 +56,15 @@ class TestPool implements TradingMarket {
     return this.mints[0] === mint ? this.mints[1] : this.mints[0];
   }
 
+  /** The same floating-point estimate the real pools rank by, so near-ties exercise the exact re-check. */
+  estimate(inputMint: Address, amountIn: bigint): number {
+    if (!this.reserves.has(inputMint)) return 0;
+    const reserveIn = Number(this.reserveOf(inputMint));
+    const reserveOut = Number(this.reserveOf(this.otherMint(inputMint)));
+    const inAfterFee = Number(amountIn) * (1 - this.feeBps / 10_000);
+    return reserveIn > 0 ? (reserveOut * inAfterFee) / (reserveIn + inAfterFee) : 0;
+  }
+
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
     if (!this.reserves.has(inputMint)) return null;
     const reserveIn = this.reserveOf(inputMint);

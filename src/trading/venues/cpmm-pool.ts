@@ -58,6 +58,14 @@ export class CpmmPool implements TradingMarket {
     };
   }
 
+  estimate(inputMint: Address, amountIn: bigint): number {
+    const inSide = this.sideOf(inputMint);
+    const reserveIn = Number(this.available(inSide));
+    const reserveOut = Number(this.available(inSide === 0 ? 1 : 0));
+    const inAfterFee = Number(amountIn) * (1 - this.record.feeBps / 10_000);
+    return reserveIn > 0 ? (reserveOut * inAfterFee) / (reserveIn + inAfterFee) : 0;
+  }
+
   /** Index (0 or 1) of `mint` in the pool. */
   sideOf(mint: Address): 0 | 1 {
     return mint === this.mints[0] ? 0 : 1;
