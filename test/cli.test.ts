@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { MarketsClient } from "../src/client/markets.js";
+import { TradeClient } from "../src/client/trade.js";
 import { loadConfig } from "../src/config.js";
 import { loadCatalogue } from "../src/markets/store.js";
 import { openStorage } from "../src/storage/database.js";
@@ -212,7 +213,44 @@ describe("oddsgate serve", () => {
     )) as { code: number; stderr: string };
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^oddsgate: amount must be a positive decimal number/m);
-  });
+
+    // Trading from the CLI against the demo pools: a quote, then a trade alice's keypair signs.
+    const tradeEnv = { ...env, PORT: String(port) };
+    const quoted = (await oddsgate(["quote", "USDC", "SOL", "10"], tradeEnv)).stdout;
+    expect(quoted).toMatch(/^10 EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v -> 0\.05\d+ So1+2$/m);
+    const traded = (await oddsgate(["trade", "USDC", "SOL", "10", "alice"], tradeEnv)).stdout;
+    expect(traded).toMatch(/^landed: \w{64,88}$/m);
+    expect(traded).toContain("  15 of EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+    expect(traded).toMatch(new RegExp(`^${address}: 1\\.55\\d+ SOL$`, "m"));
+
+    // A new pool, which the running venue routes through within a few slots, then removed.
+    const pool = (await oddsgate(["pools", "create", "dBTC", "2", "dJUP", "237500", "--fee-bps", "10"], env))
+      .stdout;
+    const [, poolAddress, mintA, mintB] = /created pool (\w+) \(10 bps\): (\w+) \/ (\w+)/.exec(pool) ?? [];
+    expect(poolAddress, pool).toBeDefined();
+    expect((await oddsgate(["pools", "list"], env)).stdout).toContain(
+      `${poolAddress}  cpmm 10 bps  2 of ${mintA}`,
+    );
+    const trade = new TradeClient({ baseUrl: url });
+    let marketKey: string | undefined;
+    for (let i = 0; i < 50 && marketKey !== poolAddress; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const order = await trade
+        .order({
+          inputMint: mintA as string,
+          outputMint: mintB as string,
+          amount: 1000,
+          onlyDirectRoutes: true,
+        })
+        .catch(() => undefined);
+      marketKey = order?.routePlan[0]?.marketKey;
+    }
+    expect(marketKey).toBe(poolAddress);
+    expect((await oddsgate(["pools", "remove", poolAddress as string], env)).stdout).toContain(
+      "removed pool",
+    );
+    expect((await oddsgate(["pools", "list"], env)).stdout).not.toContain(poolAddress as string);
+  }, 120_000);
 });
 
 describe("oddsgate sync", () => {

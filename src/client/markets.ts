@@ -1,27 +1,8 @@
 /** Typed client for the prediction-market data API (`/api/v1`). */
 import type { Event, Market, Series } from "../markets/model.js";
+import { ApiTransport, type ClientOptions, type QueryValue } from "./http.js";
 
-export interface ClientOptions {
-  /** Base URL of the prediction-market API, e.g. http://127.0.0.1:8080 (no /api/v1). */
-  baseUrl: string;
-  /** Sent as `x-api-key` when set. */
-  apiKey?: string;
-  /** Defaults to the global fetch. */
-  fetch?: typeof fetch;
-}
-
-/** A non-2xx answer, carrying the service's `{code, msg}`. */
-export class OddsgateApiError extends Error {
-  override name = "OddsgateApiError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly msg: string,
-    readonly requestId: string | null,
-  ) {
-    super(`${status} ${code}: ${msg}`);
-  }
-}
+export { type ClientOptions, OddsgateApiError } from "./http.js";
 
 export type SortKey = "volume" | "volume24h" | "liquidity" | "openInterest" | "startDate";
 
@@ -127,15 +108,11 @@ export interface ForecastHistory {
   }[];
 }
 
-type QueryValue = string | number | boolean | string[] | number[] | undefined;
-
 export class MarketsClient {
-  private readonly baseUrl: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly transport: ApiTransport;
 
-  constructor(private readonly options: ClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
-    this.fetchImpl = options.fetch ?? fetch;
+  constructor(options: ClientOptions) {
+    this.transport = new ApiTransport(options, "/api/v1");
   }
 
   /** GET /api/v1/event/{ticker}. */
@@ -273,37 +250,10 @@ export class MarketsClient {
   }
 
   private get<T>(path: string, query: Record<string, QueryValue>): Promise<T> {
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined) params.set(name, Array.isArray(value) ? value.join(",") : String(value));
-    }
-    const search = params.size > 0 ? `?${params}` : "";
-    return this.request(`${path}${search}`, { method: "GET" });
+    return this.transport.get(path, query);
   }
 
   private post<T>(path: string, body: unknown): Promise<T> {
-    return this.request(path, {
-      method: "POST",
-      body: JSON.stringify(body),
-      headers: { "content-type": "application/json" },
-    });
-  }
-
-  private async request<T>(path: string, init: RequestInit): Promise<T> {
-    const headers = new Headers(init.headers);
-    if (this.options.apiKey) headers.set("x-api-key", this.options.apiKey);
-    const response = await this.fetchImpl(`${this.baseUrl}/api/v1${path}`, { ...init, headers });
-    const text = await response.text();
-    if (!response.ok) {
-      let code = "http_error";
-      let msg = text;
-      try {
-        ({ code, msg } = JSON.parse(text) as { code: string; msg: string });
-      } catch {
-        // Not our error body (a proxy in between, say): keep the raw text as the message.
-      }
-      throw new OddsgateApiError(response.status, code, msg, response.headers.get("x-request-id"));
-    }
-    return JSON.parse(text) as T;
+    return this.transport.post(path, body);
   }
 }

@@ -1,0 +1,74 @@
+/** The HTTP transport the typed clients share: base URL, `x-api-key`, and `{code, msg}` errors. */
+
+export interface ClientOptions {
+  /** Base URL of the service, e.g. http://127.0.0.1:8080 (no /api/v1). */
+  baseUrl: string;
+  /** Sent as `x-api-key` when set. */
+  apiKey?: string;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer, carrying the service's `{code, msg}`. */
+export class OddsgateApiError extends Error {
+  override name = "OddsgateApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly msg: string,
+    readonly requestId: string | null,
+  ) {
+    super(`${status} ${code}: ${msg}`);
+  }
+}
+
+export type QueryValue = string | number | bigint | boolean | string[] | number[] | undefined;
+
+/** JSON over HTTP to one API group (`prefix`, e.g. "/api/v1" or "" for the trade API). */
+export class ApiTransport {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(
+    private readonly options: ClientOptions,
+    prefix: string,
+  ) {
+    this.baseUrl = `${options.baseUrl.replace(/\/+$/, "")}${prefix}`;
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  get<T>(path: string, query: Record<string, QueryValue> = {}): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) params.set(name, Array.isArray(value) ? value.join(",") : String(value));
+    }
+    const search = params.size > 0 ? `?${params}` : "";
+    return this.request(`${path}${search}`, { method: "GET" });
+  }
+
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.request(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
+  }
+
+  private async request<T>(path: string, init: RequestInit): Promise<T> {
+    const headers = new Headers(init.headers);
+    if (this.options.apiKey) headers.set("x-api-key", this.options.apiKey);
+    const response = await this.fetchImpl(`${this.baseUrl}${path}`, { ...init, headers });
+    const text = await response.text();
+    if (!response.ok) {
+      let code = "http_error";
+      let msg = text;
+      try {
+        ({ code, msg } = JSON.parse(text) as { code: string; msg: string });
+      } catch {
+        // Not our error body (a proxy in between, say): keep the raw text as the message.
+      }
+      throw new OddsgateApiError(response.status, code, msg, response.headers.get("x-request-id"));
+    }
+    return JSON.parse(text) as T;
+  }
+}
