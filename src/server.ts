@@ -94,12 +94,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     };
     chain = await connectChain(config, { storage, venueSeed, logger: lateLogger });
     const connectedChain = chain;
-    trading = await startTrading(config, { storage, chain, venueSeed, logger: lateLogger });
+    const relay = new MarketRelay(upstreamClient);
+    trading = await startTrading(config, {
+      storage,
+      chain,
+      venueSeed,
+      fetchBook: (ticker) => relay.orderbookLevels(ticker),
+      logger: lateLogger,
+    });
+    const tradingBook = trading.book;
     app = await buildApp({
       config,
       catalog,
       access,
-      relay: new MarketRelay(upstreamClient),
+      relay,
       chain,
       trading,
       ...(options.logger ? { logger: options.logger } : {}),
@@ -126,13 +134,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // The simulator holds its own copy; ours is no longer needed.
     demo = undefined;
     const loaded = await catalog.load(storage.db);
-    // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog shows.
-    const addChainMarkets = async () => {
+    // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog
+    // shows, and its active ones trade on the prediction venue.
+    const followCatalog = async () => {
       const markets = catalog.require().markets.filter((m) => m.record.tokenized);
       const created = await connectedChain.addMarkets(markets.map((m) => m.addresses));
       if (created > 0) log.info({ accounts: created }, "created the chain accounts of tokenized markets");
+      await tradingBook.updatePredictionMarkets(catalog.require());
     };
-    await addChainMarkets();
+    await followCatalog();
     log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
 
     const db = storage.db;
@@ -141,7 +151,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         async (changed) => {
           if (!changed) return;
           log.info({ version: catalog.current?.version }, "catalog reloaded");
-          await addChainMarkets();
+          await followCatalog();
         },
         (error: unknown) => log.error({ err: error }, "catalog refresh failed; serving the previous one"),
       );
@@ -159,7 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           });
           if (result.changed.events > 0 || result.changed.series > 0) {
             log.info(result, "sync stored upstream changes");
-            if (await catalog.refreshIfChanged(db)) await addChainMarkets();
+            if (await catalog.refreshIfChanged(db)) await followCatalog();
           }
         },
         log,

@@ -9,12 +9,20 @@ import type { Kysely } from "kysely";
 import type { AccountInfo, Chain, LatestBlockhash } from "../chain/chain.js";
 import { decodeTokenAccount } from "../chain/token-layout.js";
 import { ApiError } from "../http/errors.js";
+import type { Catalog } from "../markets/catalog.js";
 import type { Tables } from "../storage/database.js";
 import type { TradingMarket } from "./market.js";
 import type { PoolAuthorities } from "./pools/authority.js";
-import { listPools, listTokens, type TokenRecord, tradingVersion } from "./pools/store.js";
+import {
+  listPools,
+  listTokens,
+  listTokensWithoutPool,
+  type TokenRecord,
+  tradingVersion,
+} from "./pools/store.js";
 import { MarketGraph } from "./router.js";
 import { CPMM_VENUE, CpmmPool } from "./venues/cpmm-pool.js";
+import { PREDICTION_VENUE, type PredictionVenue } from "./venues/prediction.js";
 
 /** Solana's slot time: balances and the blockhash are refreshed this often. */
 export const SLOT_MS = 400;
@@ -38,6 +46,8 @@ export interface TradingBookOptions {
   db: Kysely<Tables>;
   chain: Chain;
   authorities: PoolAuthorities;
+  /** Outcome tokens against USDC; without it only pools trade. */
+  prediction?: PredictionVenue;
   logger?: BookLogger;
 }
 
@@ -69,7 +79,20 @@ export class TradingBook {
 
   /** Venue names, as `GET /venues` lists them. */
   venues(): string[] {
-    return [CPMM_VENUE];
+    return this.options.prediction ? [CPMM_VENUE, PREDICTION_VENUE] : [CPMM_VENUE];
+  }
+
+  get prediction(): PredictionVenue | undefined {
+    return this.options.prediction;
+  }
+
+  /** Follows the catalog: its tokenized, active markets trade; their outcome mints join the registry. */
+  async updatePredictionMarkets(catalog: Catalog): Promise<void> {
+    const { prediction } = this.options;
+    if (!prediction) return;
+    const unlisted = prediction.update(catalog).filter((token) => !this.tokens.has(token.mint));
+    if (unlisted.length > 0) await listTokensWithoutPool(this.options.db, unlisted);
+    if (!(await this.reload())) this.rebuildGraph();
   }
 
   /** A listed token's decimals and program, or undefined. */
@@ -179,7 +202,7 @@ export class TradingBook {
   }
 
   private rebuildGraph(): void {
-    const markets: TradingMarket[] = [...this.pools.values()];
+    const markets: TradingMarket[] = [...this.pools.values(), ...(this.options.prediction?.markets() ?? [])];
     this.graph = new MarketGraph(markets);
   }
 }

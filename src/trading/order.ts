@@ -38,6 +38,9 @@ export interface OrderResponse {
   executionMode: "sync" | "async";
   platformFee: { amount: string; feeBps: number; mode: "outputMint" } | null;
   routePlan: RoutePlanLeg[];
+  /** Async orders: the mint returned when the order cannot fill. */
+  revertMint?: string;
+  predictionMarketSlippageBps?: number;
   transaction?: string;
   lastValidBlockHeight?: number;
   computeUnitLimit?: number;
@@ -60,6 +63,7 @@ export class OrderDesk {
     const output = this.listed(request.outputMint, "invalid_output_mint", "outputMint");
     if (request.platformFeeBps > 0 && request.feeAccount)
       await this.checkFeeAccount(request.feeAccount, output);
+    await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
 
     const venues = new Set(request.dexes ?? book.venues());
@@ -116,6 +120,17 @@ export class OrderDesk {
         outputMintDecimals: this.token(leg.outputMint).decimals,
       })),
     };
+    if (route.executionMode === "async") {
+      // An outcome order that cannot fill (or the part of it that cannot) returns the input.
+      response.revertMint = request.inputMint;
+      response.predictionMarketSlippageBps = request.predictionMarketSlippageBps ?? slippageBps;
+      if (request.userPublicKey) {
+        throw new ApiError(
+          "route_not_found",
+          "prediction-market orders are quote-only here for now: the escrowed order transaction is not offered yet",
+        );
+      }
+    }
     if (!request.userPublicKey) return response;
 
     // Reserved before any await, so a concurrent quote already prices without these tokens.
@@ -168,8 +183,7 @@ export class OrderDesk {
     name: string,
   ): TokenRecord {
     const token = this.book.token(mint);
-    if (!token || !this.book.graph.has(mint))
-      throw new ApiError(code, `${name} ${mint} is not a token this venue trades`);
+    if (!token) throw new ApiError(code, `${name} ${mint} is not a token this venue trades`);
     return token;
   }
 

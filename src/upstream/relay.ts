@@ -78,9 +78,15 @@ export class MarketRelay {
 
   /** A market's order book as `{yes_bids, no_bids, sequence}` (price string → whole contracts). */
   async orderbook(ticker: string): Promise<Buffer> {
+    return Buffer.from(JSON.stringify(await this.orderbookLevels(ticker)));
+  }
+
+  /** A market's order book, parsed: what the prediction venue prices from. */
+  async orderbookLevels(ticker: string): Promise<ReferenceBook> {
     const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`);
-    const book = parseJson(passThrough(answer, "orderbook_not_found", `market ${ticker} has no order book`));
-    return Buffer.from(JSON.stringify(toReferenceBook(book)));
+    return toReferenceBook(
+      parseJson(passThrough(answer, "orderbook_not_found", `market ${ticker} has no order book`)),
+    );
   }
 
   /** Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. */
@@ -160,11 +166,14 @@ type Level = readonly [unknown, unknown];
  * `orderbook_fp.yes_dollars` (fixed-point sizes) or legacy `orderbook.yes` (cents). The reference
  * shape maps a 4-digit dollar price to whole contracts.
  */
-export function toReferenceBook(body: unknown): {
+export interface ReferenceBook {
+  /** Dollar price with 4 decimals → whole contracts bid at it. */
   yes_bids: Record<string, number>;
   no_bids: Record<string, number>;
   sequence: number;
-} {
+}
+
+export function toReferenceBook(body: unknown): ReferenceBook {
   const root = (body ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const fp = root.orderbook_fp ?? {};
   const legacy = root.orderbook ?? {};

@@ -100,10 +100,25 @@ describe("quotes", () => {
     expect(tokens).toContainEqual([USDC_MINT, 6]);
     expect(tokens).toContainEqual([WRAPPED_SOL_MINT, 9]);
     expect(tokens).toContainEqual([token("dBONK"), 5]);
-    expect(tokens).toHaveLength(12);
+    // Both outcome mints of every tokenized, active market trade on the prediction venue.
+    const active = [];
+    for (let cursor: number | null | undefined; cursor !== null; ) {
+      const page = await t.client.listMarkets({
+        status: "active",
+        isInitialized: true,
+        limit: 200,
+        ...(cursor ? { cursor } : {}),
+      });
+      active.push(...page.markets);
+      cursor = page.cursor;
+    }
+    const accounts = Object.values(active[0]?.accounts ?? {})[0];
+    expect(tokens).toContainEqual([accounts?.yesMint, 6]);
+    expect(tokens).toContainEqual([accounts?.noMint, 6]);
+    expect(tokens).toHaveLength(12 + 2 * active.length);
     const mints = (await (await fetch(`${t.url}/tokens`)).json()) as string[];
     expect(mints).toEqual(tokens.map(([mint]) => mint));
-    expect(await (await fetch(`${t.url}/venues`)).json()).toEqual(["cpmm"]);
+    expect(await (await fetch(`${t.url}/venues`)).json()).toEqual(["cpmm", "prediction"]);
   });
 
   it("quotes a direct route without a transaction when no user is given", async () => {
@@ -146,6 +161,119 @@ describe("quotes", () => {
     });
     expect(quote.slippageBps).toBe(300);
     expect(BigInt(quote.otherAmountThreshold)).toBe((BigInt(quote.outAmount) * 9_700n) / 10_000n);
+  });
+});
+
+describe("the prediction venue", () => {
+  interface Book {
+    yes_bids: Record<string, number>;
+    no_bids: Record<string, number>;
+  }
+  const micros = (price: string) => BigInt(Math.round(Number(price) * 10_000)) * 100n;
+
+  /** An active tokenized market's mints, and its order book as the relay shows it. */
+  async function activeMarket() {
+    const market = (await t.client.listMarkets({ status: "active", isInitialized: true, limit: 5 }))
+      .markets[0];
+    const accounts = Object.values(market?.accounts ?? {})[0];
+    if (!market || !accounts) throw new Error("the demo catalogue has no active tokenized market");
+    const book = async () =>
+      (await (await fetch(`${t.url}/api/v1/orderbook/${market.ticker}`)).json()) as Book;
+    return { market, yesMint: accounts.yesMint as Address, noMint: accounts.noMint as Address, book };
+  }
+
+  /** Quotes while the book stays the same (the simulator moves it each minute), with that book. */
+  async function quoteWithBook(query: Record<string, string | number | bigint>, book: () => Promise<Book>) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const before = await book();
+      const quote = await okOrder(query);
+      const after = await book();
+      const same = (side: keyof Book) => JSON.stringify(after[side]) === JSON.stringify(before[side]);
+      if (same("yes_bids") && same("no_bids")) return { quote, book: before };
+    }
+    throw new Error("the order book kept moving");
+  }
+
+  it("buys whole yes contracts with USDC up the asks (mirrored no bids), as an async order", async () => {
+    const { yesMint, book } = await activeMarket();
+    const budget = 25_000_000n;
+    const { quote, book: levels } = await quoteWithBook(
+      { inputMint: USDC_MINT, outputMint: yesMint, amount: budget, priceImpactTolerancePct: 100 },
+      book,
+    );
+    expect(quote.executionMode).toBe("async");
+    expect(quote.revertMint).toBe(USDC_MINT);
+    expect(quote.routePlan).toMatchObject([
+      { venue: "prediction", inputMintDecimals: 6, outputMintDecimals: 6 },
+    ]);
+    const asks = Object.entries(levels.no_bids)
+      .map(([price, size]) => [1_000_000n - micros(price), BigInt(size)] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    let left = budget;
+    let contracts = 0n;
+    for (const [price, size] of asks) {
+      const taken = left / price < size ? left / price : size;
+      contracts += taken;
+      left -= taken * price;
+      if (taken < size) break;
+    }
+    expect(BigInt(quote.outAmount)).toBe(contracts * 1_000_000n);
+    expect(quote.inAmount).toBe(budget.toString());
+  });
+
+  it("sells whole no contracts down the no bids", async () => {
+    const { noMint, book } = await activeMarket();
+    const { quote, book: levels } = await quoteWithBook(
+      { inputMint: noMint, outputMint: USDC_MINT, amount: 3_500_000n, priceImpactTolerancePct: 100 },
+      book,
+    );
+    // 3.5 contracts offered: the 3 whole ones sell, the half is returned.
+    expect(quote.inAmount).toBe("3000000");
+    expect(quote.revertMint).toBe(noMint);
+    const bids = Object.entries(levels.no_bids)
+      .map(([price, size]) => [micros(price), BigInt(size)] as const)
+      .sort((a, b) => (a[0] > b[0] ? -1 : 1));
+    let left = 3n;
+    let proceeds = 0n;
+    for (const [price, size] of bids) {
+      const taken = left < size ? left : size;
+      proceeds += taken * price;
+      left -= taken;
+      if (left === 0n) break;
+    }
+    expect(BigInt(quote.outAmount)).toBe(proceeds);
+  });
+
+  it("trades only active markets, and only directly against USDC", async () => {
+    const { yesMint, noMint } = await activeMarket();
+    const closed = (await t.client.listMarkets({ status: "determined", isInitialized: true, limit: 5 }))
+      .markets;
+    const closedMint = Object.values(closed[0]?.accounts ?? {})[0]?.yesMint;
+    // Never active while this venue ran, so it never joined the token registry.
+    expect(closedMint).toBeDefined();
+    const refused = await order({
+      inputMint: USDC_MINT,
+      outputMint: closedMint as string,
+      amount: 5_000_000,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("invalid_output_mint");
+    expect((await order({ inputMint: yesMint, outputMint: noMint, amount: 5_000_000 })).body.code).toBe(
+      "route_not_found",
+    );
+    expect(
+      (await order({ inputMint: WRAPPED_SOL_MINT, outputMint: yesMint, amount: 1_000_000_000 })).body.code,
+    ).toBe("route_not_found");
+    expect(
+      (
+        await order({
+          inputMint: USDC_MINT,
+          outputMint: yesMint,
+          amount: 5_000_000,
+          excludeDexes: "prediction",
+        })
+      ).body.code,
+    ).toBe("route_not_found");
   });
 });
 

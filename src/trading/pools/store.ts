@@ -116,15 +116,24 @@ export async function tradingVersion(db: Kysely<Tables>): Promise<number> {
   return row ? Number(row.value) : 0;
 }
 
+/** Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits. */
+const TOKENS_PER_INSERT = 500;
+
 async function listTokensIn(
   trx: Transaction<Tables>,
   tokens: readonly TokenRecord[],
   now: number,
 ): Promise<void> {
-  for (const token of tokens) {
+  for (let start = 0; start < tokens.length; start += TOKENS_PER_INSERT) {
+    const rows = tokens.slice(start, start + TOKENS_PER_INSERT).map((token) => ({
+      mint: token.mint,
+      decimals: token.decimals,
+      program: token.program,
+      listed_at: now,
+    }));
     await trx
       .insertInto("trading_tokens")
-      .values({ mint: token.mint, decimals: token.decimals, program: token.program, listed_at: now })
+      .values(rows)
       .onConflict((oc) => oc.column("mint").doNothing())
       .execute();
   }

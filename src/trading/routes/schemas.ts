@@ -40,6 +40,10 @@ export const OrderResponse = z
       .object({ amount: z.string(), feeBps: z.number().int(), mode: z.literal("outputMint") })
       .nullable(),
     routePlan: z.array(RoutePlanLeg),
+    revertMint: Mint.optional().meta({
+      description: "Async orders: the mint returned if the order cannot fill",
+    }),
+    predictionMarketSlippageBps: z.number().int().optional(),
     transaction: z
       .string()
       .optional()

@@ -1,0 +1,183 @@
+/**
+ * The prediction venue: each tokenized, active market's yes and no mints against USDC, priced from
+ * the market's order book on the upstream exchange, in whole contracts (1 contract = 10^6 units of a
+ * 6-decimal outcome token, paying 1 USDC if it wins). Buying walks the asks (the other side's bids
+ * mirrored: a no bid at p is a yes ask at 1 − p); selling walks the side's bids. Orders settle
+ * asynchronously, so these markets are only ever direct routes.
+ */
+import type { Address } from "@solana/kit";
+import { TOKEN_2022_PROGRAM, USDC_MINT } from "../../chain/programs.js";
+import type { Catalog } from "../../markets/catalog.js";
+import type { ReferenceBook } from "../../upstream/relay.js";
+import type { LegQuote, TradingMarket } from "../market.js";
+import type { TokenRecord } from "../pools/store.js";
+
+export const PREDICTION_VENUE = "prediction";
+/** Units of an outcome token per contract. */
+export const CONTRACT_UNITS = 1_000_000n;
+export const OUTCOME_DECIMALS = 6;
+/** How long a fetched order book prices quotes before it is fetched again. */
+export const BOOK_TTL_MS = 1_000;
+
+type Side = "yes" | "no";
+
+/** One price level: micro-USDC per contract, and whole contracts available at it. */
+type Level = readonly [price: bigint, contracts: bigint];
+
+interface PricedBook {
+  /** Best first: highest bid. */
+  bids: Record<Side, Level[]>;
+  /** Best first: lowest ask. */
+  asks: Record<Side, Level[]>;
+  fetchedAt: number;
+}
+
+/** One outcome mint of one market, tradable against USDC. */
+class OutcomeMarket implements TradingMarket {
+  readonly venue = PREDICTION_VENUE;
+  readonly executionMode = "async";
+  readonly mints: readonly [Address, Address];
+
+  constructor(
+    readonly key: Address,
+    readonly ticker: string,
+    readonly side: Side,
+    readonly outcomeMint: Address,
+    private readonly books: ReadonlyMap<string, PricedBook>,
+  ) {
+    this.mints = [USDC_MINT, outcomeMint];
+  }
+
+  quote(inputMint: Address, amountIn: bigint): LegQuote | null {
+    const book = this.books.get(this.ticker);
+    if (!book) return null;
+    return inputMint === USDC_MINT
+      ? buy(book.asks[this.side], amountIn)
+      : sell(book.bids[this.side], amountIn);
+  }
+
+  estimate(inputMint: Address, amountIn: bigint): number {
+    return Number(this.quote(inputMint, amountIn)?.outAmount ?? 0n);
+  }
+}
+
+/** Whole contracts `budget` micro-USDC buys up the asks; what is left over is returned to the buyer. */
+function buy(asks: readonly Level[], budget: bigint): LegQuote | null {
+  let contracts = 0n;
+  let cost = 0n;
+  for (const [price, available] of asks) {
+    const affordable = (budget - cost) / price;
+    const taken = affordable < available ? affordable : available;
+    contracts += taken;
+    cost += taken * price;
+    if (taken < available) break;
+  }
+  const best = asks[0];
+  if (contracts === 0n || !best) return null;
+  return {
+    inAmount: budget,
+    outAmount: contracts * CONTRACT_UNITS,
+    // Against what was spent: the unspendable remainder returned is no price impact.
+    spotOutAmount: (Number(cost) / Number(best[0])) * Number(CONTRACT_UNITS),
+  };
+}
+
+/** What selling the whole contracts in `units` fetches down the bids. */
+function sell(bids: readonly Level[], units: bigint): LegQuote | null {
+  const wanted = units / CONTRACT_UNITS;
+  let left = wanted;
+  let proceeds = 0n;
+  for (const [price, available] of bids) {
+    const taken = left < available ? left : available;
+    proceeds += taken * price;
+    left -= taken;
+    if (left === 0n) break;
+  }
+  const best = bids[0];
+  if (left > 0n || proceeds === 0n || !best) return null;
+  return { inAmount: wanted * CONTRACT_UNITS, outAmount: proceeds, spotOutAmount: Number(wanted * best[0]) };
+}
+
+/** The markets of the prediction venue and the order books they price from. */
+export class PredictionVenue {
+  private readonly books = new Map<string, PricedBook>();
+  private readonly byMint = new Map<Address, OutcomeMarket>();
+  private current: OutcomeMarket[] = [];
+
+  constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
+
+  /** The venue's markets: both outcomes of every tokenized, active market. */
+  markets(): readonly TradingMarket[] {
+    return this.current;
+  }
+
+  /** Rebuilds the markets from the catalog; returns the outcome mints, to be listed as tokens. */
+  update(catalog: Catalog): TokenRecord[] {
+    const markets: OutcomeMarket[] = [];
+    this.byMint.clear();
+    for (const entry of catalog.markets) {
+      if (!entry.record.tokenized || entry.record.status !== "active") continue;
+      const { marketLedger, yesMint, noMint } = entry.addresses;
+      for (const [side, mint] of [
+        ["yes", yesMint],
+        ["no", noMint],
+      ] as const) {
+        const market = new OutcomeMarket(
+          marketLedger as Address,
+          entry.record.ticker,
+          side,
+          mint as Address,
+          this.books,
+        );
+        markets.push(market);
+        this.byMint.set(market.outcomeMint, market);
+      }
+    }
+    this.current = markets;
+    return markets.map((market) => ({
+      mint: market.outcomeMint,
+      decimals: OUTCOME_DECIMALS,
+      program: TOKEN_2022_PROGRAM,
+    }));
+  }
+
+  /** The market of an outcome mint the venue trades, if any. */
+  marketOf(mint: Address): { ticker: string; side: Side } | undefined {
+    return this.byMint.get(mint);
+  }
+
+  /** Fetches the order books of the markets of these mints unless fresh ones are at hand. */
+  async prepare(mints: readonly Address[], now = Date.now()): Promise<void> {
+    const tickers = new Set<string>();
+    for (const mint of mints) {
+      const market = this.byMint.get(mint);
+      if (market && (this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now)
+        tickers.add(market.ticker);
+    }
+    await Promise.all(
+      [...tickers].map(async (ticker) => {
+        this.books.set(ticker, priceBook(await this.fetchBook(ticker), now));
+      }),
+    );
+  }
+}
+
+/** Turns the reference book (bids per side, dollar strings) into bid and ask ladders in micro-USDC. */
+export function priceBook(book: ReferenceBook, fetchedAt: number): PricedBook {
+  const ladder = (levels: Record<string, number>): Level[] =>
+    Object.entries(levels)
+      .map(
+        ([price, contracts]): Level => [BigInt(Math.round(Number(price) * 10_000)) * 100n, BigInt(contracts)],
+      )
+      .filter(([price, contracts]) => price > 0n && price < 1_000_000n && contracts > 0n)
+      .sort((a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0));
+  const yesBids = ladder(book.yes_bids);
+  const noBids = ladder(book.no_bids);
+  const mirrored = (bids: Level[]): Level[] =>
+    bids.map(([price, contracts]): Level => [1_000_000n - price, contracts]);
+  return {
+    bids: { yes: yesBids, no: noBids },
+    asks: { yes: mirrored(noBids), no: mirrored(yesBids) },
+    fetchedAt,
+  };
+}
