@@ -127,6 +127,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       "storage open",
     );
 
+    if (trading.demoPoolsCreated > 0) log.info({ pools: trading.demoPoolsCreated }, "created the demo pools");
     if (useDemo) {
       const counts = await saveCatalogue(storage.db, venueSeed, await demoCatalogue());
       log.info(counts, "loaded the demo catalogue into the empty database");

@@ -15,6 +15,8 @@ import { PredictionVenue } from "./venues/prediction.js";
 export interface Trading {
   book: TradingBook;
   desk: OrderDesk;
+  /** Demo pools this start created (0 unless the database had none yet). */
+  demoPoolsCreated: number;
   close(): void;
 }
 
@@ -32,13 +34,13 @@ export async function startTrading(
 ): Promise<Trading> {
   const authorities = PoolAuthorities.load(config.DATA_DIR);
   const { sandbox } = deps.chain;
-  if (sandbox && config.DEMO_CATALOGUE) {
-    const created = await createDemoPools(
-      { db: deps.storage.db, chain: deps.chain.chain, signers: sandbox.signers, authorities },
-      deps.venueSeed,
-    );
-    if (created > 0) deps.logger?.info({ pools: created }, "created the demo pools");
-  }
+  const demoPoolsCreated =
+    sandbox && config.DEMO_CATALOGUE
+      ? await createDemoPools(
+          { db: deps.storage.db, chain: deps.chain.chain, signers: sandbox.signers, authorities },
+          deps.venueSeed,
+        )
+      : 0;
   const book = new TradingBook({
     db: deps.storage.db,
     chain: deps.chain.chain,
@@ -47,5 +49,5 @@ export async function startTrading(
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await book.start();
-  return { book, desk: new OrderDesk(book, deps.chain.chain), close: () => book.stop() };
+  return { book, desk: new OrderDesk(book, deps.chain.chain), demoPoolsCreated, close: () => book.stop() };
 }
