@@ -194,7 +194,7 @@ export class TradingBook {
       for (const side of [0, 1] as const) {
         const account = accounts[index * 2 + side];
         const decoded = account ? decodeTokenAccount(pool.vaults[side], account.owner, account.data) : null;
-        pool.balances[side] = decoded?.amount ?? 0n;
+        pool.observeBalance(side, decoded?.amount ?? 0n);
       }
       pool.expireReservations(blockHeight);
     });

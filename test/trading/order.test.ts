@@ -23,6 +23,7 @@ import {
 } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import type { OrderResponse } from "../../src/trading/order.js";
+import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -392,6 +393,23 @@ describe("firm quotes settle on the chain", () => {
     await signAndSend(wallets[0] as KeyPairSigner, first.transaction as string);
     expect(await tokenBalance(wallets[0]?.address as Address, token("dORCA"))).toBe(BigInt(first.outAmount));
     expect(await tokenBalance(wallets[1]?.address as Address, token("dORCA"))).toBe(BigInt(second.outAmount));
+
+    // Delivered promises are released as soon as the vault balances show them: the next quote prices
+    // on the pool's real reserves, not on reserves less output already paid.
+    const small = 1_000_000_000n;
+    const expected = async () =>
+      cpmmAmountOut(
+        await tokenBalance(poolKey, token("dRAY")),
+        await tokenBalance(poolKey, token("dORCA")),
+        small,
+        30,
+      );
+    let quoted = 0n;
+    for (let attempt = 0; attempt < 20 && quoted !== (await expected()); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      quoted = BigInt((await okOrder({ ...query, amount: small })).outAmount);
+    }
+    expect(quoted).toBe(await expected());
   });
 });
 

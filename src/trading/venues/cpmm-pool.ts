@@ -1,7 +1,7 @@
 /**
  * A constant-product pool as a tradable market. Its reserves are its two vault balances on the chain
- * (refreshed every slot) less the output already promised by firm quotes that have not expired, so
- * two firm quotes can never promise the same tokens twice.
+ * (refreshed every slot) less the output promised by firm quotes whose transactions have neither
+ * landed nor expired, so two firm quotes can never promise the same tokens twice.
  */
 import type { Address } from "@solana/kit";
 import type { Keypair } from "../../chain/ed25519.js";
@@ -13,6 +13,7 @@ export const CPMM_VENUE = "cpmm";
 
 interface Reservation {
   side: 0 | 1;
+  /** Still undelivered. */
   amount: bigint;
   /** The promise lapses once the chain passes this block height. */
   lastValidBlockHeight: bigint;
@@ -23,8 +24,8 @@ export class CpmmPool implements TradingMarket {
   readonly executionMode = "sync";
   readonly key: Address;
   readonly mints: readonly [Address, Address];
-  /** Vault balances as last read from the chain. */
-  readonly balances: [bigint, bigint] = [0n, 0n];
+  /** Vault balances as last read from the chain (see `observeBalance`). */
+  private readonly balances: [bigint, bigint] = [0n, 0n];
   private readonly reserved: [bigint, bigint] = [0n, 0n];
   private reservations: Reservation[] = [];
 
@@ -83,8 +84,31 @@ export class CpmmPool implements TradingMarket {
       const index = this.reservations.indexOf(reservation);
       if (index === -1) return;
       this.reservations.splice(index, 1);
-      this.reserved[reservation.side] -= amount;
+      this.reserved[reservation.side] -= reservation.amount;
     };
+  }
+
+  /**
+   * Records a vault balance read from the chain. Tokens leave a vault only in transactions this venue
+   * signed, so a drop means promised output was delivered: that much is released, oldest promise
+   * first (which can only keep a promise longer than needed, never drop one still outstanding).
+   */
+  observeBalance(side: 0 | 1, balance: bigint): void {
+    let delivered = this.balances[side] - balance;
+    this.balances[side] = balance;
+    if (delivered <= 0n) return;
+    const kept: Reservation[] = [];
+    for (const reservation of this.reservations) {
+      if (reservation.side === side && delivered > 0n) {
+        const released = reservation.amount < delivered ? reservation.amount : delivered;
+        reservation.amount -= released;
+        this.reserved[side] -= released;
+        delivered -= released;
+        if (reservation.amount === 0n) continue;
+      }
+      kept.push(reservation);
+    }
+    this.reservations = kept;
   }
 
   /** Releases the promises whose transactions can no longer land. */
