@@ -52,7 +52,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clearInterval(poll);
     stopSync();
     await app?.close();
-    trading?.close();
+    await trading?.close();
     await upstream?.close();
     await chain?.close();
     await keys?.stop();

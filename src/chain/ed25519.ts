@@ -60,3 +60,14 @@ export function keypairFromSeed(seed: Uint8Array): Keypair {
   secretKey.set(spki.subarray(SPKI_PREFIX.length), 32);
   return keypairFromSecretKey(secretKey);
 }
+
+/** Whether `signature` is `publicKey`'s Ed25519 signature of `message`. */
+export function verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  const key = crypto.createPublicKey({
+    key: Buffer.concat([SPKI_PREFIX, publicKey]),
+    format: "der",
+    type: "spki",
+  });
+  return crypto.verify(null, message, key, signature);
+}

@@ -103,6 +103,40 @@ export interface PoolsTable {
   removed_at: number | string | bigint | null;
 }
 
+/** An escrowed order; amounts are decimal u64 strings, `fills`/`reverts` JSON arrays. */
+export interface OrdersTable {
+  id: string;
+  /** `intent` (the venue sends the open transaction) or `async` (the user does). */
+  kind: string;
+  status: string;
+  user_key: string;
+  input_mint: string;
+  output_mint: string;
+  in_amount: string;
+  /** The least output a fill may deliver. */
+  threshold: string;
+  /** The escrow authority (the order's address). */
+  escrow: string;
+  open_signature: string | null;
+  /** The signed open transaction (base64) when the venue sends it, so a restart can send it again. */
+  open_wire: string | null;
+  open_valid_height: number | string | bigint;
+  open_slot: number | string | bigint | null;
+  expiry_slots: number;
+  fee_budget: string;
+  /** `/submit-intent`'s answer, JSON, given again to a resubmission. */
+  answer: string | null;
+  /** The settling transaction in flight: its signature, wire (base64), last valid height and plan (JSON). */
+  close_signature: string | null;
+  close_wire: string | null;
+  close_valid_height: number | string | bigint | null;
+  close_plan: string | null;
+  fills: string;
+  reverts: string;
+  created_at: number | string | bigint;
+  updated_at: number | string | bigint;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
@@ -113,6 +147,7 @@ export interface Tables {
   chain_transactions: ChainTransactionsTable;
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;
+  orders: OrdersTable;
 }
 
 export type Dialect = "sqlite" | "postgres";

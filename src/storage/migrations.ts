@@ -111,6 +111,40 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0005_orders": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // Escrowed orders (intents and async prediction-market orders) and their settlement.
+      await db.schema
+        .createTable("orders")
+        .addColumn("id", "varchar(32)", (c) => c.primaryKey())
+        .addColumn("kind", "varchar(16)", (c) => c.notNull())
+        .addColumn("status", "varchar(16)", (c) => c.notNull())
+        .addColumn("user_key", "varchar(44)", (c) => c.notNull())
+        .addColumn("input_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("output_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("in_amount", "varchar(20)", (c) => c.notNull())
+        .addColumn("threshold", "varchar(20)", (c) => c.notNull())
+        .addColumn("escrow", "varchar(44)", (c) => c.notNull())
+        .addColumn("open_signature", "varchar(88)", (c) => c.unique())
+        .addColumn("open_wire", "text")
+        .addColumn("open_valid_height", "bigint", (c) => c.notNull())
+        .addColumn("open_slot", "bigint")
+        .addColumn("expiry_slots", "integer", (c) => c.notNull())
+        .addColumn("fee_budget", "varchar(20)", (c) => c.notNull())
+        .addColumn("answer", "text")
+        .addColumn("close_signature", "varchar(88)")
+        .addColumn("close_wire", "text")
+        .addColumn("close_valid_height", "bigint")
+        .addColumn("close_plan", "text")
+        .addColumn("fills", "text", (c) => c.notNull())
+        .addColumn("reverts", "text", (c) => c.notNull())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("updated_at", "bigint", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("orders_status").on("orders").column("status").execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

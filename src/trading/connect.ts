@@ -8,6 +8,9 @@ import type { Storage } from "../storage/database.js";
 import type { ReferenceBook } from "../upstream/relay.js";
 import { type BookLogger, TradingBook } from "./book.js";
 import { OrderDesk } from "./order.js";
+import { IntentDesk } from "./orders/intents.js";
+import { OrderKeeper } from "./orders/keeper.js";
+import { OrderStatusDesk } from "./orders/status.js";
 import { PoolAuthorities } from "./pools/authority.js";
 import { createDemoPools } from "./pools/demo.js";
 import { PredictionVenue } from "./venues/prediction.js";
@@ -15,9 +18,12 @@ import { PredictionVenue } from "./venues/prediction.js";
 export interface Trading {
   book: TradingBook;
   desk: OrderDesk;
+  intents: IntentDesk;
+  status: OrderStatusDesk;
+  keeper: OrderKeeper;
   /** Demo pools this start created (0 unless the database had none yet). */
   demoPoolsCreated: number;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Loads the trading state; with the sandbox chain and the demo enabled, creates the demo pools once. */
@@ -49,5 +55,27 @@ export async function startTrading(
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await book.start();
-  return { book, desk: new OrderDesk(book, deps.chain.chain), demoPoolsCreated, close: () => book.stop() };
+  const { db } = deps.storage;
+  const chain = deps.chain.chain;
+  const desk = new OrderDesk(book, chain);
+  const keeper = new OrderKeeper({
+    db,
+    chain,
+    book,
+    authorities,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  keeper.start();
+  return {
+    book,
+    desk,
+    intents: new IntentDesk({ db, chain, book, desk, authorities, keeper }),
+    status: new OrderStatusDesk({ db, chain }),
+    keeper,
+    demoPoolsCreated,
+    async close() {
+      book.stop();
+      await keeper.stop();
+    },
+  };
 }

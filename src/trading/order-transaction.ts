@@ -4,26 +4,13 @@
  * the pools' vaults. The pools' authorities sign it here; the user's signature is left empty for the
  * user to add. It is valid until the blockhash's `lastValidBlockHeight`.
  */
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  getTransactionEncoder,
-  type Instruction,
-  pipe,
-  type SignatureBytes,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from "@solana/kit";
+import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
 import {
   getSetComputeUnitLimitInstruction,
   getSetComputeUnitPriceInstruction,
 } from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
 import {
-  findAssociatedTokenPda,
   getCloseAccountInstruction,
   getCreateAssociatedTokenIdempotentInstruction,
   getSyncNativeInstruction,
@@ -33,6 +20,8 @@ import type { LatestBlockhash } from "../chain/chain.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { RouteLeg } from "./router.js";
+import { associatedTokenAddress } from "./token-accounts.js";
+import { compileMessage, signedTransaction } from "./transaction.js";
 import type { CpmmPool } from "./venues/cpmm-pool.js";
 
 /** Compute units a spot order transaction asks for (the reference's default). */
@@ -55,8 +44,8 @@ export interface OrderTransactionInput {
 export async function buildOrderTransaction(input: OrderTransactionInput): Promise<Uint8Array> {
   const user = createNoopSigner(input.user);
   const { tokens } = input;
-  const ata = async (owner: Address, token: TokenRecord) =>
-    (await findAssociatedTokenPda({ owner, mint: token.mint, tokenProgram: token.program }))[0];
+  const ata = (owner: Address, token: TokenRecord) =>
+    associatedTokenAddress(owner, token.mint, token.program);
   const [userIn, userOut] = await Promise.all([
     ata(input.user, tokens.input),
     ata(input.user, tokens.output),
@@ -131,19 +120,11 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
     );
   }
 
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(user, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(input.lifetime, m),
-    (m) => appendTransactionMessageInstructions(instructions, m),
+  const message = compileMessage(input.user, instructions, input.lifetime.blockhash);
+  return signedTransaction(
+    message,
+    [...new Set(pools)].map((pool) => pool.authority),
   );
-  const compiled = compileTransaction(message);
-  const signatures = { ...compiled.signatures };
-  const messageBytes = Uint8Array.from(compiled.messageBytes);
-  for (const pool of new Set(pools)) {
-    signatures[pool.authority.address] = pool.authority.sign(messageBytes) as SignatureBytes;
-  }
-  return new Uint8Array(getTransactionEncoder().encode({ ...compiled, signatures }));
 }
 
 function vaultOf(pool: CpmmPool, mint: Address): Address {

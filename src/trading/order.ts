@@ -6,7 +6,7 @@
 import type { Address } from "@solana/kit";
 import type { Chain } from "../chain/chain.js";
 import { ApiError } from "../http/errors.js";
-import type { TradingBook } from "./book.js";
+import type { ChainClock, TradingBook } from "./book.js";
 import { AUTO_SLIPPAGE_BPS, type OrderRequest } from "./order-params.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "./order-transaction.js";
 import type { TokenRecord } from "./pools/store.js";
@@ -48,6 +48,20 @@ export interface OrderResponse {
   prioritizationType?: { computeBudget: { microLamports: number; estimatedMicroLamports: number | null } };
 }
 
+/** A request routed and priced, before any transaction. */
+export interface PricedRoute {
+  input: TokenRecord;
+  output: TokenRecord;
+  clock: ChainClock;
+  route: Route;
+  platformFee: bigint;
+  /** What the user receives: the route's output less the platform fee. */
+  outAmount: bigint;
+  impact: number;
+  slippageBps: number;
+  threshold: bigint;
+}
+
 /** Quotes (and, with a user, issues) orders from the trading book. */
 export class OrderDesk {
   constructor(
@@ -55,7 +69,8 @@ export class OrderDesk {
     private readonly chain: Chain,
   ) {}
 
-  async order(request: OrderRequest): Promise<OrderResponse> {
+  /** Routes and prices a request: the part `/order` and `/intent` share. */
+  async price(request: OrderRequest): Promise<PricedRoute> {
     const { book } = this;
     if (!book.loaded)
       throw new ApiError("amm_map_not_initialized", "the pools are still loading; retry shortly");
@@ -94,6 +109,12 @@ export class OrderDesk {
     }
     const slippageBps = request.slippageBps ?? AUTO_SLIPPAGE_BPS;
     const threshold = (outAmount * (BPS - BigInt(slippageBps))) / BPS;
+    return { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold };
+  }
+
+  async order(request: OrderRequest): Promise<OrderResponse> {
+    const { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold } =
+      await this.price(request);
     const response: OrderResponse = {
       inputMint: request.inputMint,
       inAmount: route.inAmount.toString(),

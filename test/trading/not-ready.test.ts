@@ -8,6 +8,9 @@ import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { TradingBook } from "../../src/trading/book.js";
 import { OrderDesk } from "../../src/trading/order.js";
+import { IntentDesk } from "../../src/trading/orders/intents.js";
+import { OrderKeeper } from "../../src/trading/orders/keeper.js";
+import { OrderStatusDesk } from "../../src/trading/orders/status.js";
 import { PoolAuthorities } from "../../src/trading/pools/authority.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
@@ -23,11 +26,10 @@ beforeAll(async () => {
   const chain = new Proxy({} as Chain, {
     get: (_target, method) => () => Promise.reject(new Error(`chain.${String(method)} called`)),
   });
-  const book = new TradingBook({
-    db: storage.db,
-    chain,
-    authorities: new PoolAuthorities(new Uint8Array(32)),
-  });
+  const authorities = new PoolAuthorities(new Uint8Array(32));
+  const book = new TradingBook({ db: storage.db, chain, authorities });
+  const desk = new OrderDesk(book, chain);
+  const keeper = new OrderKeeper({ db: storage.db, chain, book, authorities });
   app = await buildApp({
     config: { LOG_LEVEL: "silent", TRUST_PROXY: 0, MODE: "development", CORS_ORIGINS: undefined },
     catalog: new CatalogHolder(),
@@ -37,7 +39,12 @@ beforeAll(async () => {
       rateStore: new MemoryRateStore(),
       limits: { anonymous: 0, standard: 0, pro: 0 },
     } as never,
-    trading: { book, desk: new OrderDesk(book, chain) },
+    trading: {
+      book,
+      desk,
+      intents: new IntentDesk({ db: storage.db, chain, book, desk, authorities, keeper }),
+      status: new OrderStatusDesk({ db: storage.db, chain }),
+    },
   });
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });

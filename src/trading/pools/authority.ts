@@ -1,8 +1,9 @@
 /**
- * Pool authorities: each pool's vaults are the associated token accounts of its own authority, whose
- * key is derived from one root secret in `DATA_DIR/chain/pool-authority-root.json` (mode 0600) and
- * the pool's public key id. Nothing secret is stored in the database; every instance that serves
- * firm quotes for the pools needs the same root file.
+ * The venue's derived keys. Each pool's vaults are the associated token accounts of its own
+ * authority, and each order's escrow those of its own; their keys are derived from one root secret in
+ * `DATA_DIR/chain/pool-authority-root.json` (mode 0600) and a public id, and the same secret seals the
+ * intents the venue issues. Nothing secret is stored in the database; every instance that quotes firm
+ * or settles orders needs the same root file.
  */
 import { createHmac } from "node:crypto";
 import path from "node:path";
@@ -24,11 +25,25 @@ export class PoolAuthorities {
 
   /** The authority keypair of the pool with this key id. */
   authority(keyId: string): Keypair {
-    let keypair = this.cache.get(keyId);
+    return this.derive("pool", keyId);
+  }
+
+  /** The escrow authority keypair of the order with this id (not cached: one use per order). */
+  orderAuthority(orderId: string): Keypair {
+    return keypairFromSeed(createHmac("sha256", this.rootSeed).update(`oddsgate/order\0${orderId}`).digest());
+  }
+
+  /** A tag proving the venue issued `text` (an intent's terms): hex HMAC-SHA256 under the root secret. */
+  seal(text: string): string {
+    return createHmac("sha256", this.rootSeed).update(`oddsgate/intent\0${text}`).digest("hex");
+  }
+
+  private derive(domain: string, id: string): Keypair {
+    const key = `${domain}\0${id}`;
+    let keypair = this.cache.get(key);
     if (!keypair) {
-      const seed = createHmac("sha256", this.rootSeed).update(`oddsgate/pool\0${keyId}`).digest();
-      keypair = keypairFromSeed(seed);
-      this.cache.set(keyId, keypair);
+      keypair = keypairFromSeed(createHmac("sha256", this.rootSeed).update(`oddsgate/${key}`).digest());
+      this.cache.set(key, keypair);
     }
     return keypair;
   }

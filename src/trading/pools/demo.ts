@@ -8,8 +8,8 @@ import { demoTokens } from "../../chain/demo-tokens.js";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { createPool, type PoolFunding } from "./create.js";
 
-/** Reference prices in USD and decimals of the demo pools' tokens. */
-const PRICES: Record<string, number> = {
+/** Reference prices in USD of the demo pools' tokens, by symbol. */
+export const DEMO_PRICES_USD: Readonly<Record<string, number>> = {
   USDC: 1,
   SOL: 180,
   dBTC: 95_000,
@@ -83,8 +83,8 @@ export async function createDemoPools(funding: PoolFunding, venueSeed: string): 
     await createPool(funding, {
       mintA: a.address,
       mintB: b.address,
-      amountA: units(depthUsd / (PRICES[symbolA] ?? 1), a.decimals),
-      amountB: units(depthUsd / (PRICES[symbolB] ?? 1), b.decimals),
+      amountA: units(depthUsd / (DEMO_PRICES_USD[symbolA] ?? 1), a.decimals),
+      amountB: units(depthUsd / (DEMO_PRICES_USD[symbolB] ?? 1), b.decimals),
       feeBps,
     });
   }

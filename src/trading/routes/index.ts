@@ -5,14 +5,21 @@ import { registerOpenApi } from "../../http/openapi.js";
 import type { ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
+import type { IntentDesk } from "../orders/intents.js";
+import type { OrderStatusDesk } from "../orders/status.js";
+import { getIntent } from "./get-intent.js";
 import { getOrder } from "./get-order.js";
+import { getOrderStatus } from "./get-order-status.js";
 import { listTokens } from "./list-tokens.js";
 import { listTokensWithDecimals } from "./list-tokens-with-decimals.js";
 import { listVenues } from "./list-venues.js";
+import { submitIntent } from "./submit-intent.js";
 
 export interface TradingApi {
   book: TradingBook;
   desk: OrderDesk;
+  intents: IntentDesk;
+  status: OrderStatusDesk;
 }
 
 /** Registers every trade route and `/openapi.json` in one encapsulated context. */
@@ -31,5 +38,8 @@ export function registerTradeApi(trading: TradingApi, mode: Config["MODE"]): Fas
     listTokens(app, trading.book);
     listVenues(app, trading.book);
     getOrder(app, trading.book, trading.desk);
+    getIntent(app, trading.book, trading.intents);
+    submitIntent(app, trading.intents);
+    getOrderStatus(app, trading.status);
   };
 }

@@ -61,3 +61,47 @@ export const OrderResponse = z
       .optional(),
   })
   .meta({ id: "OrderResponse" });
+
+export const IntentQuoteResponse = z
+  .object({
+    inputMint: Mint,
+    inAmount: z.string(),
+    outputMint: Mint,
+    outAmount: z.string(),
+    otherAmountThreshold: z.string(),
+    minOutAmount: z.string(),
+    slippageBps: z.number().int(),
+    feeBudget: z.number().int().meta({ description: "Lamports put up for settling the order" }),
+    priceImpactPct: z.string(),
+    openTransaction: z
+      .string()
+      .optional()
+      .meta({ description: "Base64 open transaction for the user to sign" }),
+    lastValidBlockHeight: z.number().int().optional(),
+    expiry: z.object({ slotsAfterOpen: z.number().int() }).optional(),
+  })
+  .meta({ id: "IntentQuoteResponse" });
+
+export const SubmitIntentResponse = z
+  .object({ programId: z.string(), orderAddress: z.string(), openTransactionSignature: z.string() })
+  .meta({ id: "IntentSwapResponse" });
+
+export const OrderStatusResponse = z
+  .object({
+    status: z.enum(["pending", "expired", "failed", "open", "pendingClose", "closed"]),
+    inAmount: z.string(),
+    outAmount: z.string(),
+    fills: z
+      .array(
+        z.object({
+          signature: z.string(),
+          inputMint: z.string(),
+          inAmount: z.string(),
+          outputMint: z.string(),
+          outAmount: z.string(),
+        }),
+      )
+      .optional(),
+    reverts: z.array(z.object({ signature: z.string(), mint: z.string(), amount: z.string() })).optional(),
+  })
+  .meta({ id: "OrderStatusResponse" });

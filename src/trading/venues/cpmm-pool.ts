@@ -27,6 +27,8 @@ export class CpmmPool implements TradingMarket {
   /** Vault balances as last read from the chain (see `observeBalance`). */
   private readonly balances: [bigint, bigint] = [0n, 0n];
   private readonly reserved: [bigint, bigint] = [0n, 0n];
+  /** `available` of each side as floats, kept current: the router estimates hundreds of pools per request. */
+  private readonly approximate: [number, number] = [0, 0];
   private reservations: Reservation[] = [];
 
   constructor(
@@ -61,8 +63,8 @@ export class CpmmPool implements TradingMarket {
 
   estimate(inputMint: Address, amountIn: bigint): number {
     const inSide = this.sideOf(inputMint);
-    const reserveIn = Number(this.available(inSide));
-    const reserveOut = Number(this.available(inSide === 0 ? 1 : 0));
+    const reserveIn = this.approximate[inSide];
+    const reserveOut = this.approximate[inSide === 0 ? 1 : 0];
     const inAfterFee = Number(amountIn) * (1 - this.record.feeBps / 10_000);
     return reserveIn > 0 ? (reserveOut * inAfterFee) / (reserveIn + inAfterFee) : 0;
   }
@@ -79,12 +81,14 @@ export class CpmmPool implements TradingMarket {
   reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): () => void {
     const reservation: Reservation = { side: this.sideOf(outputMint), amount, lastValidBlockHeight };
     this.reserved[reservation.side] += amount;
+    this.approximateAgain();
     this.reservations.push(reservation);
     return () => {
       const index = this.reservations.indexOf(reservation);
       if (index === -1) return;
       this.reservations.splice(index, 1);
       this.reserved[reservation.side] -= reservation.amount;
+      this.approximateAgain();
     };
   }
 
@@ -96,6 +100,7 @@ export class CpmmPool implements TradingMarket {
   observeBalance(side: 0 | 1, balance: bigint): void {
     let delivered = this.balances[side] - balance;
     this.balances[side] = balance;
+    this.approximateAgain();
     if (delivered <= 0n) return;
     const kept: Reservation[] = [];
     for (const reservation of this.reservations) {
@@ -109,6 +114,7 @@ export class CpmmPool implements TradingMarket {
       kept.push(reservation);
     }
     this.reservations = kept;
+    this.approximateAgain();
   }
 
   /** Releases the promises whose transactions can no longer land. */
@@ -120,5 +126,11 @@ export class CpmmPool implements TradingMarket {
       else this.reserved[reservation.side] -= reservation.amount;
     }
     this.reservations = live;
+    this.approximateAgain();
+  }
+
+  private approximateAgain(): void {
+    this.approximate[0] = Number(this.available(0));
+    this.approximate[1] = Number(this.available(1));
   }
 }

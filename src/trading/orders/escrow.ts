@@ -1,0 +1,215 @@
+/**
+ * The transactions of an escrowed order. Each order has its own escrow authority (derived from the
+ * venue's root secret and the order id); the escrow is that authority's token account of the input
+ * mint. The open transaction, signed by the user alone, funds the authority with the order's fee
+ * budget, creates the escrow and the user's output account, and moves the input in; a memo carries
+ * the order id and the venue's seal over its terms. The settling transaction, paid by the escrow
+ * authority out of the fee budget, fills (escrow → route → user) or refunds (escrow → user), closes
+ * the escrow and returns what is left of the budget, so it can only ever happen once.
+ */
+import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
+import { getSetComputeUnitLimitInstruction } from "@solana-program/compute-budget";
+import { getTransferSolInstruction } from "@solana-program/system";
+import {
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getSyncNativeInstruction,
+  getTransferCheckedInstruction,
+} from "@solana-program/token";
+import type { Keypair } from "../../chain/ed25519.js";
+import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
+import type { WireTransaction } from "../../chain/wire.js";
+import type { TokenRecord } from "../pools/store.js";
+import type { RouteLeg } from "../router.js";
+import { associatedTokenAddress } from "../token-accounts.js";
+import { addressBytes, type CompiledMessage, compileMessage, signedTransaction } from "../transaction.js";
+import type { CpmmPool } from "../venues/cpmm-pool.js";
+
+const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address;
+const MEMO_PREFIX = "oddsgate order ";
+/** Compute units of the open and settling transactions. */
+export const ESCROW_COMPUTE_UNITS = 200_000;
+
+export interface OpenTerms {
+  orderId: string;
+  /** Hex seal over the order's terms (see IntentDesk). */
+  seal: string;
+  user: Address;
+  escrow: Address;
+  input: TokenRecord;
+  output: TokenRecord;
+  amount: bigint;
+  feeBudget: bigint;
+  /** Wrap native SOL into the escrow when the input is wrapped SOL. */
+  wrapSol: boolean;
+  blockhash: string;
+}
+
+/** The open transaction's message: everything the user signs. */
+export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
+  const user = createNoopSigner(terms.user);
+  const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
+  const userOut = await associatedTokenAddress(terms.user, terms.output.mint, terms.output.program);
+  const instructions: Instruction[] = [
+    getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS }),
+    getTransferSolInstruction({ source: user, destination: terms.escrow, amount: terms.feeBudget }),
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: user,
+      ata: escrowAccount,
+      owner: terms.escrow,
+      mint: terms.input.mint,
+      tokenProgram: terms.input.program,
+    }),
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: user,
+      ata: userOut,
+      owner: terms.user,
+      mint: terms.output.mint,
+      tokenProgram: terms.output.program,
+    }),
+  ];
+  if (terms.wrapSol && terms.input.mint === WRAPPED_SOL_MINT) {
+    instructions.push(
+      getTransferSolInstruction({ source: user, destination: escrowAccount, amount: terms.amount }),
+      getSyncNativeInstruction({ account: escrowAccount }, { programAddress: terms.input.program }),
+    );
+  } else {
+    const userIn = await associatedTokenAddress(terms.user, terms.input.mint, terms.input.program);
+    instructions.push(
+      getTransferCheckedInstruction(
+        {
+          source: userIn,
+          mint: terms.input.mint,
+          destination: escrowAccount,
+          authority: user,
+          amount: terms.amount,
+          decimals: terms.input.decimals,
+        },
+        { programAddress: terms.input.program },
+      ),
+    );
+  }
+  instructions.push({
+    programAddress: MEMO_PROGRAM,
+    accounts: [],
+    data: new TextEncoder().encode(`${MEMO_PREFIX}${terms.orderId} ${terms.seal}`),
+  });
+  return compileMessage(terms.user, instructions, terms.blockhash);
+}
+
+/** The order id and seal an open transaction's memo carries, if it has one. */
+export function readOpenMemo(memo: Uint8Array): { orderId: string; seal: string } | undefined {
+  const text = Buffer.from(memo).toString("utf8");
+  if (!text.startsWith(MEMO_PREFIX)) return undefined;
+  const [orderId, seal, ...rest] = text.slice(MEMO_PREFIX.length).split(" ");
+  if (!orderId || !seal || rest.length > 0) return undefined;
+  return { orderId, seal };
+}
+
+export { MEMO_PROGRAM };
+
+/** The order id and seal in a transaction's open-order memo, if it has one. */
+export function openMemoOf(tx: WireTransaction): { orderId: string; seal: string } | undefined {
+  const memoKey = addressBytes(MEMO_PROGRAM);
+  for (const instruction of tx.instructions) {
+    const program = tx.accountKeys[instruction.programIdIndex];
+    if (program && Buffer.from(program).equals(memoKey)) return readOpenMemo(instruction.data);
+  }
+  return undefined;
+}
+
+export interface SettleInput {
+  escrow: Keypair;
+  user: Address;
+  input: TokenRecord;
+  output: TokenRecord;
+  /** The escrow's token balance and its authority's lamports, as the chain holds them now. */
+  escrowAmount: bigint;
+  escrowLamports: bigint;
+  /** A fill: the route's legs (cpmm pools) and what the user receives; absent for a refund. */
+  fill?: { legs: readonly RouteLeg[]; userOut: bigint };
+  blockhash: string;
+}
+
+/** The settling transaction, signed by the escrow authority (its fee payer) and every pool it uses. */
+export async function settleTransaction(
+  input: SettleInput,
+): Promise<{ wire: Uint8Array; signature: Uint8Array }> {
+  const escrow = createNoopSigner(input.escrow.address);
+  const escrowAccount = await associatedTokenAddress(
+    input.escrow.address,
+    input.input.mint,
+    input.input.program,
+  );
+  const transfer = (
+    source: Address,
+    destination: Address,
+    authority: Address,
+    token: TokenRecord,
+    amount: bigint,
+  ) =>
+    getTransferCheckedInstruction(
+      {
+        source,
+        mint: token.mint,
+        destination,
+        authority: createNoopSigner(authority),
+        amount,
+        decimals: token.decimals,
+      },
+      { programAddress: token.program },
+    );
+  const instructions: Instruction[] = [getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS })];
+  const pools: CpmmPool[] = [];
+  let spent = 0n;
+  if (input.fill) {
+    const userOut = await associatedTokenAddress(input.user, input.output.mint, input.output.program);
+    const legs = input.fill.legs;
+    const first = legs[0] as RouteLeg;
+    spent = first.inAmount;
+    legs.forEach((leg, index) => {
+      const pool = leg.market as CpmmPool;
+      pools.push(pool);
+      if (index === 0) {
+        instructions.push(
+          transfer(
+            escrowAccount,
+            pool.vaults[pool.sideOf(leg.inputMint)],
+            input.escrow.address,
+            input.input,
+            leg.inAmount,
+          ),
+        );
+      }
+      const next = legs[index + 1]?.market as CpmmPool | undefined;
+      const source = pool.vaults[pool.sideOf(leg.outputMint)];
+      const destination = next ? next.vaults[next.sideOf(leg.outputMint)] : userOut;
+      const amount = next ? leg.outAmount : (input.fill as { userOut: bigint }).userOut;
+      const token = index === legs.length - 1 ? input.output : tokenOf(pool, leg.outputMint);
+      instructions.push(transfer(source, destination, pool.authority.address, token, amount));
+    });
+  }
+  const leftover = input.escrowAmount - spent;
+  // Wrapped SOL left in the escrow comes back as SOL when the escrow closes; other tokens are sent back first.
+  if (leftover > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
+    const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
+    instructions.push(transfer(escrowAccount, userIn, input.escrow.address, input.input, leftover));
+  }
+  instructions.push(
+    getCloseAccountInstruction(
+      { account: escrowAccount, destination: input.user, owner: escrow },
+      { programAddress: input.input.program },
+    ),
+  );
+  const signatures = 1n + BigInt(new Set(pools).size);
+  const refund = input.escrowLamports - signatures * LAMPORTS_PER_SIGNATURE;
+  if (refund > 0n)
+    instructions.push(getTransferSolInstruction({ source: escrow, destination: input.user, amount: refund }));
+  const message = compileMessage(input.escrow.address, instructions, input.blockhash);
+  const wire = signedTransaction(message, [input.escrow, ...new Set(pools.map((pool) => pool.authority))]);
+  return { wire, signature: wire.subarray(1, 65) };
+}
+
+function tokenOf(pool: CpmmPool, mint: Address): TokenRecord {
+  return pool.tokens[pool.sideOf(mint)];
+}

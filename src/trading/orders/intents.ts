@@ -1,0 +1,258 @@
+/**
+ * Declarative trades: `GET /intent` prices an order and issues its open transaction, sealed with the
+ * venue's secret; `POST /submit-intent` accepts only that transaction, unchanged, signed by the
+ * quote's user, before it expires, with the quote exactly as issued, and sends it itself. The same
+ * signed transaction submitted again gets the first answer, and is never executed twice.
+ */
+import { randomBytes } from "node:crypto";
+import type { Address } from "@solana/kit";
+import bs58 from "bs58";
+import type { Kysely } from "kysely";
+import type { Chain } from "../../chain/chain.js";
+import { verifySignature } from "../../chain/ed25519.js";
+import { parseWireTransaction, type WireTransaction } from "../../chain/wire.js";
+import { ApiError } from "../../http/errors.js";
+import type { Tables } from "../../storage/database.js";
+import type { TradingBook } from "../book.js";
+import type { OrderDesk } from "../order.js";
+import { formatFraction } from "../order.js";
+import type { OrderRequest } from "../order-params.js";
+import type { PoolAuthorities } from "../pools/authority.js";
+import { addressBytes, signedTransaction } from "../transaction.js";
+import { openMemoOf, openMessage } from "./escrow.js";
+import type { OrderKeeper } from "./keeper.js";
+import { insertOrder, orderBySignature, transition } from "./store.js";
+
+/** Slots after the open transaction lands during which the intent may fill (the reference's example). */
+export const INTENT_EXPIRY_SLOTS = 10;
+/**
+ * Lamports the user puts up for the settling transaction. The escrow authority must hold at least
+ * the rent-exempt minimum of an empty account (890,880) to exist; all but the fee comes back.
+ */
+export const MIN_FEE_BUDGET = 1_000_000n;
+
+export interface IntentRequest extends OrderRequest {
+  feeBudget: bigint;
+}
+
+export interface IntentQuoteResponse {
+  inputMint: string;
+  inAmount: string;
+  outputMint: string;
+  outAmount: string;
+  otherAmountThreshold: string;
+  minOutAmount: string;
+  slippageBps: number;
+  feeBudget: number;
+  priceImpactPct: string;
+  openTransaction?: string;
+  lastValidBlockHeight?: number;
+  expiry?: { slotsAfterOpen: number };
+}
+
+export interface SubmitIntentResponse {
+  programId: string;
+  orderAddress: string;
+  openTransactionSignature: string;
+}
+
+/** A stored answer: what `/submit-intent` said the first time. */
+type StoredAnswer = { ok: SubmitIntentResponse } | { error: { code: string; msg: string } };
+
+export class IntentDesk {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Tables>;
+      chain: Chain;
+      book: TradingBook;
+      desk: OrderDesk;
+      authorities: PoolAuthorities;
+      keeper: OrderKeeper;
+    },
+  ) {}
+
+  /** Prices an intent and, with a user, issues its open transaction. */
+  async intent(request: IntentRequest): Promise<IntentQuoteResponse> {
+    if (request.platformFeeBps > 0) {
+      throw new ApiError("invalid_platform_fee_bps", "intents take no platform fee on this venue");
+    }
+    const priced = await this.deps.desk.price(request);
+    if (priced.route.executionMode !== "sync") {
+      throw new ApiError("route_not_found", "intents trade spot routes only; use /order for outcome tokens");
+    }
+    const quote: IntentQuoteResponse = {
+      inputMint: request.inputMint,
+      inAmount: priced.route.inAmount.toString(),
+      outputMint: request.outputMint,
+      outAmount: priced.outAmount.toString(),
+      otherAmountThreshold: priced.threshold.toString(),
+      minOutAmount: priced.threshold.toString(),
+      slippageBps: priced.slippageBps,
+      feeBudget: Number(request.feeBudget),
+      priceImpactPct: formatFraction(priced.impact),
+    };
+    if (!request.userPublicKey) return quote;
+    const { latest } = priced.clock;
+    quote.lastValidBlockHeight = Number(latest.lastValidBlockHeight);
+    quote.expiry = { slotsAfterOpen: INTENT_EXPIRY_SLOTS };
+    const orderId = randomBytes(12).toString("hex");
+    const message = await this.openMessageFor(orderId, request.userPublicKey, latest.blockhash, quote);
+    quote.openTransaction = Buffer.from(signedTransaction(message, [])).toString("base64");
+    return quote;
+  }
+
+  /** Checks a signed open transaction against what the venue issued, then sends it (once). */
+  async submit(quote: IntentQuoteResponse, signedOpenTransaction: string): Promise<SubmitIntentResponse> {
+    const tx = parse(signedOpenTransaction);
+    const signature = bs58.encode(tx.signatures[0] as Uint8Array);
+    const known = await orderBySignature(this.deps.db, signature);
+    if (known) return answerOf(known.answer);
+
+    const user = bs58.encode(tx.accountKeys[0] as Uint8Array) as Address;
+    const memo = openMemoOf(tx);
+    if (!memo)
+      throw new ApiError("invalid_open_transaction", "this is not an open transaction this venue issued");
+    const blockhash = bs58.encode(tx.recentBlockhash);
+    if (this.seal(memo.orderId, user, blockhash, quote) !== memo.seal) {
+      throw new ApiError(
+        "invalid_quote_response",
+        "quoteResponse is not the quote issued with this open transaction (every field must come back unchanged)",
+      );
+    }
+    const expected = await this.openMessageFor(memo.orderId, user, blockhash, quote);
+    const issued = quote.openTransaction ? parse(quote.openTransaction).message : undefined;
+    if (
+      !Buffer.from(expected.bytes).equals(tx.message) ||
+      !issued ||
+      !Buffer.from(issued).equals(tx.message)
+    ) {
+      throw new ApiError("invalid_open_transaction", "the open transaction differs from the one issued");
+    }
+    if (
+      tx.signatures.length !== 1 ||
+      !verifySignature(addressBytes(user), tx.message, tx.signatures[0] as Uint8Array)
+    ) {
+      throw new ApiError("invalid_signature", `the open transaction is not validly signed by ${user}`);
+    }
+    if (this.deps.book.clock.blockHeight > BigInt(quote.lastValidBlockHeight ?? 0)) {
+      throw new ApiError(
+        "open_transaction_expired",
+        `the open transaction expired at block height ${quote.lastValidBlockHeight}; request a new intent`,
+      );
+    }
+    const escrow = this.deps.authorities.orderAuthority(memo.orderId).address;
+    const input = this.deps.book.token(quote.inputMint as Address);
+    const answer: SubmitIntentResponse = {
+      programId: input?.program ?? "",
+      orderAddress: escrow,
+      openTransactionSignature: signature,
+    };
+    const inserted = await insertOrder(this.deps.db, {
+      id: memo.orderId,
+      kind: "intent",
+      status: "pending",
+      user,
+      inputMint: quote.inputMint,
+      outputMint: quote.outputMint,
+      inAmount: BigInt(quote.inAmount),
+      threshold: BigInt(quote.otherAmountThreshold),
+      escrow,
+      openSignature: signature,
+      openWire: signedOpenTransaction,
+      openValidHeight: BigInt(quote.lastValidBlockHeight ?? 0),
+      expirySlots: quote.expiry?.slotsAfterOpen ?? INTENT_EXPIRY_SLOTS,
+      feeBudget: BigInt(quote.feeBudget),
+      answer: JSON.stringify({ ok: answer } satisfies StoredAnswer),
+    });
+    if (!inserted) return this.firstAnswer(signature);
+    try {
+      await this.deps.chain.sendTransaction(Buffer.from(signedOpenTransaction, "base64"));
+    } catch (error) {
+      const refusal = {
+        code: "open_transaction_simulation_failed",
+        msg: `the chain refused the open transaction: ${(error as Error).message}`,
+      };
+      await this.deps.db
+        .updateTable("orders")
+        .set({ answer: JSON.stringify({ error: refusal } satisfies StoredAnswer) })
+        .where("id", "=", memo.orderId)
+        .execute();
+      await transition(this.deps.db, memo.orderId, "pending", { status: "failed" });
+      throw new ApiError("open_transaction_simulation_failed", refusal.msg);
+    }
+    this.deps.keeper.opened(memo.orderId);
+    return answer;
+  }
+
+  private openMessageFor(orderId: string, user: Address, blockhash: string, quote: IntentQuoteResponse) {
+    const input = this.deps.book.token(quote.inputMint as Address);
+    const output = this.deps.book.token(quote.outputMint as Address);
+    if (!input || !output)
+      throw new ApiError("invalid_quote_response", "quoteResponse names a token this venue does not trade");
+    return openMessage({
+      orderId,
+      seal: this.seal(orderId, user, blockhash, quote),
+      user,
+      escrow: this.deps.authorities.orderAuthority(orderId).address,
+      input,
+      output,
+      amount: BigInt(quote.inAmount),
+      feeBudget: BigInt(quote.feeBudget),
+      wrapSol: true,
+      blockhash,
+    });
+  }
+
+  /** The venue's seal over an intent's terms: any change to them, or to the user or blockhash, breaks it. */
+  private seal(orderId: string, user: string, blockhash: string, quote: IntentQuoteResponse): string {
+    return this.deps.authorities.seal(
+      JSON.stringify([
+        orderId,
+        user,
+        blockhash,
+        quote.inputMint,
+        quote.inAmount,
+        quote.outputMint,
+        quote.outAmount,
+        quote.otherAmountThreshold,
+        quote.minOutAmount,
+        quote.slippageBps,
+        quote.feeBudget,
+        quote.priceImpactPct,
+        quote.lastValidBlockHeight,
+        quote.expiry?.slotsAfterOpen,
+      ]),
+    );
+  }
+
+  /** A concurrent submission of the same transaction waits for the first one's answer. */
+  private async firstAnswer(signature: string): Promise<SubmitIntentResponse> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const order = await orderBySignature(this.deps.db, signature);
+      if (order && (order.status !== "pending" || attempt === 99)) return answerOf(order.answer);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new ApiError("internal", "the first submission of this transaction did not finish");
+  }
+}
+
+function parse(base64: string): WireTransaction {
+  try {
+    const tx = parseWireTransaction(Buffer.from(base64, "base64"));
+    if (tx.signatures.length === 0 || tx.accountKeys.length === 0) throw new Error("no signer");
+    return tx;
+  } catch {
+    throw new ApiError(
+      "invalid_open_transaction",
+      "signedOpenTransaction is not a base64 Solana transaction",
+    );
+  }
+}
+
+function answerOf(stored: string | null): SubmitIntentResponse {
+  const answer = JSON.parse(stored ?? "null") as StoredAnswer | null;
+  if (!answer) throw new ApiError("internal", "the order has no recorded answer");
+  if ("error" in answer)
+    throw new ApiError(answer.error.code as "open_transaction_simulation_failed", answer.error.msg);
+  return answer.ok;
+}

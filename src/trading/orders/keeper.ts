@@ -1,0 +1,221 @@
+/**
+ * The order keeper: moves every escrowed order to its end, exactly once. Each step is a
+ * compare-and-set in storage, and a settling transaction is recorded (signature, wire, last valid
+ * height, plan) before it is sent, so after a crash the keeper finds it, sends it again while it can
+ * still land, and builds another only once it no longer can. The escrow itself can be spent only
+ * once, so a fill and a refund can never both land.
+ *
+ *   pending ──open tx lands──▶ open ──fill or refund recorded──▶ pendingClose ──it lands──▶ closed
+ *      │ open tx fails: failed         ▲ it can no longer land ───────┘
+ *      └ never lands before its height: expired
+ */
+import type { Address } from "@solana/kit";
+import bs58 from "bs58";
+import type { Kysely } from "kysely";
+import type { Chain } from "../../chain/chain.js";
+import type { Tables } from "../../storage/database.js";
+import type { BookLogger, TradingBook } from "../book.js";
+import { SLOT_MS } from "../book.js";
+import type { PoolAuthorities } from "../pools/authority.js";
+import { associatedTokenAddress } from "../token-accounts.js";
+import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
+import { settleTransaction } from "./escrow.js";
+import { activeOrders, type ClosePlan, type OrderRecord, orderById, transition } from "./store.js";
+
+export interface OrderKeeperOptions {
+  db: Kysely<Tables>;
+  chain: Chain;
+  book: TradingBook;
+  authorities: PoolAuthorities;
+  logger?: BookLogger;
+}
+
+export class OrderKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly busy = new Set<string>();
+
+  constructor(private readonly options: OrderKeeperOptions) {}
+
+  /** Works through the active orders every slot (and at once, to resume what a restart left). */
+  start(): void {
+    const tick = () => {
+      this.running = this.tick()
+        .catch((error: unknown) => this.options.logger?.error({ err: error }, "order keeper tick failed"))
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer) this.timer = setTimeout(tick, SLOT_MS).unref();
+        });
+    };
+    this.timer = setTimeout(tick, 0).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** An order whose open transaction just landed: settle it now rather than at the next tick. */
+  opened(orderId: string): void {
+    void this.advanceById(orderId).catch((error: unknown) =>
+      this.options.logger?.error({ err: error, orderId }, "settling an order failed"),
+    );
+  }
+
+  /** One pass over every active order. */
+  async tick(): Promise<void> {
+    for (const order of await activeOrders(this.options.db)) await this.advance(order);
+  }
+
+  private async advanceById(orderId: string): Promise<void> {
+    const order = await orderById(this.options.db, orderId);
+    if (order) await this.advance(order);
+  }
+
+  /** Takes one order one or more steps on; never works on the same order twice at once. */
+  private async advance(order: OrderRecord): Promise<void> {
+    if (this.busy.has(order.id)) return;
+    this.busy.add(order.id);
+    try {
+      let current: OrderRecord | undefined = order;
+      for (let steps = 0; current && steps < 4; steps++) {
+        const moved = await this.step(current);
+        if (!moved) return;
+        current = await orderById(this.options.db, order.id);
+      }
+    } finally {
+      this.busy.delete(order.id);
+    }
+  }
+
+  /** Returns whether the order changed state. */
+  private async step(order: OrderRecord): Promise<boolean> {
+    switch (order.status) {
+      case "pending":
+        return this.checkOpen(order);
+      case "open":
+        return this.settle(order);
+      case "pendingClose":
+        return this.checkClose(order);
+      default:
+        return false;
+    }
+  }
+
+  private async checkOpen(order: OrderRecord): Promise<boolean> {
+    const { chain, db } = this.options;
+    if (!order.openSignature) return false;
+    const [status] = await chain.getSignatureStatuses([order.openSignature as never]);
+    if (status) {
+      return status.err
+        ? transition(db, order.id, "pending", { status: "failed" })
+        : transition(db, order.id, "pending", { status: "open", openSlot: status.slot });
+    }
+    if (this.options.book.clock.blockHeight > order.openValidHeight) {
+      return transition(db, order.id, "pending", { status: "expired" });
+    }
+    // Sent before a restart, or never: send it again (a duplicate is refused by the chain).
+    if (order.openWire) await chain.sendTransaction(Buffer.from(order.openWire, "base64")).catch(() => {});
+    return false;
+  }
+
+  /** Fills the order at the best price now if that meets its threshold; refunds it once expired. */
+  private async settle(order: OrderRecord): Promise<boolean> {
+    const { book, chain, db, authorities } = this.options;
+    const input = book.token(order.inputMint as Address);
+    const output = book.token(order.outputMint as Address);
+    if (!input || !output) return false;
+    const clock = book.clock;
+    const expired = clock.slot > (order.openSlot ?? 0n) + BigInt(order.expirySlots);
+    const escrow = authorities.orderAuthority(order.id);
+    const escrowAccount = await associatedTokenAddress(escrow.address, input.mint, input.program);
+    const [held, lamports] = await Promise.all([
+      chain.getTokenAccount(escrowAccount),
+      chain.getBalance(escrow.address),
+    ]);
+    if (!held) {
+      this.options.logger?.error({ orderId: order.id }, "an open order's escrow is missing");
+      return false;
+    }
+    let fill:
+      | { legs: CpmmPool[]; route: NonNullable<ReturnType<TradingBook["graph"]["bestRoute"]>> }
+      | undefined;
+    if (!expired) {
+      const route = book.graph.bestRoute({
+        inputMint: input.mint,
+        outputMint: output.mint,
+        amount: order.inAmount,
+        maxLegs: 2,
+        venues: new Set([CPMM_VENUE]),
+      });
+      if (!route || route.outAmount < order.threshold) return false; // wait for a better price, or expiry
+      fill = { legs: route.legs.map((leg) => leg.market as CpmmPool), route };
+    }
+    const plan: ClosePlan = fill
+      ? {
+          fill: {
+            inputMint: input.mint,
+            inAmount: fill.route.inAmount.toString(),
+            outputMint: output.mint,
+            outAmount: fill.route.outAmount.toString(),
+          },
+          revert:
+            held.amount > fill.route.inAmount
+              ? { mint: input.mint, amount: (held.amount - fill.route.inAmount).toString() }
+              : null,
+        }
+      : { fill: null, revert: { mint: input.mint, amount: held.amount.toString() } };
+    const { wire, signature } = await settleTransaction({
+      escrow,
+      user: order.user as Address,
+      input,
+      output,
+      escrowAmount: held.amount,
+      escrowLamports: lamports,
+      ...(fill ? { fill: { legs: fill.route.legs, userOut: fill.route.outAmount } } : {}),
+      blockhash: clock.latest.blockhash,
+    });
+    const releases = fill
+      ? fill.route.legs.map((leg) =>
+          (leg.market as CpmmPool).reserve(leg.outputMint, leg.outAmount, clock.latest.lastValidBlockHeight),
+        )
+      : [];
+    const close = {
+      signature: bs58.encode(signature),
+      wire: Buffer.from(wire).toString("base64"),
+      validHeight: clock.latest.lastValidBlockHeight,
+      plan,
+    };
+    if (!(await transition(db, order.id, "open", { status: "pendingClose", close }))) {
+      for (const release of releases) release();
+      return false;
+    }
+    await chain.sendTransaction(wire).catch((error: unknown) => {
+      for (const release of releases) release();
+      this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
+    });
+    return true;
+  }
+
+  private async checkClose(order: OrderRecord): Promise<boolean> {
+    const { chain, db } = this.options;
+    const close = order.close;
+    if (!close) return transition(db, order.id, "pendingClose", { status: "open", close: null });
+    const [status] = await chain.getSignatureStatuses([close.signature as never]);
+    if (status && !status.err) {
+      const { fill, revert } = close.plan;
+      return transition(db, order.id, "pendingClose", {
+        status: "closed",
+        fills: fill ? [...order.fills, { signature: close.signature, ...fill }] : order.fills,
+        reverts: revert ? [...order.reverts, { signature: close.signature, ...revert }] : order.reverts,
+      });
+    }
+    // It failed (the escrow is untouched: transactions are atomic), or it can no longer land: try again.
+    if (status?.err || this.options.book.clock.blockHeight > close.validHeight) {
+      return transition(db, order.id, "pendingClose", { status: "open", close: null });
+    }
+    await chain.sendTransaction(Buffer.from(close.wire, "base64")).catch(() => {});
+    return false;
+  }
+}

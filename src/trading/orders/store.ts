@@ -1,0 +1,189 @@
+/**
+ * Escrowed orders in storage. Every state change is a compare-and-set on the current status, so two
+ * keepers (two instances, or a keeper and a restart) can never both move an order on.
+ */
+import type { Kysely } from "kysely";
+import type { OrdersTable, Tables } from "../../storage/database.js";
+
+export type OrderStatus = "pending" | "open" | "pendingClose" | "closed" | "expired" | "failed";
+export const TERMINAL_STATUSES: readonly OrderStatus[] = ["closed", "expired", "failed"];
+
+export interface Fill {
+  signature: string;
+  inputMint: string;
+  inAmount: string;
+  outputMint: string;
+  outAmount: string;
+}
+
+export interface Revert {
+  signature: string;
+  mint: string;
+  amount: string;
+}
+
+/** What a settling transaction does, recorded before it is sent. */
+export interface ClosePlan {
+  fill: Omit<Fill, "signature"> | null;
+  revert: Omit<Revert, "signature"> | null;
+}
+
+export interface OrderRecord {
+  id: string;
+  kind: "intent" | "async";
+  status: OrderStatus;
+  user: string;
+  inputMint: string;
+  outputMint: string;
+  inAmount: bigint;
+  threshold: bigint;
+  escrow: string;
+  openSignature: string | null;
+  openWire: string | null;
+  openValidHeight: bigint;
+  openSlot: bigint | null;
+  expirySlots: number;
+  feeBudget: bigint;
+  answer: string | null;
+  close: { signature: string; wire: string; validHeight: bigint; plan: ClosePlan } | null;
+  fills: Fill[];
+  reverts: Revert[];
+}
+
+export type NewOrder = Omit<OrderRecord, "openSlot" | "close" | "fills" | "reverts">;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function fromRow(row: OrdersTable): OrderRecord {
+  return {
+    id: row.id,
+    kind: row.kind as OrderRecord["kind"],
+    status: row.status as OrderStatus,
+    user: row.user_key,
+    inputMint: row.input_mint,
+    outputMint: row.output_mint,
+    inAmount: BigInt(row.in_amount),
+    threshold: BigInt(row.threshold),
+    escrow: row.escrow,
+    openSignature: row.open_signature,
+    openWire: row.open_wire,
+    openValidHeight: BigInt(row.open_valid_height),
+    openSlot: row.open_slot === null ? null : BigInt(row.open_slot),
+    expirySlots: row.expiry_slots,
+    feeBudget: BigInt(row.fee_budget),
+    answer: row.answer,
+    close:
+      row.close_signature && row.close_wire && row.close_valid_height !== null && row.close_plan
+        ? {
+            signature: row.close_signature,
+            wire: row.close_wire,
+            validHeight: BigInt(row.close_valid_height),
+            plan: JSON.parse(row.close_plan) as ClosePlan,
+          }
+        : null,
+    fills: JSON.parse(row.fills) as Fill[],
+    reverts: JSON.parse(row.reverts) as Revert[],
+  };
+}
+
+/** Stores a new order; false when one with its open signature already exists (a resubmission). */
+export async function insertOrder(db: Kysely<Tables>, order: NewOrder): Promise<boolean> {
+  const at = now();
+  const result = await db
+    .insertInto("orders")
+    .values({
+      id: order.id,
+      kind: order.kind,
+      status: order.status,
+      user_key: order.user,
+      input_mint: order.inputMint,
+      output_mint: order.outputMint,
+      in_amount: order.inAmount.toString(),
+      threshold: order.threshold.toString(),
+      escrow: order.escrow,
+      open_signature: order.openSignature,
+      open_wire: order.openWire,
+      open_valid_height: order.openValidHeight.toString(),
+      open_slot: null,
+      expiry_slots: order.expirySlots,
+      fee_budget: order.feeBudget.toString(),
+      answer: order.answer,
+      close_signature: null,
+      close_wire: null,
+      close_valid_height: null,
+      close_plan: null,
+      fills: "[]",
+      reverts: "[]",
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function orderBySignature(
+  db: Kysely<Tables>,
+  signature: string,
+): Promise<OrderRecord | undefined> {
+  const row = await db
+    .selectFrom("orders")
+    .selectAll()
+    .where("open_signature", "=", signature)
+    .executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function orderById(db: Kysely<Tables>, id: string): Promise<OrderRecord | undefined> {
+  const row = await db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+/** Orders not yet in a terminal state, oldest first. */
+export async function activeOrders(db: Kysely<Tables>, limit = 500): Promise<OrderRecord[]> {
+  const rows = await db
+    .selectFrom("orders")
+    .selectAll()
+    .where("status", "in", ["pending", "open", "pendingClose"])
+    .orderBy("created_at")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+export interface OrderChange {
+  status?: OrderStatus;
+  openSignature?: string;
+  openSlot?: bigint;
+  close?: OrderRecord["close"];
+  fills?: Fill[];
+  reverts?: Revert[];
+}
+
+/** Applies `change` if the order is still in `from`; returns whether it was. */
+export async function transition(
+  db: Kysely<Tables>,
+  id: string,
+  from: OrderStatus,
+  change: OrderChange,
+): Promise<boolean> {
+  const set: Partial<OrdersTable> = { updated_at: now() };
+  if (change.status) set.status = change.status;
+  if (change.openSignature !== undefined) set.open_signature = change.openSignature;
+  if (change.openSlot !== undefined) set.open_slot = change.openSlot.toString();
+  if (change.close !== undefined) {
+    set.close_signature = change.close?.signature ?? null;
+    set.close_wire = change.close?.wire ?? null;
+    set.close_valid_height = change.close ? change.close.validHeight.toString() : null;
+    set.close_plan = change.close ? JSON.stringify(change.close.plan) : null;
+  }
+  if (change.fills) set.fills = JSON.stringify(change.fills);
+  if (change.reverts) set.reverts = JSON.stringify(change.reverts);
+  const result = await db
+    .updateTable("orders")
+    .set(set)
+    .where("id", "=", id)
+    .where("status", "=", from)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,263 @@
+/**
+ * Declarative trades end to end, with `@solana/kit` as the user's client: GET /intent, sign the open
+ * transaction, POST /submit-intent, and /order-status until the order closes with a fill; an order
+ * that cannot fill is refunded after its expiry; every tampering is refused with its own code, and a
+ * resubmission (even concurrent) executes nothing twice.
+ */
+import {
+  type Address,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type KeyPairSigner,
+  partiallySignTransaction,
+} from "@solana/kit";
+import { findAssociatedTokenPda } from "@solana-program/token";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM, USDC_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { parseWireTransaction } from "../../src/chain/wire.js";
+import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
+import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
+import { validateAgainstReference } from "../support/reference-schema.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const VENUE_SEED = "intents-test";
+const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+let t: TestServer;
+let chain: RpcChain;
+
+beforeAll(async () => {
+  t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+}, 120_000);
+afterAll(async () => t?.stop());
+
+async function getJson<T>(path: string): Promise<{ status: number; body: T & { code?: string } }> {
+  const response = await fetch(`${t.url}${path}`);
+  return { status: response.status, body: (await response.json()) as T & { code?: string } };
+}
+
+async function intent(wallet: Address, amount: bigint, extra = ""): Promise<IntentQuoteResponse> {
+  const { status, body } = await getJson<IntentQuoteResponse>(
+    `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=${amount}&userPublicKey=${wallet}${extra}`,
+  );
+  expect(status, JSON.stringify(body)).toBe(200);
+  expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
+  return body;
+}
+
+async function sign(wallet: KeyPairSigner, openTransaction: string): Promise<string> {
+  const decoded = getTransactionDecoder().decode(Buffer.from(openTransaction, "base64"));
+  return getBase64EncodedWireTransaction(await partiallySignTransaction([wallet.keyPair], decoded));
+}
+
+async function submit(quoteResponse: unknown, signedOpenTransaction: string) {
+  const response = await fetch(`${t.url}/submit-intent`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ quoteResponse, signedOpenTransaction }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
+
+async function settled(signature: string): Promise<OrderStatusResponse> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const { status, body } = await getJson<OrderStatusResponse>(`/order-status?signature=${signature}`);
+    expect(status).toBe(200);
+    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
+    if (["closed", "expired", "failed"].includes(body.status)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`order ${signature} did not settle`);
+}
+
+async function fundedWallet(usdc: bigint): Promise<KeyPairSigner> {
+  const wallet = await generateKeyPairSigner();
+  await chain.requestAirdrop(wallet.address, 5_000_000_000n);
+  const response = await fetch(`${t.url}/dev/faucet`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ wallet: wallet.address, mint: USDC_MINT, amount: usdc.toString() }),
+  });
+  expect(response.status).toBe(200);
+  return wallet;
+}
+
+async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
+  return (await chain.getTokenAccountsByOwner(owner, { mint })).reduce(
+    (sum, account) => sum + account.amount,
+    0n,
+  );
+}
+
+describe("intents", () => {
+  it("quotes without a user, with no transaction", async () => {
+    const { status, body } = await getJson<IntentQuoteResponse>(
+      `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000`,
+    );
+    expect(status).toBe(200);
+    expect(body.openTransaction).toBeUndefined();
+    expect(body.feeBudget).toBe(1_000_000);
+    expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
+  });
+
+  it("opens, fills at or above the threshold, closes, and returns the fee budget less the fees", async () => {
+    const wallet = await fundedWallet(100_000_000n);
+    const lamportsBefore = await chain.getBalance(wallet.address);
+    const quote = await intent(wallet.address, 40_000_000n);
+    expect(quote.expiry).toEqual({ slotsAfterOpen: 10 });
+    const signed = await sign(wallet, quote.openTransaction as string);
+    const answer = await submit(quote, signed);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(validateAgainstReference("IntentSwapResponse", answer.body)).toEqual([]);
+    const status = await settled(answer.body.openTransactionSignature as string);
+    expect(status.status).toBe("closed");
+    expect(status.fills).toHaveLength(1);
+    expect(status.reverts).toBeUndefined();
+    const fill = status.fills?.[0];
+    expect(status.inAmount).toBe("40000000");
+    expect(BigInt(status.outAmount)).toBeGreaterThanOrEqual(BigInt(quote.otherAmountThreshold));
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(60_000_000n);
+    expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
+    // The user paid the open transaction's fee and the new dETH account's rent; the venue's settling
+    // transaction (escrow and one pool signing) came out of the fee budget, and the rest came back.
+    const [dethAccount] = await findAssociatedTokenPda({
+      owner: wallet.address,
+      mint: dETH,
+      tokenProgram: TOKEN_PROGRAM,
+    });
+    const rent = (await chain.getAccountInfo(dethAccount))?.lamports ?? 0n;
+    const openTx = await chain.getTransaction(answer.body.openTransactionSignature as never);
+    const closeTx = await chain.getTransaction(fill?.signature as never);
+    // The settling transaction is signed by the escrow and by every pool of the route it filled through.
+    const closeSigners = BigInt(parseWireTransaction(closeTx?.wire as Uint8Array).signatures.length);
+    expect(openTx?.fee).toBe(LAMPORTS_PER_SIGNATURE);
+    expect(closeTx?.fee).toBe(LAMPORTS_PER_SIGNATURE * closeSigners);
+    expect(await chain.getBalance(wallet.address)).toBe(
+      lamportsBefore - LAMPORTS_PER_SIGNATURE - rent - LAMPORTS_PER_SIGNATURE * closeSigners,
+    );
+    // The escrow is gone: nothing is left to spend twice.
+    expect(await chain.getBalance(answer.body.orderAddress as Address)).toBe(0n);
+
+    // Submitting the same signed transaction again answers the same and executes nothing.
+    const again = await submit(quote, signed);
+    expect(again).toEqual(answer);
+    expect((await settled(answer.body.openTransactionSignature as string)).fills).toHaveLength(1);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(60_000_000n);
+  });
+
+  it("executes concurrent duplicates once", async () => {
+    const wallet = await fundedWallet(10_000_000n);
+    const quote = await intent(wallet.address, 10_000_000n);
+    const signed = await sign(wallet, quote.openTransaction as string);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => submit(quote, signed)));
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect(answers[0]?.status).toBe(200);
+    const status = await settled(answers[0]?.body.openTransactionSignature as string);
+    expect(status.fills).toHaveLength(1);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(0n);
+  });
+
+  it("refunds the escrow when the order cannot fill before its expiry", async () => {
+    const wallet = await fundedWallet(30_000_000n);
+    // No slippage: any worse price than quoted, and the order cannot fill.
+    const quote = await intent(wallet.address, 30_000_000n, "&slippageBps=0");
+    // Someone else's trade moves the best pool the other way first.
+    const mover = await fundedWallet(2_000_000_000n);
+    const order = await getJson<{ transaction: string }>(
+      `/order?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=2000000000&userPublicKey=${mover.address}&priceImpactTolerancePct=100`,
+    );
+    const moved = getTransactionDecoder().decode(Buffer.from(order.body.transaction, "base64"));
+    await chain.sendTransaction(
+      Buffer.from(
+        getBase64EncodedWireTransaction(await partiallySignTransaction([mover.keyPair], moved)),
+        "base64",
+      ),
+    );
+    const answer = await submit(quote, await sign(wallet, quote.openTransaction as string));
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const status = await settled(answer.body.openTransactionSignature as string);
+    expect(status).toMatchObject({ status: "closed", inAmount: "0", outAmount: "0" });
+    expect(status.fills).toBeUndefined();
+    expect(status.reverts).toEqual([{ signature: expect.any(String), mint: USDC_MINT, amount: "30000000" }]);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(30_000_000n);
+    expect(await tokenBalance(wallet.address, dETH)).toBe(0n);
+  });
+});
+
+describe("tampering", () => {
+  it("refuses an open transaction past its last valid block height", async () => {
+    const wallet = await fundedWallet(1_000_000n);
+    const quote = await intent(wallet.address, 1_000_000n);
+    const signed = await sign(wallet, quote.openTransaction as string);
+    // 150 blocks of 400 ms: about a minute.
+    while ((await chain.getBlockHeight()) <= BigInt(quote.lastValidBlockHeight ?? 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 800)); // the venue's clock, a slot behind at most
+    const answer = await submit(quote, signed);
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe("open_transaction_expired");
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(1_000_000n);
+  }, 120_000);
+
+  let wallet: KeyPairSigner;
+  let quote: IntentQuoteResponse;
+  let signed: string;
+  beforeAll(async () => {
+    wallet = await fundedWallet(10_000_000n);
+    quote = await intent(wallet.address, 5_000_000n);
+    signed = await sign(wallet, quote.openTransaction as string);
+  });
+
+  const refused = async (quoteResponse: unknown, transaction: string, code: string) => {
+    const answer = await submit(quoteResponse, transaction);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    expect(answer.body.code).toBe(code);
+    expect(Object.keys(answer.body).sort()).toEqual(["code", "msg"]);
+  };
+
+  it("refuses an edited amount or a swapped mint in the quote", async () => {
+    await refused({ ...quote, inAmount: "4000000" }, signed, "invalid_quote_response");
+    await refused({ ...quote, otherAmountThreshold: "1" }, signed, "invalid_quote_response");
+    await refused({ ...quote, outputMint: USDC_MINT, inputMint: dETH }, signed, "invalid_quote_response");
+  });
+
+  it("refuses a transaction signed by someone else", async () => {
+    const other = await generateKeyPairSigner();
+    const decoded = getTransactionDecoder().decode(Buffer.from(signed, "base64"));
+    const forged = {
+      ...decoded,
+      signatures: {
+        [wallet.address]: (
+          await partiallySignTransaction([other.keyPair], {
+            ...decoded,
+            signatures: { [other.address]: null },
+          })
+        ).signatures[other.address],
+      },
+    };
+    await refused(quote, getBase64EncodedWireTransaction(forged as typeof decoded), "invalid_signature");
+    await refused(quote, quote.openTransaction as string, "invalid_signature");
+  });
+
+  it("refuses altered transaction bytes and transactions it did not issue", async () => {
+    const bytes = Buffer.from(signed, "base64");
+    // The compute-unit limit (instruction 2, 200,000 units) raised by one: a different message.
+    const limit = bytes.indexOf(Buffer.from([2, 0x40, 0x0d, 0x03, 0x00]));
+    expect(limit).toBeGreaterThan(0);
+    const altered = Buffer.from(bytes);
+    altered[limit + 1] = 0x41;
+    await refused(quote, altered.toString("base64"), "invalid_open_transaction");
+    // The user's signature altered, the message intact.
+    const badSignature = Buffer.from(bytes);
+    badSignature[10] = (badSignature[10] as number) ^ 0xff;
+    await refused(quote, badSignature.toString("base64"), "invalid_signature");
+    await refused(quote, "bm90IGEgdHJhbnNhY3Rpb24=", "invalid_open_transaction");
+    const foreign = await intent(wallet.address, 5_000_001n);
+    // Another intent's transaction, for other terms.
+    await refused(quote, await sign(wallet, foreign.openTransaction as string), "invalid_quote_response");
+  });
+});
