@@ -3,6 +3,9 @@
  * trading book (kept fresh every slot) and the order desk.
  */
 import type { ChainConnection } from "../chain/connect.js";
+import { faucet } from "../chain/faucet.js";
+import { USDC_MINT } from "../chain/programs.js";
+import { loadVenueKeys } from "../chain/sandbox/venue-keys.js";
 import type { Config } from "../config.js";
 import type { Storage } from "../storage/database.js";
 import type { ReferenceBook } from "../upstream/relay.js";
@@ -10,6 +13,7 @@ import { type BookLogger, TradingBook } from "./book.js";
 import { OrderDesk } from "./order.js";
 import { IntentDesk } from "./orders/intents.js";
 import { OrderKeeper } from "./orders/keeper.js";
+import type { VenueSigningKeys } from "./orders/prediction-orders.js";
 import { OrderStatusDesk } from "./orders/status.js";
 import { PoolAuthorities } from "./pools/authority.js";
 import { createDemoPools } from "./pools/demo.js";
@@ -57,12 +61,15 @@ export async function startTrading(
   await book.start();
   const { db } = deps.storage;
   const chain = deps.chain.chain;
-  const desk = new OrderDesk(book, chain);
+  const desk = new OrderDesk(book, chain, { db, authorities });
+  // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.
+  const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({
     db,
     chain,
     book,
     authorities,
+    ...(venue ? { venue } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   keeper.start();
@@ -78,4 +85,22 @@ export async function startTrading(
       await keeper.stop();
     },
   };
+}
+
+/** USDC the sandbox treasury keeps to pay sellers of outcome tokens (it is topped up at each start). */
+const TREASURY_USDC = 1_000_000_000_000n;
+
+/** The sandbox venue's signing keys, its treasury holding at least TREASURY_USDC. */
+async function fundedTreasury(connection: ChainConnection, dataDir: string): Promise<VenueSigningKeys> {
+  const keys = loadVenueKeys(dataDir);
+  const sandbox = connection.sandbox;
+  if (sandbox) {
+    const holdings = await connection.chain.getTokenAccountsByOwner(keys.treasury.address, {
+      mint: USDC_MINT,
+    });
+    const held = holdings.reduce((sum, account) => sum + account.amount, 0n);
+    if (held < TREASURY_USDC)
+      await faucet(connection.chain, sandbox.signers, keys.treasury.address, USDC_MINT, TREASURY_USDC - held);
+  }
+  return keys;
 }

@@ -10,8 +10,10 @@ export interface LegQuote {
   outAmount: bigint;
   /** The output at the market's marginal price, fee included, impact excluded (for price impact). */
   spotOutAmount: number;
-  /** The input actually used (prediction markets buy whole contracts and return the rest). */
+  /** The most input the leg takes (a prediction buy quotes the whole budget). */
   inAmount: bigint;
+  /** What a fill actually spends when less than `inAmount`: whole contracts cost less than the budget. */
+  spent?: bigint;
 }
 
 export interface TradingMarket {

@@ -4,11 +4,15 @@
  * output it promises until the transaction can no longer land.
  */
 import type { Address } from "@solana/kit";
+import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
 import { ApiError } from "../http/errors.js";
+import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
 import { AUTO_SLIPPAGE_BPS, type OrderRequest } from "./order-params.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "./order-transaction.js";
+import { issuePredictionOrder } from "./orders/prediction-orders.js";
+import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route } from "./router.js";
 import { BPS } from "./venues/cpmm.js";
@@ -67,6 +71,8 @@ export class OrderDesk {
   constructor(
     private readonly book: TradingBook,
     private readonly chain: Chain,
+    /** Where async (prediction-market) orders are recorded; without it they are quotes only. */
+    private readonly orders?: { db: Kysely<Tables>; authorities: PoolAuthorities },
   ) {}
 
   /** Routes and prices a request: the part `/order` and `/intent` share. */
@@ -146,10 +152,14 @@ export class OrderDesk {
       response.revertMint = request.inputMint;
       response.predictionMarketSlippageBps = request.predictionMarketSlippageBps ?? slippageBps;
       if (request.userPublicKey) {
-        throw new ApiError(
-          "route_not_found",
-          "prediction-market orders are quote-only here for now: the escrowed order transaction is not offered yet",
+        if (!this.orders)
+          throw new ApiError("route_not_found", "this venue takes no prediction-market orders");
+        const opened = await issuePredictionOrder(
+          this.orders,
+          { ...request, userPublicKey: request.userPublicKey },
+          { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold },
         );
+        return { ...response, ...opened, prioritizationFeeLamports: 0 };
       }
     }
     if (!request.userPublicKey) return response;

@@ -27,6 +27,14 @@ import type { CpmmPool } from "../venues/cpmm-pool.js";
 
 const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address;
 const MEMO_PREFIX = "oddsgate order ";
+/** Slots after the open transaction lands during which the intent may fill (the reference's example). */
+export const INTENT_EXPIRY_SLOTS = 10;
+/**
+ * Lamports the user puts up for the settling transaction. The escrow authority must hold at least
+ * the rent-exempt minimum of an empty account (890,880) to exist; all but the fee comes back.
+ */
+export const MIN_FEE_BUDGET = 1_000_000n;
+
 /** Compute units of the open and settling transactions. */
 export const ESCROW_COMPUTE_UNITS = 200_000;
 

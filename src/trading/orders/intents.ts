@@ -19,17 +19,11 @@ import { formatFraction } from "../order.js";
 import type { OrderRequest } from "../order-params.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import { addressBytes, signedTransaction } from "../transaction.js";
-import { openMemoOf, openMessage } from "./escrow.js";
+import { INTENT_EXPIRY_SLOTS, openMemoOf, openMessage } from "./escrow.js";
 import type { OrderKeeper } from "./keeper.js";
 import { insertOrder, orderBySignature, transition } from "./store.js";
 
-/** Slots after the open transaction lands during which the intent may fill (the reference's example). */
-export const INTENT_EXPIRY_SLOTS = 10;
-/**
- * Lamports the user puts up for the settling transaction. The escrow authority must hold at least
- * the rent-exempt minimum of an empty account (890,880) to exist; all but the fee comes back.
- */
-export const MIN_FEE_BUDGET = 1_000_000n;
+export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
 
 export interface IntentRequest extends OrderRequest {
   feeBudget: bigint;

@@ -13,13 +13,17 @@ import type { Address } from "@solana/kit";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import type { Chain } from "../../chain/chain.js";
+import type { Keypair } from "../../chain/ed25519.js";
+import { USDC_MINT } from "../../chain/programs.js";
 import type { Tables } from "../../storage/database.js";
 import type { BookLogger, TradingBook } from "../book.js";
 import { SLOT_MS } from "../book.js";
 import type { PoolAuthorities } from "../pools/authority.js";
+import type { TokenRecord } from "../pools/store.js";
 import { associatedTokenAddress } from "../token-accounts.js";
 import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
+import { predictionSettleTransaction, type VenueSigningKeys } from "./prediction-orders.js";
 import { activeOrders, type ClosePlan, type OrderRecord, orderById, transition } from "./store.js";
 
 export interface OrderKeeperOptions {
@@ -27,6 +31,8 @@ export interface OrderKeeperOptions {
   chain: Chain;
   book: TradingBook;
   authorities: PoolAuthorities;
+  /** The venue's mint authority and treasury (sandbox only): without them prediction orders only refund. */
+  venue?: VenueSigningKeys;
   logger?: BookLogger;
 }
 
@@ -104,7 +110,21 @@ export class OrderKeeper {
   }
 
   private async checkOpen(order: OrderRecord): Promise<boolean> {
-    const { chain, db } = this.options;
+    const { chain, db, book } = this.options;
+    if (order.kind === "async") {
+      // The user sends an async order's open transaction: the funded escrow is how the venue knows.
+      const input = book.token(order.inputMint as Address);
+      if (!input) return false;
+      const escrowAccount = await associatedTokenAddress(order.escrow as Address, input.mint, input.program);
+      const held = await chain.getTokenAccount(escrowAccount);
+      if (held && held.amount >= order.inAmount) {
+        return transition(db, order.id, "pending", { status: "open", openSlot: book.clock.slot });
+      }
+      if (book.clock.blockHeight > order.openValidHeight) {
+        return transition(db, order.id, "pending", { status: "expired" });
+      }
+      return false;
+    }
     if (!order.openSignature) return false;
     const [status] = await chain.getSignatureStatuses([order.openSignature as never]);
     if (status) {
@@ -137,6 +157,9 @@ export class OrderKeeper {
     if (!held) {
       this.options.logger?.error({ orderId: order.id }, "an open order's escrow is missing");
       return false;
+    }
+    if (order.kind === "async") {
+      return this.settlePrediction(order, { input, output, expired, escrow, held: held.amount, lamports });
     }
     let fill:
       | { legs: CpmmPool[]; route: NonNullable<ReturnType<TradingBook["graph"]["bestRoute"]>> }
@@ -193,6 +216,64 @@ export class OrderKeeper {
     }
     await chain.sendTransaction(wire).catch((error: unknown) => {
       for (const release of releases) release();
+      this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
+    });
+    return true;
+  }
+
+  /** Settles a prediction-market order against the venue: at the book's price now, or refunded once expired. */
+  private async settlePrediction(
+    order: OrderRecord,
+    state: {
+      input: TokenRecord;
+      output: TokenRecord;
+      expired: boolean;
+      escrow: Keypair;
+      held: bigint;
+      lamports: bigint;
+    },
+  ): Promise<boolean> {
+    const { book, chain, db, venue } = this.options;
+    let fill: { inAmount: bigint; outAmount: bigint } | undefined;
+    if (!state.expired) {
+      const outcome = state.input.mint === USDC_MINT ? state.output.mint : state.input.mint;
+      await book.prediction?.prepare([outcome]);
+      const quote = book.prediction?.marketOf(outcome)?.quote(state.input.mint, state.held);
+      // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
+      if (!venue || !quote || quote.outAmount < order.threshold) return false;
+      fill = { inAmount: quote.spent ?? quote.inAmount, outAmount: quote.outAmount };
+    }
+    const wire = await predictionSettleTransaction({
+      escrow: state.escrow,
+      venue: venue as VenueSigningKeys,
+      user: order.user as Address,
+      input: state.input,
+      output: state.output,
+      escrowAmount: state.held,
+      escrowLamports: state.lamports,
+      ...(fill ? { fill } : {}),
+      blockhash: book.clock.latest.blockhash,
+    });
+    const leftover = state.held - (fill?.inAmount ?? 0n);
+    const plan: ClosePlan = {
+      fill: fill
+        ? {
+            inputMint: state.input.mint,
+            inAmount: fill.inAmount.toString(),
+            outputMint: state.output.mint,
+            outAmount: fill.outAmount.toString(),
+          }
+        : null,
+      revert: leftover > 0n ? { mint: state.input.mint, amount: leftover.toString() } : null,
+    };
+    const close = {
+      signature: bs58.encode(wire.subarray(1, 65)),
+      wire: Buffer.from(wire).toString("base64"),
+      validHeight: book.clock.latest.lastValidBlockHeight,
+      plan,
+    };
+    if (!(await transition(db, order.id, "open", { status: "pendingClose", close }))) return false;
+    await chain.sendTransaction(wire).catch((error: unknown) => {
       this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
     });
     return true;

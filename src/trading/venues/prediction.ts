@@ -61,6 +61,51 @@ class OutcomeMarket implements TradingMarket {
   }
 }
 
+/**
+ * A determined market's outcome mint, redeemable for USDC: 1 USDC per winning contract, nothing for a
+ * losing one, and for a scalar result yes pays pct/10000 and no (10000 − pct)/10000.
+ */
+class RedemptionMarket implements TradingMarket {
+  readonly venue = PREDICTION_VENUE;
+  readonly executionMode = "async";
+  readonly mints: readonly [Address, Address];
+
+  constructor(
+    readonly key: Address,
+    readonly ticker: string,
+    readonly side: Side,
+    readonly outcomeMint: Address,
+    /** Micro-USDC paid per contract. */
+    readonly payout: bigint,
+  ) {
+    this.mints = [USDC_MINT, outcomeMint];
+  }
+
+  quote(inputMint: Address, amountIn: bigint): LegQuote | null {
+    if (inputMint !== this.outcomeMint || this.payout === 0n) return null;
+    const contracts = amountIn / CONTRACT_UNITS;
+    if (contracts === 0n) return null;
+    const outAmount = contracts * this.payout;
+    return { inAmount: contracts * CONTRACT_UNITS, outAmount, spotOutAmount: Number(outAmount) };
+  }
+
+  estimate(inputMint: Address, amountIn: bigint): number {
+    return Number(this.quote(inputMint, amountIn)?.outAmount ?? 0n);
+  }
+}
+
+/** Micro-USDC a contract of `side` pays once its market is determined, or null while it is not. */
+export function payoutPerContract(
+  side: Side,
+  record: { status: string; result: string | null; scalarOutcomePct: number | null },
+): bigint | null {
+  if (record.status !== "determined" && record.status !== "finalized") return null;
+  if (record.result === "yes" || record.result === "no") return record.result === side ? CONTRACT_UNITS : 0n;
+  if (record.scalarOutcomePct === null) return null;
+  const yes = (BigInt(record.scalarOutcomePct) * CONTRACT_UNITS) / 10_000n;
+  return side === "yes" ? yes : CONTRACT_UNITS - yes;
+}
+
 /** Whole contracts `budget` micro-USDC buys up the asks; what is left over is returned to the buyer. */
 function buy(asks: readonly Level[], budget: bigint): LegQuote | null {
   let contracts = 0n;
@@ -76,6 +121,7 @@ function buy(asks: readonly Level[], budget: bigint): LegQuote | null {
   if (contracts === 0n || !best) return null;
   return {
     inAmount: budget,
+    spent: cost,
     outAmount: contracts * CONTRACT_UNITS,
     // Against what was spent: the unspendable remainder returned is no price impact.
     spotOutAmount: (Number(cost) / Number(best[0])) * Number(CONTRACT_UNITS),
@@ -101,8 +147,8 @@ function sell(bids: readonly Level[], units: bigint): LegQuote | null {
 /** The markets of the prediction venue and the order books they price from. */
 export class PredictionVenue {
   private readonly books = new Map<string, PricedBook>();
-  private readonly byMint = new Map<Address, OutcomeMarket>();
-  private current: OutcomeMarket[] = [];
+  private readonly byMint = new Map<Address, OutcomeMarket | RedemptionMarket>();
+  private current: (OutcomeMarket | RedemptionMarket)[] = [];
 
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
@@ -111,38 +157,53 @@ export class PredictionVenue {
     return this.current;
   }
 
-  /** Rebuilds the markets from the catalog; returns the outcome mints, to be listed as tokens. */
+  /**
+   * Rebuilds the markets from the catalog: active tokenized markets trade, determined ones redeem.
+   * Returns the outcome mints of the active ones, to be listed as tokens.
+   */
   update(catalog: Catalog): TokenRecord[] {
-    const markets: OutcomeMarket[] = [];
+    const markets: (OutcomeMarket | RedemptionMarket)[] = [];
+    const listed: TokenRecord[] = [];
     this.byMint.clear();
     for (const entry of catalog.markets) {
-      if (!entry.record.tokenized || entry.record.status !== "active") continue;
+      if (!entry.record.tokenized) continue;
       const { marketLedger, yesMint, noMint } = entry.addresses;
       for (const [side, mint] of [
         ["yes", yesMint],
         ["no", noMint],
       ] as const) {
-        const market = new OutcomeMarket(
-          marketLedger as Address,
-          entry.record.ticker,
-          side,
-          mint as Address,
-          this.books,
-        );
+        const payout = payoutPerContract(side, entry.record);
+        let market: OutcomeMarket | RedemptionMarket;
+        if (entry.record.status === "active") {
+          market = new OutcomeMarket(
+            marketLedger as Address,
+            entry.record.ticker,
+            side,
+            mint as Address,
+            this.books,
+          );
+          listed.push({ mint: mint as Address, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM });
+        } else if (payout !== null) {
+          market = new RedemptionMarket(
+            marketLedger as Address,
+            entry.record.ticker,
+            side,
+            mint as Address,
+            payout,
+          );
+        } else {
+          continue;
+        }
         markets.push(market);
         this.byMint.set(market.outcomeMint, market);
       }
     }
     this.current = markets;
-    return markets.map((market) => ({
-      mint: market.outcomeMint,
-      decimals: OUTCOME_DECIMALS,
-      program: TOKEN_2022_PROGRAM,
-    }));
+    return listed;
   }
 
-  /** The market of an outcome mint the venue trades, if any. */
-  marketOf(mint: Address): { ticker: string; side: Side } | undefined {
+  /** The market of an outcome mint the venue trades or redeems, if any. */
+  marketOf(mint: Address): TradingMarket | undefined {
     return this.byMint.get(mint);
   }
 
@@ -151,12 +212,18 @@ export class PredictionVenue {
     const tickers = new Set<string>();
     for (const mint of mints) {
       const market = this.byMint.get(mint);
-      if (market && (this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now)
-        tickers.add(market.ticker);
+      // Redemptions pay a fixed amount: only trading markets price from a book.
+      if (!(market instanceof OutcomeMarket)) continue;
+      if ((this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(market.ticker);
     }
     await Promise.all(
       [...tickers].map(async (ticker) => {
-        this.books.set(ticker, priceBook(await this.fetchBook(ticker), now));
+        try {
+          this.books.set(ticker, priceBook(await this.fetchBook(ticker), now));
+        } catch {
+          // No book (the upstream has none, or cannot be reached): the market quotes nothing for now.
+          this.books.delete(ticker);
+        }
       }),
     );
   }

@@ -1,0 +1,140 @@
+/**
+ * Prediction-market orders end to end (`executionMode: "async"`), with `@solana/kit` as the client:
+ * buy yes contracts with USDC (whole contracts, the remainder reverted), sell some back, and after
+ * the market is determined upstream, redeem the rest at 1 USDC per contract. The user signs and sends
+ * each open transaction; the venue notices the escrow and settles it; /order-status follows it.
+ */
+import {
+  type Address,
+  createSolanaRpc,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type KeyPairSigner,
+  partiallySignTransaction,
+} from "@solana/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { USDC_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import type { OrderResponse } from "../../src/trading/order.js";
+import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
+import { syncFromUpstream } from "../../src/upstream/sync.js";
+import { validateAgainstReference } from "../support/reference-schema.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const VENUE_SEED = "prediction-orders-test";
+let t: TestServer;
+let chain: RpcChain;
+let wallet: KeyPairSigner;
+let ticker: string;
+let yesMint: Address;
+
+beforeAll(async () => {
+  t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  const market = (await t.client.listMarkets({ status: "active", isInitialized: true, limit: 5 })).markets[0];
+  ticker = market?.ticker as string;
+  yesMint = Object.values(market?.accounts ?? {})[0]?.yesMint as Address;
+  wallet = await generateKeyPairSigner();
+  await chain.requestAirdrop(wallet.address, 5_000_000_000n);
+  const grant = await fetch(`${t.url}/dev/faucet`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ wallet: wallet.address, mint: USDC_MINT, amount: "100000000" }),
+  });
+  expect(grant.status).toBe(200);
+}, 120_000);
+afterAll(async () => t?.stop());
+
+async function tokenBalance(mint: Address): Promise<bigint> {
+  return (await chain.getTokenAccountsByOwner(wallet.address, { mint })).reduce(
+    (sum, a) => sum + a.amount,
+    0n,
+  );
+}
+
+/** Asks for an async order, signs and sends its open transaction, and waits for the venue to settle it. */
+async function trade(inputMint: Address, outputMint: Address, amount: bigint) {
+  const response = await fetch(
+    `${t.url}/order?inputMint=${inputMint}&outputMint=${outputMint}&amount=${amount}&userPublicKey=${wallet.address}&priceImpactTolerancePct=100`,
+  );
+  const order = (await response.json()) as OrderResponse;
+  expect(response.status, JSON.stringify(order)).toBe(200);
+  expect(validateAgainstReference("OrderResponse", order)).toEqual([]);
+  expect(order.executionMode).toBe("async");
+  expect(order.revertMint).toBe(inputMint);
+  const decoded = getTransactionDecoder().decode(Buffer.from(order.transaction as string, "base64"));
+  const signed = await partiallySignTransaction([wallet.keyPair], decoded);
+  const signature = await createSolanaRpc(t.server.chain.rpcUrl)
+    .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" })
+    .send();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const status = await fetch(`${t.url}/order-status?signature=${signature}`);
+    const body = (await status.json()) as OrderStatusResponse;
+    expect(status.status, JSON.stringify(body)).toBe(200);
+    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
+    if (["closed", "expired", "failed"].includes(body.status)) return { order, status: body };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("the order did not settle");
+}
+
+describe("prediction-market orders", () => {
+  it("buys whole yes contracts with USDC and returns the rest", async () => {
+    const { order, status } = await trade(USDC_MINT, yesMint, 10_000_000n);
+    expect(status.status).toBe("closed");
+    const [fill] = status.fills ?? [];
+    expect(fill).toMatchObject({ inputMint: USDC_MINT, outputMint: yesMint });
+    const contracts = BigInt(fill?.outAmount ?? 0);
+    expect(contracts % 1_000_000n).toBe(0n);
+    expect(contracts).toBeGreaterThanOrEqual(BigInt(order.otherAmountThreshold));
+    const spent = BigInt(fill?.inAmount ?? 0);
+    expect(status.reverts ?? []).toEqual(
+      spent < 10_000_000n
+        ? [{ signature: fill?.signature, mint: USDC_MINT, amount: String(10_000_000n - spent) }]
+        : [],
+    );
+    expect(await tokenBalance(yesMint)).toBe(contracts);
+    expect(await tokenBalance(USDC_MINT)).toBe(100_000_000n - spent);
+  });
+
+  it("sells contracts back for USDC down the bids", async () => {
+    const usdcBefore = await tokenBalance(USDC_MINT);
+    const { status } = await trade(yesMint, USDC_MINT, 2_000_000n);
+    expect(status.status).toBe("closed");
+    const [fill] = status.fills ?? [];
+    expect(fill?.inAmount).toBe("2000000");
+    expect(await tokenBalance(USDC_MINT)).toBe(usdcBefore + BigInt(fill?.outAmount ?? 0));
+  });
+
+  it("redeems the rest at 1 USDC per contract once the market is determined yes", async () => {
+    const simulator = t.server.upstream.url.replace(/\/trade-api\/v2$/, "");
+    const moved = await fetch(`${simulator}/_sim/markets/${ticker}/lifecycle`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ status: "determined", result: "yes" }),
+    });
+    expect(moved.status).toBe(200);
+    await syncFromUpstream({
+      db: t.server.storage.db,
+      venueSeed: VENUE_SEED,
+      upstream: t.server.upstream.client,
+      tokenize: "tradable",
+    });
+    const held = await tokenBalance(yesMint);
+    const usdcBefore = await tokenBalance(USDC_MINT);
+    // The venue picks the change up from storage within a couple of seconds.
+    let redeemable = false;
+    for (let attempt = 0; attempt < 40 && !redeemable; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const quote = await fetch(`${t.url}/order?inputMint=${yesMint}&outputMint=${USDC_MINT}&amount=${held}`);
+      redeemable = quote.status === 200 && ((await quote.json()) as OrderResponse).outAmount === String(held);
+    }
+    expect(redeemable).toBe(true);
+    const { status } = await trade(yesMint, USDC_MINT, held);
+    expect(status.status).toBe("closed");
+    expect(status.fills?.[0]?.outAmount).toBe(String(held));
+    expect(await tokenBalance(yesMint)).toBe(0n);
+    expect(await tokenBalance(USDC_MINT)).toBe(usdcBefore + held);
+  });
+});
