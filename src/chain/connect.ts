@@ -27,7 +27,11 @@ type ChainSettings = Pick<Config, "HOST" | "DATA_DIR" | "SOLANA_RPC_URL" | "RPC_
 /** Connects to the configured chain, starting the sandbox when none is configured. */
 export async function connectChain(
   config: ChainSettings,
-  deps: { storage: Pick<Storage, "db">; venueSeed: string; logger?: ChainLogger },
+  deps: {
+    storage: Pick<Storage, "db"> & Partial<Pick<Storage, "dialect" | "location">>;
+    venueSeed: string;
+    logger?: ChainLogger;
+  },
 ): Promise<ChainConnection> {
   if (config.SOLANA_RPC_URL) {
     return {

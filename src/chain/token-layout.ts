@@ -4,6 +4,7 @@
  */
 import type { Address } from "@solana/kit";
 import bs58 from "bs58";
+import { addressOf } from "./base58.js";
 import type { MintInfo, TokenAccount, TokenAccountState } from "./chain.js";
 import { isTokenProgram } from "./programs.js";
 
@@ -32,7 +33,7 @@ function view(data: Uint8Array): DataView {
 }
 
 function key(data: Uint8Array, offset: number): Address {
-  return bs58.encode(data.subarray(offset, offset + 32)) as Address;
+  return addressOf(data.subarray(offset, offset + 32)) as Address;
 }
 
 function optionalKey(data: Uint8Array, tagOffset: number): Address | null {
@@ -84,7 +85,7 @@ export function decodeMint(address: Address, programId: Address, data: Uint8Arra
 
 /** The token account's mint and owner, read without decoding the rest (for indexing). */
 export function tokenAccountMintAndOwner(data: Uint8Array): { mint: string; owner: string } {
-  return { mint: bs58.encode(data.subarray(0, 32)), owner: bs58.encode(data.subarray(32, 64)) };
+  return { mint: addressOf(data.subarray(0, 32)), owner: addressOf(data.subarray(32, 64)) };
 }
 
 /** Encodes an initialized mint with no extensions (valid for both token programs). */

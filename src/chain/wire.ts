@@ -3,6 +3,7 @@
  * only offsets and account indexes, which is cheaper to read by hand than through kit's codecs.
  */
 import bs58 from "bs58";
+import { encodeBase58 } from "./base58.js";
 import { ChainError } from "./errors.js";
 
 export interface MessageHeader {
@@ -158,7 +159,7 @@ export function isStaticKeyWritable(tx: WireTransaction, index: number): boolean
 export function transactionId(tx: WireTransaction): string {
   const first = tx.signatures[0];
   if (!first) throw malformed("a transaction needs a fee payer signature");
-  return bs58.encode(first);
+  return encodeBase58(first);
 }
 
 /** Decodes a base58 or base64 wire transaction as sent to `sendTransaction`. */

@@ -3,9 +3,10 @@
  * every landed transaction, and the genesis parameters. A batch of transactions commits in one
  * database transaction, so a crash leaves either all of a batch or none of it.
  */
-import type { Kysely } from "kysely";
+import { CompiledQuery, type Kysely } from "kysely";
 import type { Tables } from "../../storage/database.js";
 import type { TransactionError } from "../errors.js";
+import { SqliteWriter } from "./sqlite-writer.js";
 
 /** An account as stored and as loaded into LiteSVM. */
 export interface StoredAccount {
@@ -51,8 +52,32 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return result;
 }
 
+export interface ChainStoreOptions {
+  /**
+   * The SQLite database file behind `db`, when it is one: commits then go through a worker
+   * thread's own connection to it (see sqlite-writer.ts). Reads always use `db`.
+   */
+  sqliteFile?: string;
+}
+
 export class ChainStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  private readonly statements = new Map<string, string>();
+  private numbered: boolean | undefined;
+  private writer: SqliteWriter | null;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    options: ChainStoreOptions = {},
+  ) {
+    this.writer = options.sqliteFile ? new SqliteWriter(options.sqliteFile) : null;
+  }
+
+  /** Stops the commit worker, if any (after the commits already started). */
+  async close(): Promise<void> {
+    const writer = this.writer;
+    this.writer = null;
+    await writer?.close();
+  }
 
   /** The stored genesis parameters, storing `proposed` first on a fresh database (first writer wins). */
   async settleGenesis(proposed: GenesisParameters): Promise<GenesisParameters> {
@@ -150,56 +175,136 @@ export class ChainStore {
     return found;
   }
 
-  /** Writes a batch atomically. */
+  /** Writes a batch atomically; resolves once it is durable. */
   async commit(batch: CommitBatch): Promise<void> {
-    const upserts: Tables["chain_accounts"][] = [];
-    const deletions: string[] = [];
-    for (const [address, account] of batch.accounts) {
-      if (account === null) deletions.push(address);
-      else {
-        upserts.push({
-          address,
-          lamports: account.lamports.toString(),
-          owner: account.owner,
-          executable: account.executable ? 1 : 0,
-          data: Buffer.from(account.data.buffer, account.data.byteOffset, account.data.byteLength).toString(
-            "base64",
-          ),
-        });
-      }
+    if (this.writer && !this.writer.usable) {
+      // The worker failed: fall back to the shared connection.
+      this.writer = null;
     }
-    const transactions = batch.transactions.map((tx) => ({
-      signature: tx.signature,
-      slot: Number(tx.slot),
-      block_time: tx.blockTime,
-      err: tx.err === null ? null : JSON.stringify(tx.err),
-      fee: tx.fee.toString(),
-      compute_units: tx.computeUnits.toString(),
-      logs: JSON.stringify(tx.logs),
-      balances: JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
-      wire: Buffer.from(tx.wire.buffer, tx.wire.byteOffset, tx.wire.byteLength).toString("base64"),
-    }));
+    if (this.writer) return this.writer.commit(batch);
+    const { accounts: upserts, deletions, transactions } = encodeBatch(batch);
     await this.db.transaction().execute(async (trx) => {
-      for (const group of chunks(upserts, ROWS_PER_STATEMENT)) {
-        await trx
-          .insertInto("chain_accounts")
-          .values(group)
-          .onConflict((oc) =>
-            oc.column("address").doUpdateSet((eb) => ({
-              lamports: eb.ref("excluded.lamports"),
-              owner: eb.ref("excluded.owner"),
-              executable: eb.ref("excluded.executable"),
-              data: eb.ref("excluded.data"),
-            })),
-          )
-          .execute();
+      for (const group of chunks(upserts, ROWS_PER_STATEMENT * ACCOUNT_COLUMNS.length)) {
+        await trx.executeQuery(this.statement("upsertAccounts", group));
       }
       for (const group of chunks(deletions, ROWS_PER_STATEMENT)) {
-        await trx.deleteFrom("chain_accounts").where("address", "in", group).execute();
+        await trx.executeQuery(this.statement("deleteAccounts", group));
       }
-      for (const group of chunks(transactions, ROWS_PER_STATEMENT)) {
-        await trx.insertInto("chain_transactions").values(group).execute();
+      for (const group of chunks(transactions, ROWS_PER_STATEMENT * TRANSACTION_COLUMNS.length)) {
+        await trx.executeQuery(this.statement("insertTransactions", group));
       }
     });
   }
+
+  // The commit's statements are written once per shape (kind and row count) and reused: building
+  // them through the query builder on every commit cost more than SQLite's own work.
+  private statement(kind: StatementKind, parameters: unknown[]): CompiledQuery {
+    const rows =
+      kind === "upsertAccounts"
+        ? parameters.length / ACCOUNT_COLUMNS.length
+        : kind === "insertTransactions"
+          ? parameters.length / TRANSACTION_COLUMNS.length
+          : parameters.length;
+    const cacheKey = `${kind}:${rows}`;
+    let text = this.statements.get(cacheKey);
+    if (text === undefined) {
+      text = statementText(kind, rows, this.placeholder());
+      this.statements.set(cacheKey, text);
+    }
+    return CompiledQuery.raw(text, parameters);
+  }
+
+  // The dialect's parameter placeholder: `?` (SQLite) or `$n` (PostgreSQL), asked of Kysely once.
+  private placeholder(): (index: number) => string {
+    if (this.numbered === undefined) {
+      const probe = this.db.selectFrom("meta").select("key").where("key", "=", "").compile().sql;
+      this.numbered = probe.includes("$1");
+    }
+    return this.numbered ? (index) => `$${index + 1}` : () => "?";
+  }
+}
+
+/** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
+export function encodeBatch(batch: CommitBatch): {
+  accounts: unknown[];
+  deletions: string[];
+  transactions: unknown[];
+} {
+  const accounts: unknown[] = [];
+  const deletions: string[] = [];
+  for (const [address, account] of batch.accounts) {
+    if (account === null) deletions.push(address);
+    else {
+      accounts.push(
+        address,
+        account.lamports.toString(),
+        account.owner,
+        account.executable ? 1 : 0,
+        base64(account.data),
+      );
+    }
+  }
+  const transactions: unknown[] = [];
+  for (const tx of batch.transactions) {
+    transactions.push(
+      tx.signature,
+      Number(tx.slot),
+      tx.blockTime,
+      tx.err === null ? null : JSON.stringify(tx.err),
+      tx.fee.toString(),
+      tx.computeUnits.toString(),
+      JSON.stringify(tx.logs),
+      JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
+      base64(tx.wire),
+    );
+  }
+  return { accounts, deletions, transactions };
+}
+
+type StatementKind = "upsertAccounts" | "deleteAccounts" | "insertTransactions";
+
+const ACCOUNT_COLUMNS = ["address", "lamports", "owner", "executable", "data"] as const;
+const TRANSACTION_COLUMNS = [
+  "signature",
+  "slot",
+  "block_time",
+  "err",
+  "fee",
+  "compute_units",
+  "logs",
+  "balances",
+  "wire",
+] as const;
+
+function valuesList(rows: number, columns: number, placeholder: (index: number) => string): string {
+  const tuples: string[] = [];
+  for (let row = 0; row < rows; row++) {
+    const cells: string[] = [];
+    for (let column = 0; column < columns; column++) cells.push(placeholder(row * columns + column));
+    tuples.push(`(${cells.join(", ")})`);
+  }
+  return tuples.join(", ");
+}
+
+function statementText(kind: StatementKind, rows: number, placeholder: (index: number) => string): string {
+  if (kind === "upsertAccounts") {
+    return (
+      `insert into "chain_accounts" (${ACCOUNT_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
+      `${valuesList(rows, ACCOUNT_COLUMNS.length, placeholder)} on conflict ("address") do update set ` +
+      ACCOUNT_COLUMNS.slice(1)
+        .map((c) => `"${c}" = "excluded"."${c}"`)
+        .join(", ")
+    );
+  }
+  if (kind === "deleteAccounts") {
+    return `delete from "chain_accounts" where "address" in (${Array.from({ length: rows }, (_, i) => placeholder(i)).join(", ")})`;
+  }
+  return (
+    `insert into "chain_transactions" (${TRANSACTION_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
+    valuesList(rows, TRANSACTION_COLUMNS.length, placeholder)
+  );
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }

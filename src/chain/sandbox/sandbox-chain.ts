@@ -4,9 +4,11 @@
  * makes every landed transaction durable before answering. Sends queue up and commit in groups:
  * one database transaction per group, every caller answered only after it.
  */
+import fs from "node:fs";
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import bs58 from "bs58";
 import type { Storage } from "../../storage/database.js";
+import { addressOf } from "../base58.js";
 import type {
   AccountInfo,
   Chain,
@@ -95,14 +97,32 @@ interface InstallJob {
 
 type Job = SendJob | InstallJob;
 
+interface ResolvedKey {
+  bytes: Uint8Array;
+  address: string;
+  writable: boolean;
+}
+
 interface Executed {
   signature: string;
   record: StoredTransaction;
-  written: Map<string, StoredAccount | null>;
+}
+
+// Jobs executed against LiteSVM and not yet committed, with the addresses they wrote.
+interface UncommittedGroup {
+  jobs: { job: Job; signature?: string }[];
+  transactions: StoredTransaction[];
+  written: Map<string, Uint8Array>;
+  slot: bigint;
+}
+
+function emptyGroup(): UncommittedGroup {
+  return { jobs: [], transactions: [], written: new Map(), slot: 0n };
 }
 
 export interface SandboxChainOptions {
-  storage: Pick<Storage, "db">;
+  /** With `dialect` and `location` (as `openStorage` gives them), SQLite commits run off the main thread. */
+  storage: Pick<Storage, "db"> & Partial<Pick<Storage, "dialect" | "location">>;
   clock?: WallClock;
   logger?: ChainLogger;
 }
@@ -115,6 +135,9 @@ export class SandboxChain implements Chain {
   private readonly listeners = new Set<(event: CommitEvent) => void>();
   private queue: Job[] = [];
   private draining: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private uncommitted: UncommittedGroup = emptyGroup();
+  private committing: Promise<void> | null = null;
   private svmSlot = -1n;
   private lastPrunedSlot = 0n;
   private closed = false;
@@ -134,7 +157,7 @@ export class SandboxChain implements Chain {
   /** Opens the chain on `storage`, rebuilding its state exactly from what was committed. */
   static async open(options: SandboxChainOptions): Promise<SandboxChain> {
     const clock = options.clock ?? systemClock;
-    const store = new ChainStore(options.storage.db);
+    const store = new ChainStore(options.storage.db, { sqliteFile: sqliteFileOf(options.storage) });
     const genesis = await store.settleGenesis({
       genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
       genesisMs: clock.now(),
@@ -149,21 +172,25 @@ export class SandboxChain implements Chain {
     return chain;
   }
 
+  // Reads everything first and swaps it in at once, so that reads meanwhile see the old state, not
+  // an empty chain.
   private async loadFromStore(): Promise<void> {
+    const accounts = await this.store.loadAccounts();
+    const landedCount = await this.store.countTransactions();
+    const slot = this.slots.slot();
+    const fromSlot = slot > REPLAY_MEMORY_SLOTS ? slot - REPLAY_MEMORY_SLOTS : 0n;
+    const statuses = await this.store.loadRecentStatuses(fromSlot);
     this.svm = createSvm();
     this.svmSlot = -1n;
     this.statuses.clear();
     this.tokenAccountsByOwner.clear();
     this.tokenOwnerOf.clear();
-    const accounts = await this.store.loadAccounts();
     for (const account of accounts) {
       putAccount(this.svm, account);
       this.indexTokenAccount(account.address, account);
     }
-    this.landedCount = await this.store.countTransactions();
-    const slot = this.slots.slot();
-    const fromSlot = slot > REPLAY_MEMORY_SLOTS ? slot - REPLAY_MEMORY_SLOTS : 0n;
-    for (const status of await this.store.loadRecentStatuses(fromSlot)) {
+    this.landedCount = landedCount;
+    for (const status of statuses) {
       this.statuses.set(status.signature, { slot: status.slot, err: status.err, committed: true });
     }
     this.logger?.info({ accounts: accounts.length, slot: String(slot) }, "sandbox chain state loaded");
@@ -219,7 +246,7 @@ export class SandboxChain implements Chain {
     const slot = this.slots.slot();
     if (
       !options.replaceRecentBlockhash &&
-      this.slots.validSlotOf(bs58.encode(tx.recentBlockhash), slot) === undefined
+      this.slots.validSlotOf(addressOf(tx.recentBlockhash), slot) === undefined
     ) {
       return fail("BlockhashNotFound");
     }
@@ -341,6 +368,7 @@ export class SandboxChain implements Chain {
   async close(): Promise<void> {
     this.closed = true;
     while (this.draining) await this.draining;
+    await this.store.close();
   }
 
   /** An account as LiteSVM holds it now, read synchronously (for the RPC server's encoders). */
@@ -360,7 +388,7 @@ export class SandboxChain implements Chain {
     if (lamports === 0n) return null;
     return {
       lamports,
-      owner: bs58.encode(account.owner()) as Address,
+      owner: addressOf(account.owner()) as Address,
       data: account.data(),
       executable: account.executable(),
     };
@@ -372,12 +400,22 @@ export class SandboxChain implements Chain {
       return;
     }
     this.queue.push(job);
+    this.wakeDrain();
     this.draining ??= this.drain();
   }
 
-  // Executes queued jobs in groups and commits each group before answering any of its callers.
-  // `draining` is cleared in the same synchronous step that finds the queue empty: a caller resumed
-  // by the last answer may enqueue at once, and must then start a new drain.
+  private wakeDrain(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  // Executes queued jobs and commits what they wrote, answering each caller only after the commit
+  // that holds its transaction. Execution and commits overlap: while one commit is being written,
+  // the jobs that arrive meanwhile execute (on top of its state), and all of them go into the next
+  // commit together (group commit). `draining` is cleared in the same synchronous step that finds
+  // nothing left to do: a caller resumed by the last answer may enqueue at once, and must then
+  // start a new drain.
   private async drain(): Promise<void> {
     // Yield once so that sends arriving in the same tick join the first group.
     await new Promise((resolve) => setImmediate(resolve));
@@ -389,70 +427,122 @@ export class SandboxChain implements Chain {
       this.needsReload = true;
       const failure = new ChainError(RPC_ERROR.internalError, "Storage is unavailable; retry");
       for (const job of this.queue.splice(0)) job.reject(failure);
+      this.rejectUncommitted(failure);
       this.draining = null;
     }
   }
 
   private async drainQueue(): Promise<void> {
-    if (this.needsReload) {
-      await this.loadFromStore();
-      this.needsReload = false;
-    }
     for (;;) {
-      if (this.queue.length === 0) {
-        this.draining = null;
-        return;
-      }
-      const jobs = this.queue.splice(0, MAX_BATCH);
-      const batch: CommitBatch = { accounts: new Map(), transactions: [] };
-      const accepted: { job: Job; signature?: string }[] = [];
-      const slot = this.slots.slot();
-      this.syncSvmSlot(slot);
-      for (const job of jobs) {
-        try {
-          if (job.kind === "install") {
-            for (const account of job.accounts) {
-              putAccount(this.svm, account);
-              batch.accounts.set(account.address, account);
-              this.indexTokenAccount(account.address, account);
-            }
-            accepted.push({ job });
-          } else {
-            const executed = this.execute(job, slot);
-            for (const [address, account] of executed.written) batch.accounts.set(address, account);
-            batch.transactions.push(executed.record);
-            accepted.push({ job, signature: executed.signature });
-          }
-        } catch (error) {
-          job.reject(error);
-        }
-      }
-      if (accepted.length === 0) continue;
-      try {
-        await this.store.commit(batch);
-      } catch (error) {
-        this.logger?.error({ err: error }, "sandbox chain commit failed; reloading state from storage");
-        const failure = new ChainError(RPC_ERROR.internalError, "Transaction could not be committed; retry");
-        for (const { job } of accepted) job.reject(failure);
-        this.needsReload = true;
+      if (this.needsReload && this.committing === null) {
         await this.loadFromStore();
         this.needsReload = false;
+      }
+      if (this.queue.length > 0 && !this.needsReload) {
+        this.executeGroup(this.queue.splice(0, MAX_BATCH));
+        // Let I/O in (more sends, and the answers of a commit that has finished) before the next group.
+        if (this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (this.committing === null && this.uncommitted.jobs.length > 0 && !this.needsReload) {
+        this.startCommit();
+      }
+      if (this.queue.length > 0 && !this.needsReload) continue;
+      if (this.committing === null && this.uncommitted.jobs.length === 0 && this.queue.length === 0) {
+        if (!this.needsReload || this.closed) {
+          this.draining = null;
+          return;
+        }
         continue;
       }
-      this.landedCount += batch.transactions.length;
-      for (const tx of batch.transactions) {
-        this.statuses.set(tx.signature, { slot: tx.slot, err: tx.err, committed: true });
-      }
-      for (const { job, signature } of accepted) {
-        if (job.kind === "install") job.resolve();
-        else job.resolve(signature as Signature);
-      }
-      this.publish({
-        slot,
-        transactions: batch.transactions.map((tx) => ({ signature: tx.signature, err: tx.err })),
-        accounts: batch.accounts,
+      // Wait for a new job or for the commit in flight to settle.
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
       });
     }
+  }
+
+  // Executes `jobs` against LiteSVM (synchronously) and adds what they wrote to the next commit.
+  private executeGroup(jobs: Job[]): void {
+    const slot = this.slots.slot();
+    this.syncSvmSlot(slot);
+    const next = this.uncommitted;
+    if (slot > next.slot) next.slot = slot;
+    for (const job of jobs) {
+      try {
+        if (job.kind === "install") {
+          for (const account of job.accounts) {
+            putAccount(this.svm, account);
+            next.written.set(account.address, decodeAddress(account.address));
+          }
+          next.jobs.push({ job });
+        } else {
+          const executed = this.execute(job, slot, next.written);
+          next.transactions.push(executed.record);
+          next.jobs.push({ job, signature: executed.signature });
+        }
+      } catch (error) {
+        job.reject(error);
+      }
+    }
+  }
+
+  // Sends everything executed so far to storage as one batch. The accounts are read from LiteSVM
+  // now, once each however many transactions wrote them: LiteSVM holds exactly the effects of the
+  // transactions in this batch (and of those committed before).
+  private startCommit(): void {
+    const group = this.uncommitted;
+    this.uncommitted = emptyGroup();
+    const batch: CommitBatch = { accounts: new Map(), transactions: group.transactions };
+    try {
+      for (const [address, bytes] of group.written) {
+        const account = toStoredAccount(address, this.svm.getAccount(bytes));
+        batch.accounts.set(address, account);
+        this.indexTokenAccount(address, account);
+      }
+    } catch (error) {
+      this.commitFailed(group, error);
+      return;
+    }
+    const commit = this.store.commit(batch).then(
+      () => this.committed(group, batch),
+      (error: unknown) => this.commitFailed(group, error),
+    );
+    this.committing = commit.finally(() => {
+      this.committing = null;
+      this.wakeDrain();
+    });
+  }
+
+  private committed(group: UncommittedGroup, batch: CommitBatch): void {
+    this.landedCount += batch.transactions.length;
+    for (const tx of batch.transactions) {
+      this.statuses.set(tx.signature, { slot: tx.slot, err: tx.err, committed: true });
+    }
+    for (const { job, signature } of group.jobs) {
+      if (job.kind === "install") job.resolve();
+      else job.resolve(signature as Signature);
+    }
+    this.publish({
+      slot: group.slot,
+      transactions: batch.transactions.map((tx) => ({ signature: tx.signature, err: tx.err })),
+      accounts: batch.accounts,
+    });
+  }
+
+  // A failed commit fails its own jobs and every job executed after it (they ran on its effects);
+  // LiteSVM is rebuilt from storage before anything else executes.
+  private commitFailed(group: UncommittedGroup, error: unknown): void {
+    this.logger?.error({ err: error }, "sandbox chain commit failed; reloading state from storage");
+    const failure = new ChainError(RPC_ERROR.internalError, "Transaction could not be committed; retry");
+    for (const { job } of group.jobs) job.reject(failure);
+    this.rejectUncommitted(failure);
+    this.needsReload = true;
+  }
+
+  private rejectUncommitted(failure: ChainError): void {
+    const group = this.uncommitted;
+    this.uncommitted = emptyGroup();
+    for (const { job } of group.jobs) job.reject(failure);
   }
 
   private publish(event: CommitEvent): void {
@@ -466,20 +556,29 @@ export class SandboxChain implements Chain {
   }
 
   // Runs one transaction against LiteSVM; throws (with LiteSVM's state untouched) when it is refused.
-  private execute(job: SendJob, slot: bigint): Executed {
+  private execute(job: SendJob, slot: bigint, written: Map<string, Uint8Array>): Executed {
     const tx = parseWireTransaction(job.wire);
     const signature = transactionId(tx);
     if (this.statuses.has(signature)) throw ChainError.transactionFailed("AlreadyProcessed");
-    if (this.slots.validSlotOf(bs58.encode(tx.recentBlockhash), slot) === undefined) {
+    if (this.slots.validSlotOf(addressOf(tx.recentBlockhash), slot) === undefined) {
       throw ChainError.transactionFailed("BlockhashNotFound");
     }
     const keys = this.resolveAccountKeys(tx);
-    const before: (Account | null)[] = keys.map((key) =>
-      key.writable ? this.svm.getAccount(key.bytes) : null,
-    );
-    const preBalances = keys.map((key, i) =>
-      key.writable ? (before[i]?.lamports() ?? 0n) : (this.svm.getBalance(key.bytes) ?? 0n),
-    );
+    const count = keys.length;
+    // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
+    const before: (Account | null)[] = new Array(count);
+    const preBalances: bigint[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const key = keys[i] as ResolvedKey;
+      if (key.writable) {
+        const account = this.svm.getAccount(key.bytes);
+        before[i] = account;
+        preBalances[i] = account?.lamports() ?? 0n;
+      } else {
+        before[i] = null;
+        preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      }
+    }
     const result =
       tx.version === "legacy"
         ? this.svm.sendLegacyTransaction(job.wire)
@@ -507,14 +606,17 @@ export class SandboxChain implements Chain {
         throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
       }
     }
-    const written = new Map<string, StoredAccount | null>();
-    const postBalances = keys.map((key, i) => {
-      if (!key.writable) return preBalances[i] ?? 0n;
-      const account = toStoredAccount(key.address, this.svm.getAccount(key.bytes));
-      written.set(key.address, account);
-      this.indexTokenAccount(key.address, account);
-      return account?.lamports ?? 0n;
-    });
+    // The accounts themselves are read once per commit (startCommit); here only their lamports.
+    const postBalances: bigint[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const key = keys[i] as ResolvedKey;
+      if (!key.writable) {
+        postBalances[i] = preBalances[i] ?? 0n;
+        continue;
+      }
+      written.set(key.address, key.bytes);
+      postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+    }
     this.statuses.set(signature, { slot, err, committed: false });
     const record: StoredTransaction = {
       signature,
@@ -528,16 +630,14 @@ export class SandboxChain implements Chain {
       postBalances,
       wire: job.wire,
     };
-    return { signature, record, written };
+    return { signature, record };
   }
 
   // Every account key in message order (static, then loaded writable, then loaded readonly).
-  private resolveAccountKeys(
-    tx: WireTransaction,
-  ): { bytes: Uint8Array; address: string; writable: boolean }[] {
-    const keys = tx.accountKeys.map((bytes, i) => ({
+  private resolveAccountKeys(tx: WireTransaction): ResolvedKey[] {
+    const keys: ResolvedKey[] = tx.accountKeys.map((bytes, i) => ({
       bytes,
-      address: bs58.encode(bytes),
+      address: addressOf(bytes),
       writable: isStaticKeyWritable(tx, i),
     }));
     if (tx.lookups.length === 0) return keys;
@@ -554,8 +654,8 @@ export class SandboxChain implements Chain {
       for (const index of lookup.writableIndexes) loaded.writable.push(entry(index));
       for (const index of lookup.readonlyIndexes) loaded.readonly.push(entry(index));
     }
-    for (const bytes of loaded.writable) keys.push({ bytes, address: bs58.encode(bytes), writable: true });
-    for (const bytes of loaded.readonly) keys.push({ bytes, address: bs58.encode(bytes), writable: false });
+    for (const bytes of loaded.writable) keys.push({ bytes, address: addressOf(bytes), writable: true });
+    for (const bytes of loaded.readonly) keys.push({ bytes, address: addressOf(bytes), writable: false });
     return keys;
   }
 
@@ -592,6 +692,12 @@ export class SandboxChain implements Chain {
       this.tokenOwnerOf.set(address, owner);
     }
   }
+}
+
+// The SQLite file behind `storage`, if it is one on disk (a second connection can then write it).
+function sqliteFileOf(storage: SandboxChainOptions["storage"]): string | undefined {
+  if (storage.dialect !== "sqlite" || !storage.location) return undefined;
+  return fs.existsSync(storage.location) ? storage.location : undefined;
 }
 
 /** Decodes a base58 address; throws -32602 when it is not 32 bytes of base58. */

@@ -1,5 +1,4 @@
 /** Starts the embedded chain: state from storage, genesis, JSON-RPC on :8899 and PubSub on :8900. */
-import type { AddressInfo } from "node:net";
 import type { Storage } from "../../storage/database.js";
 import { buildAirdropTransaction } from "../faucet.js";
 import { applyGenesis, type GenesisMarket } from "./genesis.js";
@@ -10,7 +9,8 @@ import type { WallClock } from "./slot-clock.js";
 import { loadVenueKeys, type VenueKeys, type VenueSigners, venueSigners } from "./venue-keys.js";
 
 export interface SandboxChainSettings {
-  storage: Pick<Storage, "db">;
+  /** The full `Storage` lets SQLite commits run on a worker thread (see sqlite-writer.ts). */
+  storage: Pick<Storage, "db"> & Partial<Pick<Storage, "dialect" | "location">>;
   dataDir: string;
   venueSeed: string;
   markets: readonly GenesisMarket[];
@@ -56,8 +56,7 @@ export async function startSandboxChain(settings: SandboxChainSettings): Promise
 
   const rpc = createRpcServer(chain);
   const rpcPort = settings.rpcPort ?? DEFAULT_RPC_PORT;
-  await rpc.listen({ host, port: rpcPort });
-  const boundRpcPort = (rpc.server.address() as AddressInfo).port;
+  const boundRpcPort = await rpc.listen({ host, port: rpcPort });
   let pubsub: Awaited<ReturnType<typeof startPubSubServer>>;
   try {
     pubsub = await startPubSubServer(chain, host, settings.wsPort ?? (rpcPort === 0 ? 0 : rpcPort + 1));

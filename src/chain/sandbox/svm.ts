@@ -16,6 +16,7 @@ import {
   TransactionErrorInsufficientFundsForRent,
   type TransactionMetadata,
 } from "litesvm/dist/internal.js";
+import { addressOf } from "../base58.js";
 import {
   INSTRUCTION_ERROR_NAMES,
   type InstructionErrorDetail,
@@ -53,7 +54,7 @@ export function toStoredAccount(address: string, account: Account | null): Store
   return {
     address,
     lamports,
-    owner: bs58.encode(account.owner()),
+    owner: addressOf(account.owner()),
     executable: account.executable(),
     data: account.data(),
   };

@@ -1,0 +1,121 @@
+/**
+ * Commits the sandbox chain's batches to SQLite from a worker thread with its own connection to the
+ * same database file, so that SQLite's work (and the WAL's fsyncs at checkpoints) runs beside the
+ * main thread's transaction execution instead of blocking it. A batch is one SQLite transaction in
+ * WAL mode with synchronous=NORMAL, as on the main connection: when `commit` resolves, the batch
+ * survives a crash of the process. The worker is plain JavaScript (evaluated, not loaded from a
+ * file) so that it runs the same under tsx, vitest and the compiled build.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { type CommitBatch, encodeBatch } from "./chain-store.js";
+
+// Runs in the worker. Rows arrive as flat arrays of column values, already encoded: strings and
+// numbers cost little to copy between threads, byte arrays and nested objects much more.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
+db.pragma("journal_mode = WAL");
+db.pragma("synchronous = NORMAL");
+const upsert = db.prepare(
+  'insert into "chain_accounts" ("address", "lamports", "owner", "executable", "data") values (?, ?, ?, ?, ?) ' +
+    'on conflict ("address") do update set "lamports" = "excluded"."lamports", "owner" = "excluded"."owner", ' +
+    '"executable" = "excluded"."executable", "data" = "excluded"."data"',
+);
+const remove = db.prepare('delete from "chain_accounts" where "address" = ?');
+const insert = db.prepare(
+  'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire") ' +
+    "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+);
+const write = db.transaction((batch) => {
+  const a = batch.accounts;
+  for (let i = 0; i < a.length; i += 5) upsert.run(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4]);
+  for (const address of batch.deletions) remove.run(address);
+  const t = batch.transactions;
+  for (let i = 0; i < t.length; i += 9) {
+    insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8]);
+  }
+});
+parentPort.on("message", (message) => {
+  if (message.kind === "close") {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    write(message.batch);
+    parentPort.postMessage({ id: message.id, ok: true });
+  } catch (error) {
+    parentPort.postMessage({ id: message.id, ok: false, message: String((error && error.message) || error) });
+  }
+});
+`;
+
+const BUSY_TIMEOUT_MS = 5000;
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+type Reply = { id: number; ok: true } | { id: number; ok: false; message: string };
+
+export class SqliteWriter {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private failure: Error | null = null;
+
+  constructor(file: string) {
+    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { file, driver, busyTimeoutMs: BUSY_TIMEOUT_MS },
+    });
+    // Only a commit in flight keeps the process alive.
+    this.worker.unref();
+    this.worker.on("message", (reply: Reply) => {
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) this.worker.unref();
+      if (reply.ok) waiting.resolve();
+      else waiting.reject(new Error(`sandbox chain commit failed: ${reply.message}`));
+    });
+    const fail = (error: Error) => {
+      this.failure ??= error;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    this.worker.on("error", (error) => fail(error));
+    this.worker.on("exit", () => fail(new Error("the sandbox chain's SQLite writer stopped")));
+  }
+
+  /** Whether the writer can take commits (false once its thread has failed or stopped). */
+  get usable(): boolean {
+    return this.failure === null;
+  }
+
+  /** Writes `batch` in one SQLite transaction; resolves once it is committed. */
+  commit(batch: CommitBatch): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const { accounts, deletions, transactions } = encodeBatch(batch);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) this.worker.ref();
+      this.worker.postMessage({ id, batch: { accounts, deletions, transactions } });
+    });
+  }
+
+  /** Closes the worker's connection once the commits already sent are done. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    this.failure = new Error("the sandbox chain's SQLite writer is closed");
+    const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    this.worker.ref();
+    this.worker.postMessage({ kind: "close" });
+    await exited;
+  }
+}
