@@ -1,0 +1,205 @@
+/**
+ * Crash test of order settlement: intents are submitted to a venue that is killed with SIGKILL while
+ * they are open (some waiting out their expiry, some being filled), then restarted on the same data.
+ * Every order ends closed exactly once (one fill, or one refund), the user's balances add up to the
+ * fills, no escrow keeps anything, and every mint's supply equals the sum of its token accounts.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import {
+  type Address,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type KeyPairSigner,
+  partiallySignTransaction,
+} from "@solana/kit";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { USDC_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
+import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
+import { openStorage } from "../../src/storage/database.js";
+import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
+import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
+import { tempDir } from "../support/backends.js";
+
+const MAIN = path.resolve("src/main.ts");
+const VENUE_SEED = "order-crash-test";
+const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  }
+});
+
+async function startVenue(dataDir: string, port: number, rpcPort: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      RPC_PORT: String(rpcPort),
+      SIMULATOR_PORT: "0",
+      SYNC_INTERVAL: "0",
+      VENUE_SEED,
+      // vitest sets MODE=test in its own environment; the venue takes only its two modes.
+      MODE: "development",
+      RATE_LIMIT_ANONYMOUS: "0",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the venue exited (${child.exitCode})`);
+    const healthy = await fetch(`http://127.0.0.1:${port}/health-check`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (healthy) return child;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the venue did not become healthy");
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+}
+
+describe("order settlement across a kill -9", () => {
+  it("settles every order exactly once after a restart, and conserves supply", async () => {
+    const dir = tempDir();
+    const port = 21_000 + Math.floor(Math.random() * 10_000);
+    const rpcPort = port + 10_000;
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      let venue = await startVenue(dir.dir, port, rpcPort);
+      const chain = new RpcChain({ url: `http://127.0.0.1:${rpcPort}` });
+      const fund = async (usdc: bigint): Promise<KeyPairSigner> => {
+        const wallet = await generateKeyPairSigner();
+        await chain.requestAirdrop(wallet.address, 5_000_000_000n);
+        const grant = await fetch(`${url}/dev/faucet`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ wallet: wallet.address, mint: USDC_MINT, amount: usdc.toString() }),
+        });
+        expect(grant.status).toBe(200);
+        return wallet;
+      };
+      const sign = async (wallet: KeyPairSigner, transaction: string) =>
+        getBase64EncodedWireTransaction(
+          await partiallySignTransaction(
+            [wallet.keyPair],
+            getTransactionDecoder().decode(Buffer.from(transaction, "base64")),
+          ),
+        );
+      const user = await fund(100_000_000n);
+      const intents: { quote: IntentQuoteResponse; signed: string }[] = [];
+      for (const [index, slippage] of [0, 0, 0, 300, 300, 300].entries()) {
+        const response = await fetch(
+          `${url}/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=${5_000_000 + index}&userPublicKey=${user.address}&slippageBps=${slippage}`,
+        );
+        const quote = (await response.json()) as IntentQuoteResponse;
+        expect(response.status, JSON.stringify(quote)).toBe(200);
+        intents.push({ quote, signed: await sign(user, quote.openTransaction as string) });
+      }
+      // A large trade moves the price first: the no-slippage intents cannot fill and wait for expiry.
+      const mover = await fund(3_000_000_000n);
+      const moveOrder = (await (
+        await fetch(
+          `${url}/order?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=3000000000&userPublicKey=${mover.address}&priceImpactTolerancePct=100`,
+        )
+      ).json()) as { transaction: string };
+      await chain.sendTransaction(Buffer.from(await sign(mover, moveOrder.transaction), "base64"));
+
+      const submit = (intent: (typeof intents)[number]) =>
+        fetch(`${url}/submit-intent`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ quoteResponse: intent.quote, signedOpenTransaction: intent.signed }),
+        }).then(
+          async (response) => ({
+            status: response.status,
+            body: (await response.json()) as Record<string, string>,
+          }),
+          () => undefined,
+        );
+      const first = await Promise.all(intents.map(submit));
+      // Killed while orders are open: the no-slippage ones are certainly waiting for their expiry.
+      await kill(venue);
+
+      venue = await startVenue(dir.dir, port, rpcPort);
+      // Clients retry after the outage: the same signed transactions, the same answers, nothing twice.
+      const retried = await Promise.all(intents.map(submit));
+      retried.forEach((answer, index) => {
+        expect(answer?.status, JSON.stringify(answer?.body)).toBe(200);
+        const earlier = first[index];
+        if (earlier?.status === 200) expect(answer?.body).toEqual(earlier.body);
+      });
+
+      const statuses: OrderStatusResponse[] = [];
+      for (const answer of retried) {
+        const signature = answer?.body.openTransactionSignature as string;
+        let status: OrderStatusResponse | undefined;
+        for (let attempt = 0; attempt < 150; attempt++) {
+          status = (await (
+            await fetch(`${url}/order-status?signature=${signature}`)
+          ).json()) as OrderStatusResponse;
+          if (status.status === "closed") break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(status?.status).toBe("closed");
+        statuses.push(status as OrderStatusResponse);
+      }
+      // Exactly one settlement each: a fill (with any leftover returned in the same transaction) or a refund.
+      for (const [index, status] of statuses.entries()) {
+        const fills = status.fills ?? [];
+        const reverts = status.reverts ?? [];
+        expect(fills.length + (fills.length === 0 ? reverts.length : 0)).toBe(1);
+        if (index < 3) expect(fills).toEqual([]);
+        const escrow = retried[index]?.body.orderAddress as Address;
+        expect(await chain.getBalance(escrow)).toBe(0n);
+      }
+      const spent = statuses
+        .flatMap((s) => s.fills ?? [])
+        .reduce((sum, fill) => sum + BigInt(fill.inAmount), 0n);
+      const received = statuses
+        .flatMap((s) => s.fills ?? [])
+        .reduce((sum, fill) => sum + BigInt(fill.outAmount), 0n);
+      const balance = async (mint: Address) =>
+        (await chain.getTokenAccountsByOwner(user.address, { mint })).reduce((sum, a) => sum + a.amount, 0n);
+      expect(await balance(USDC_MINT)).toBe(100_000_000n - spent);
+      expect(await balance(dETH)).toBe(received);
+
+      await kill(venue);
+      const storage = await openStorage({ DATA_DIR: dir.dir });
+      try {
+        const supplies = new Map<string, bigint>();
+        const held = new Map<string, bigint>();
+        for (const account of await new ChainStore(storage.db).loadAccounts()) {
+          const address = account.address as Address;
+          const owner = account.owner as Address;
+          const mint = decodeMint(address, owner, account.data);
+          if (mint) supplies.set(address, mint.supply);
+          const token = decodeTokenAccount(address, owner, account.data);
+          if (token && !token.isNative) held.set(token.mint, (held.get(token.mint) ?? 0n) + token.amount);
+        }
+        expect(supplies.get(USDC_MINT)).toBeGreaterThan(0n);
+        for (const [mint, supply] of supplies) expect(held.get(mint) ?? 0n, mint).toBe(supply);
+      } finally {
+        await storage.close();
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  }, 180_000);
+});
