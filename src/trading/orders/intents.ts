@@ -192,6 +192,7 @@ export class IntentDesk {
       output,
       amount: BigInt(quote.inAmount),
       feeBudget: BigInt(quote.feeBudget),
+      // With wrapped SOL as input the escrow is always funded from native SOL (the user's wSOL stays).
       wrapSol: true,
       blockhash,
     });

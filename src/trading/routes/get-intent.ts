@@ -19,7 +19,6 @@ const IntentQuery = z.object({
   feeBudget: text(
     `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}, the default); all but the fees come back`,
   ),
-  wrapAndUnwrapSol: text("With wrapped SOL as input, escrow native SOL (default true)"),
 });
 
 export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): void {
