@@ -89,10 +89,16 @@ export class MarketGraph {
 
     // Async (prediction) markets settle later, so they cannot be part of a one-transaction route.
     const syncAllowed: Allowed = (market) => market.executionMode === "sync" && allowed(market);
-    for (const [middle, firstMarkets] of fromInput) {
-      if (middle === outputMint) continue;
-      const secondMarkets = this.neighbours.get(middle)?.get(outputMint);
-      if (!secondMarkets) continue;
+    const toOutput = this.neighbours.get(outputMint);
+    if (!toOutput) return best;
+    // Intermediate mints neighbour both ends: walk the smaller neighbourhood (USDC neighbours every
+    // outcome mint of the prediction venue; most pairs share only a few mints).
+    const [walk, other] = fromInput.size <= toOutput.size ? [fromInput, toOutput] : [toOutput, fromInput];
+    for (const middle of walk.keys()) {
+      if (middle === outputMint || middle === inputMint) continue;
+      const firstMarkets = walk === fromInput ? walk.get(middle) : other.get(middle);
+      const secondMarkets = walk === fromInput ? other.get(middle) : walk.get(middle);
+      if (!firstMarkets || !secondMarkets) continue;
       const first = bestLeg(firstMarkets, inputMint, amount, syncAllowed);
       if (!first) continue;
       const second = bestLeg(secondMarkets, middle, first.quote.outAmount, syncAllowed);
