@@ -17,6 +17,7 @@ import type { VenueSigningKeys } from "./orders/prediction-orders.js";
 import { OrderStatusDesk } from "./orders/status.js";
 import { PoolAuthorities } from "./pools/authority.js";
 import { createDemoPools } from "./pools/demo.js";
+import { QuoteStreamHub } from "./quote-stream.js";
 import { PredictionVenue } from "./venues/prediction.js";
 
 export interface Trading {
@@ -25,6 +26,7 @@ export interface Trading {
   intents: IntentDesk;
   status: OrderStatusDesk;
   keeper: OrderKeeper;
+  quotes: QuoteStreamHub;
   /** Demo pools this start created (0 unless the database had none yet). */
   demoPoolsCreated: number;
   close(): Promise<void>;
@@ -73,14 +75,18 @@ export async function startTrading(
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   keeper.start();
+  const quotes = new QuoteStreamHub(book);
+  quotes.start();
   return {
     book,
     desk,
     intents: new IntentDesk({ db, chain, book, desk, authorities, keeper }),
     status: new OrderStatusDesk({ db, chain }),
     keeper,
+    quotes,
     demoPoolsCreated,
     async close() {
+      quotes.stop();
       book.stop();
       await keeper.stop();
     },

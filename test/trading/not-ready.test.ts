@@ -12,6 +12,7 @@ import { IntentDesk } from "../../src/trading/orders/intents.js";
 import { OrderKeeper } from "../../src/trading/orders/keeper.js";
 import { OrderStatusDesk } from "../../src/trading/orders/status.js";
 import { PoolAuthorities } from "../../src/trading/pools/authority.js";
+import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 
@@ -44,6 +45,7 @@ beforeAll(async () => {
       desk,
       intents: new IntentDesk({ db: storage.db, chain, book, desk, authorities, keeper }),
       status: new OrderStatusDesk({ db: storage.db, chain }),
+      quotes: new QuoteStreamHub(book),
     },
   });
   url = await app.listen({ host: "127.0.0.1", port: 0 });

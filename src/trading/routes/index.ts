@@ -7,12 +7,14 @@ import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import type { IntentDesk } from "../orders/intents.js";
 import type { OrderStatusDesk } from "../orders/status.js";
+import type { QuoteStreamHub } from "../quote-stream.js";
 import { getIntent } from "./get-intent.js";
 import { getOrder } from "./get-order.js";
 import { getOrderStatus } from "./get-order-status.js";
 import { listTokens } from "./list-tokens.js";
 import { listTokensWithDecimals } from "./list-tokens-with-decimals.js";
 import { listVenues } from "./list-venues.js";
+import { quoteStream } from "./quote-stream.js";
 import { submitIntent } from "./submit-intent.js";
 
 export interface TradingApi {
@@ -20,6 +22,7 @@ export interface TradingApi {
   desk: OrderDesk;
   intents: IntentDesk;
   status: OrderStatusDesk;
+  quotes: QuoteStreamHub;
 }
 
 /** Registers every trade route and `/openapi.json` in one encapsulated context. */
@@ -41,5 +44,6 @@ export function registerTradeApi(trading: TradingApi, mode: Config["MODE"]): Fas
     getIntent(app, trading.book, trading.intents);
     submitIntent(app, trading.intents);
     getOrderStatus(app, trading.status);
+    quoteStream(app, trading.quotes);
   };
 }

@@ -1,0 +1,340 @@
+/**
+ * The quote stream (`/quote-stream`, contract §6): clients subscribe to pairs (or to every
+ * prediction market) and receive one frame per slot with their acknowledgements and, per pair, the
+ * best bid and ask of the base in the quote, each probed with a 10 USDC-equivalent trade through the
+ * router. The first frame after a subscription carries the pair's current quote; later frames carry
+ * only what changed. A consumer that falls behind gets the latest value per pair when it catches up,
+ * and is closed if it stays behind.
+ */
+import type { Address } from "@solana/kit";
+import type { WebSocket } from "ws";
+import { z } from "zod";
+import { USDC_MINT } from "../chain/programs.js";
+import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
+import type { TradingBook } from "./book.js";
+import { addressBytes } from "./transaction.js";
+import { PREDICTION_VENUE } from "./venues/prediction.js";
+
+/** What a probe is worth: 10 USDC. */
+const PROBE_USDC = 10_000_000n;
+
+export interface QuoteStreamOptions {
+  /** How often the server pings (default 15 s). */
+  pingMs?: number;
+  /** Silence after which a peer is closed (default 30 s). */
+  silenceMs?: number;
+  /** How often frames go out (default: one slot, 400 ms). */
+  frameMs?: number;
+  maxSubscriptions?: number;
+  maxMessagesPerSecond?: number;
+  /** Bytes queued on a socket beyond which it is behind; frames are held back and coalesced. */
+  maxBufferedBytes?: number;
+  /** Frames a consumer may stay behind before it is closed. */
+  maxFramesBehind?: number;
+}
+
+const DEFAULTS: Required<QuoteStreamOptions> = {
+  pingMs: 15_000,
+  silenceMs: 30_000,
+  frameMs: 400,
+  maxSubscriptions: 1_000,
+  maxMessagesPerSecond: 50,
+  maxBufferedBytes: 1 << 20,
+  maxFramesBehind: 25,
+};
+
+const PairMessage = z.object({
+  op: z.enum(["subscribe", "unsubscribe"]),
+  base_mint: z.string().refine(isAddress, "base_mint must be a base58 mint address"),
+  quote_mint: z.string().refine(isAddress, "quote_mint must be a base58 mint address"),
+});
+const AllMessage = z.object({
+  op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]),
+});
+const ClientMessage = z.union([PairMessage, AllMessage]);
+
+interface Pair {
+  base: Address;
+  quote: Address;
+  /** Subscribed through subscribe_all_prediction_markets. */
+  auto: boolean;
+  /** The update last sent, serialized, so only changes go out. */
+  lastSent: string | undefined;
+}
+
+interface Ack {
+  sb: string;
+  sq: string;
+  auto: boolean;
+}
+
+type Update =
+  | { sb: string; sq: string; b: string; B: string; a: string; A: string }
+  | { sb: string; sq: string; e: string };
+
+class Subscriber {
+  readonly pairs = new Map<string, Pair>();
+  subscribed: Ack[] = [];
+  unsubscribed: Ack[] = [];
+  allPredictionMarkets = false;
+  lastHeard = Date.now();
+  framesBehind = 0;
+  private window = { start: Date.now(), count: 0 };
+
+  constructor(readonly socket: WebSocket) {}
+
+  /** Counts a message; false once the peer exceeds its rate. */
+  admit(limit: number): boolean {
+    const now = Date.now();
+    if (now - this.window.start >= 1_000) this.window = { start: now, count: 0 };
+    this.window.count += 1;
+    return this.window.count <= limit;
+  }
+}
+
+/** Every stream connection of this instance, and the per-slot frames they receive. */
+export class QuoteStreamHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly options: Required<QuoteStreamOptions>;
+  private frameTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly book: TradingBook,
+    options: QuoteStreamOptions = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  start(): void {
+    this.frameTimer = setInterval(() => this.sendFrames(), this.options.frameMs).unref();
+    this.pingTimer = setInterval(() => this.ping(), this.options.pingMs).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.frameTimer);
+    clearInterval(this.pingTimer);
+    for (const subscriber of this.subscribers) subscriber.socket.close(1001, "server shutting down");
+  }
+
+  /** Takes a new connection: its messages, its liveness, its end. */
+  accept(socket: WebSocket): void {
+    const subscriber = new Subscriber(socket);
+    this.subscribers.add(subscriber);
+    const heard = () => {
+      subscriber.lastHeard = Date.now();
+    };
+    socket.on("pong", heard);
+    socket.on("message", (data, isBinary) => {
+      heard();
+      if (!subscriber.admit(this.options.maxMessagesPerSecond)) {
+        badRequest(socket, `more than ${this.options.maxMessagesPerSecond} messages per second`);
+        return;
+      }
+      this.handle(subscriber, isBinary ? null : data.toString());
+    });
+    socket.on("close", () => this.subscribers.delete(subscriber));
+    socket.on("error", () => this.subscribers.delete(subscriber));
+  }
+
+  /** Connections open now. */
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  private handle(subscriber: Subscriber, text: string | null): void {
+    let parsed: unknown;
+    try {
+      parsed = text === null ? undefined : JSON.parse(text);
+    } catch {
+      badRequest(subscriber.socket, "messages must be JSON text");
+      return;
+    }
+    const message = ClientMessage.safeParse(parsed);
+    if (!message.success) {
+      badRequest(
+        subscriber.socket,
+        `expected {"op":"subscribe"|"unsubscribe","base_mint","quote_mint"} or {"op":"subscribe_all_prediction_markets"|"unsubscribe_all_prediction_markets"}: ${message.error.issues[0]?.message ?? "invalid"}`,
+      );
+      return;
+    }
+    const op = message.data.op;
+    if (op === "subscribe_all_prediction_markets" || op === "unsubscribe_all_prediction_markets") {
+      subscriber.allPredictionMarkets = op === "subscribe_all_prediction_markets";
+      if (!subscriber.allPredictionMarkets) {
+        for (const [key, pair] of subscriber.pairs) {
+          if (!pair.auto) continue;
+          subscriber.pairs.delete(key);
+          subscriber.unsubscribed.push({ sb: pair.base, sq: pair.quote, auto: true });
+        }
+      }
+      return;
+    }
+    const { base_mint: base, quote_mint: quote } = message.data as z.infer<typeof PairMessage>;
+    const key = `${base}|${quote}`;
+    if (op === "subscribe") {
+      if (subscriber.pairs.has(key)) return;
+      if (subscriber.pairs.size >= this.options.maxSubscriptions) {
+        badRequest(
+          subscriber.socket,
+          `at most ${this.options.maxSubscriptions} subscriptions per connection`,
+        );
+        return;
+      }
+      subscriber.pairs.set(key, {
+        base: base as Address,
+        quote: quote as Address,
+        auto: false,
+        lastSent: undefined,
+      });
+      subscriber.subscribed.push({ sb: base, sq: quote, auto: false });
+    } else if (subscriber.pairs.delete(key)) {
+      subscriber.unsubscribed.push({ sb: base, sq: quote, auto: false });
+    }
+  }
+
+  /** One frame per connection with something to say; every pair quoted at most once per slot. */
+  private sendFrames(): void {
+    if (this.subscribers.size === 0 || !this.book.loaded) return;
+    let clock: { slot: bigint };
+    try {
+      clock = this.book.clock;
+    } catch {
+      return;
+    }
+    const quotes = new Map<string, Update>();
+    const quoteOf = (pair: Pair) => {
+      const key = `${pair.base}|${pair.quote}`;
+      let update = quotes.get(key);
+      if (!update) {
+        update = this.quotePair(pair.base, pair.quote);
+        quotes.set(key, update);
+      }
+      return update;
+    };
+    const predictionPairs = this.predictionPairs();
+    const ts = Math.floor(Date.now() / 1000);
+    for (const subscriber of this.subscribers) {
+      if (subscriber.allPredictionMarkets) this.followPredictionMarkets(subscriber, predictionPairs);
+      if (subscriber.socket.bufferedAmount > this.options.maxBufferedBytes) {
+        // Behind: hold this frame back; the next one carries the latest value of every pair.
+        subscriber.framesBehind += 1;
+        if (subscriber.framesBehind > this.options.maxFramesBehind)
+          subscriber.socket.close(1013, "consumer too slow");
+        continue;
+      }
+      subscriber.framesBehind = 0;
+      const updates: Update[] = [];
+      for (const pair of subscriber.pairs.values()) {
+        const update = quoteOf(pair);
+        const serialized = JSON.stringify(update);
+        if (serialized === pair.lastSent) continue;
+        pair.lastSent = serialized;
+        updates.push(update);
+      }
+      if (updates.length === 0 && subscriber.subscribed.length === 0 && subscriber.unsubscribed.length === 0)
+        continue;
+      const frame = {
+        u: Number(clock.slot),
+        ts,
+        ...(subscriber.subscribed.length > 0 ? { subscribe: subscriber.subscribed } : {}),
+        ...(subscriber.unsubscribed.length > 0 ? { unsubscribe: subscriber.unsubscribed } : {}),
+        updates,
+      };
+      subscriber.subscribed = [];
+      subscriber.unsubscribed = [];
+      subscriber.socket.send(JSON.stringify(frame));
+    }
+  }
+
+  /** Adds the prediction pairs a subscribe-all connection does not have yet, and drops gone ones. */
+  private followPredictionMarkets(subscriber: Subscriber, pairs: readonly [Address, Address][]): void {
+    const current = new Set<string>();
+    for (const [base, quote] of pairs) {
+      const key = `${base}|${quote}`;
+      current.add(key);
+      if (subscriber.pairs.has(key) || subscriber.pairs.size >= this.options.maxSubscriptions) continue;
+      subscriber.pairs.set(key, { base, quote, auto: true, lastSent: undefined });
+      subscriber.subscribed.push({ sb: base, sq: quote, auto: true });
+    }
+    for (const [key, pair] of subscriber.pairs) {
+      if (pair.auto && !current.has(key)) {
+        subscriber.pairs.delete(key);
+        subscriber.unsubscribed.push({ sb: pair.base, sq: pair.quote, auto: true });
+      }
+    }
+  }
+
+  /** Every outcome mint trading on the prediction venue, against USDC. */
+  private predictionPairs(): [Address, Address][] {
+    const pairs: [Address, Address][] = [];
+    for (const market of this.book.prediction?.markets() ?? []) {
+      if (market.venue !== PREDICTION_VENUE || market.executionMode !== "async") continue;
+      const outcome = market.mints[0] === USDC_MINT ? market.mints[1] : market.mints[0];
+      pairs.push([outcome, USDC_MINT]);
+    }
+    return pairs;
+  }
+
+  /** Best bid and ask of `base` in `quote`, each from a 10 USDC-equivalent probe through the router. */
+  private quotePair(base: Address, quote: Address): Update {
+    const baseToken = this.book.token(base);
+    const quoteToken = this.book.token(quote);
+    if (!baseToken || !quoteToken || base === quote) return { sb: base, sq: quote, e: "unknown_pair" };
+    const probeBase = this.usdcWorth(base);
+    const probeQuote = this.usdcWorth(quote);
+    const bid = probeBase ? this.route(base, quote, probeBase) : null;
+    const ask = probeQuote ? this.route(quote, base, probeQuote) : null;
+    if (!bid || !ask || !probeBase || !probeQuote) return { sb: base, sq: quote, e: "no_route" };
+    const price = (quoteUnits: bigint, baseUnits: bigint) =>
+      (
+        Number(quoteUnits) /
+        10 ** quoteToken.decimals /
+        (Number(baseUnits) / 10 ** baseToken.decimals)
+      ).toFixed(8);
+    const size = (baseUnits: bigint) => Number(uiAmountString(baseUnits, baseToken.decimals)).toFixed(8);
+    return {
+      sb: base,
+      sq: quote,
+      b: price(bid, probeBase),
+      B: size(probeBase),
+      a: price(probeQuote, ask),
+      A: size(ask),
+    };
+  }
+
+  /** How much of `mint` 10 USDC buys (10 USDC itself for USDC). */
+  private usdcWorth(mint: Address): bigint | null {
+    return mint === USDC_MINT ? PROBE_USDC : this.route(USDC_MINT, mint, PROBE_USDC);
+  }
+
+  private route(input: Address, output: Address, amount: bigint): bigint | null {
+    const route = this.book.graph.bestRoute({ inputMint: input, outputMint: output, amount, maxLegs: 2 });
+    return route && route.outAmount > 0n ? route.outAmount : null;
+  }
+
+  private ping(): void {
+    const now = Date.now();
+    for (const subscriber of this.subscribers) {
+      if (now - subscriber.lastHeard > this.options.silenceMs) {
+        subscriber.socket.terminate();
+        this.subscribers.delete(subscriber);
+      } else {
+        subscriber.socket.ping();
+      }
+    }
+  }
+}
+
+function badRequest(socket: WebSocket, message: string): void {
+  socket.send(JSON.stringify({ type: "bad_request", message }));
+}
+
+function isAddress(text: string): boolean {
+  try {
+    addressBytes(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

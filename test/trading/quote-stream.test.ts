@@ -1,0 +1,201 @@
+/**
+ * /quote-stream with real `ws` clients: acknowledgements, the first frame's current quote, updates
+ * only on change (after a trade moves a pool), error frames for bad messages, subscribe-all for the
+ * prediction markets, the heartbeat closing a silent peer, and the upgrade's access rules.
+ */
+import websocket from "@fastify/websocket";
+import {
+  type Address,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  partiallySignTransaction,
+} from "@solana/kit";
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { loadConfig } from "../../src/config.js";
+import { createKey } from "../../src/keys/store.js";
+import { openStorage } from "../../src/storage/database.js";
+import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+interface Frame {
+  u: number;
+  ts: number;
+  subscribe?: { sb: string; sq: string; auto: boolean }[];
+  unsubscribe?: { sb: string; sq: string; auto: boolean }[];
+  updates: Record<string, string>[];
+  type?: string;
+  message?: string;
+}
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ settings: { DEMO_CATALOGUE: "true" } });
+}, 120_000);
+afterAll(async () => t?.stop());
+
+/** A client that records every message it receives. */
+async function connect(url: string, options: WebSocket.ClientOptions = {}) {
+  const socket = new WebSocket(url, options);
+  const messages: Frame[] = [];
+  socket.on("message", (data) => messages.push(JSON.parse(data.toString()) as Frame));
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  const next = async (predicate: (frame: Frame) => boolean, timeoutMs = 5_000): Promise<Frame> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = messages.findIndex(predicate);
+      if (index >= 0) return messages.splice(0, index + 1).pop() as Frame;
+      if (Date.now() > deadline)
+        throw new Error(`no such message; got ${JSON.stringify(messages).slice(0, 500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { socket, messages, next, send: (message: unknown) => socket.send(JSON.stringify(message)) };
+}
+
+const streamUrl = () => `${t.url.replace("http", "ws")}/quote-stream`;
+const pair = { base_mint: WRAPPED_SOL_MINT, quote_mint: USDC_MINT };
+
+describe("/quote-stream", () => {
+  it("acknowledges a subscription and sends the pair's current quote, then only changes", async () => {
+    const client = await connect(streamUrl());
+    try {
+      client.send({ op: "subscribe", ...pair });
+      const first = await client.next((frame) => frame.subscribe !== undefined);
+      expect(first.subscribe).toEqual([{ sb: WRAPPED_SOL_MINT, sq: USDC_MINT, auto: false }]);
+      expect(first.u).toBeGreaterThan(0);
+      const quote = first.updates.find((update) => update.sb === WRAPPED_SOL_MINT) as Record<string, string>;
+      for (const field of ["b", "B", "a", "A"]) expect(quote[field]).toMatch(/^\d+\.\d{8}$/);
+      // About 180 USDC per SOL, bid below ask, sizes worth about 10 USDC.
+      expect(Number(quote.b)).toBeGreaterThan(170);
+      expect(Number(quote.a)).toBeGreaterThan(Number(quote.b));
+      expect(Number(quote.B) * Number(quote.b)).toBeGreaterThan(9.5);
+      expect(Number(quote.B) * Number(quote.b)).toBeLessThan(10.5);
+
+      // Nothing moves: no update for the pair in the next slots.
+      client.messages.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect(client.messages.flatMap((frame) => frame.updates)).toEqual([]);
+
+      // A large sale of SOL moves the pools: the next frames carry the lower bid.
+      const seller = await generateKeyPairSigner();
+      const chain = new RpcChain({ url: t.server.chain.rpcUrl });
+      await chain.requestAirdrop(seller.address, 600_000_000_000n);
+      const order = (await (
+        await fetch(
+          `${t.url}/order?inputMint=${WRAPPED_SOL_MINT}&outputMint=${USDC_MINT}&amount=500000000000&userPublicKey=${seller.address}&priceImpactTolerancePct=100`,
+        )
+      ).json()) as { transaction: string };
+      const signed = await partiallySignTransaction(
+        [seller.keyPair],
+        getTransactionDecoder().decode(Buffer.from(order.transaction, "base64")),
+      );
+      await chain.sendTransaction(Buffer.from(getBase64EncodedWireTransaction(signed), "base64"));
+      const moved = await client.next((frame) =>
+        frame.updates.some((update) => update.sb === WRAPPED_SOL_MINT),
+      );
+      const after = moved.updates.find((update) => update.sb === WRAPPED_SOL_MINT) as Record<string, string>;
+      expect(Number(after.b)).toBeLessThan(Number(quote.b));
+
+      client.send({ op: "unsubscribe", ...pair });
+      const gone = await client.next((frame) => frame.unsubscribe !== undefined);
+      expect(gone.unsubscribe).toEqual([{ sb: WRAPPED_SOL_MINT, sq: USDC_MINT, auto: false }]);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("answers bad messages with an error frame and stays open", async () => {
+    const client = await connect(streamUrl());
+    try {
+      client.socket.send("not json");
+      expect(await client.next((frame) => frame.type === "bad_request")).toMatchObject({
+        type: "bad_request",
+        message: expect.stringContaining("JSON"),
+      });
+      client.send({ op: "subscribe", base_mint: "nope", quote_mint: USDC_MINT });
+      expect((await client.next((frame) => frame.type === "bad_request")).message).toContain("base_mint");
+      client.send({ op: "dance" });
+      await client.next((frame) => frame.type === "bad_request");
+      // Still open and serving; a pair it does not trade gets a per-pair error.
+      client.send({ op: "subscribe", base_mint: "11111111111111111111111111111111", quote_mint: USDC_MINT });
+      const frame = await client.next((f) => f.subscribe !== undefined);
+      expect(frame.updates).toEqual([
+        { sb: "11111111111111111111111111111111", sq: USDC_MINT, e: "unknown_pair" },
+      ]);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("subscribes to every prediction market at once", async () => {
+    const client = await connect(streamUrl());
+    try {
+      client.send({ op: "subscribe_all_prediction_markets" });
+      const frame = await client.next((f) => (f.subscribe?.length ?? 0) > 0);
+      expect(frame.subscribe?.length).toBeGreaterThan(100);
+      expect(frame.subscribe?.every((ack) => ack.auto && ack.sq === USDC_MINT)).toBe(true);
+      expect(frame.updates.length).toBe(frame.subscribe?.length);
+      client.send({ op: "unsubscribe_all_prediction_markets" });
+      const gone = await client.next((f) => (f.unsubscribe?.length ?? 0) > 0);
+      expect(gone.unsubscribe?.length).toBe(frame.subscribe?.length);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("closes a peer that stops answering pings, and keeps one that answers", async () => {
+    const hub = new QuoteStreamHub(t.server.trading.book, { pingMs: 100, silenceMs: 400 });
+    hub.start();
+    const app = Fastify();
+    await app.register(websocket);
+    app.get("/quote-stream", { websocket: true }, (socket) => hub.accept(socket));
+    const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/quote-stream`;
+    try {
+      const silent = await connect(url, { autoPong: false });
+      const lively = await connect(url);
+      const closed = new Promise((resolve) => silent.socket.once("close", resolve));
+      await closed;
+      expect(lively.socket.readyState).toBe(WebSocket.OPEN);
+      lively.socket.close();
+    } finally {
+      hub.stop();
+      await app.close();
+    }
+  });
+});
+
+describe("/quote-stream access in production", () => {
+  it("needs a key with the streams permission, in a header", async () => {
+    const prod = await startTestServer({ settings: { MODE: "production" } });
+    const storage = await openStorage(loadConfig({}, prod.settings));
+    try {
+      const streams = await createKey(storage.db, { name: "bot", streams: true });
+      const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
+      const url = `${prod.url.replace("http", "ws")}/quote-stream`;
+      const refusal = (headers: Record<string, string>, query = "") =>
+        new Promise<number>((resolve) => {
+          const socket = new WebSocket(`${url}${query}`, { headers });
+          socket.once("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+          socket.once("open", () => {
+            socket.close();
+            resolve(101);
+          });
+        });
+      expect(await refusal({})).toBe(401);
+      expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
+      expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);
+      expect(await refusal({ "x-api-key": streams.secret })).toBe(101);
+    } finally {
+      await storage.close();
+      await prod.stop();
+    }
+  });
+});
