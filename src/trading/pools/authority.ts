@@ -7,6 +7,7 @@
  */
 import { createHmac } from "node:crypto";
 import path from "node:path";
+import { LRUCache } from "lru-cache";
 import { type Keypair, keypairFromSeed } from "../../chain/ed25519.js";
 import { loadOrCreateKeypair } from "../../chain/keypair-file.js";
 import { venueKeyDir } from "../../chain/sandbox/venue-keys.js";
@@ -14,6 +15,8 @@ import { venueKeyDir } from "../../chain/sandbox/venue-keys.js";
 /** Derives pool authority keypairs from the venue's root secret. */
 export class PoolAuthorities {
   private readonly cache = new Map<string, Keypair>();
+  /** Order keys recently derived: an order's are needed at quote, submission and settlement. */
+  private readonly orders = new LRUCache<string, Keypair>({ max: 50_000 });
 
   constructor(private readonly rootSeed: Uint8Array) {}
 
@@ -28,9 +31,16 @@ export class PoolAuthorities {
     return this.derive("pool", keyId);
   }
 
-  /** The escrow authority keypair of the order with this id (not cached: one use per order). */
+  /** The escrow authority keypair of the order with this id (kept a while: quote, submit and settle use it). */
   orderAuthority(orderId: string): Keypair {
-    return keypairFromSeed(createHmac("sha256", this.rootSeed).update(`oddsgate/order\0${orderId}`).digest());
+    let keypair = this.orders.get(orderId);
+    if (!keypair) {
+      keypair = keypairFromSeed(
+        createHmac("sha256", this.rootSeed).update(`oddsgate/order\0${orderId}`).digest(),
+      );
+      this.orders.set(orderId, keypair);
+    }
+    return keypair;
   }
 
   /** A tag proving the venue issued `text` (an intent's terms): hex HMAC-SHA256 under the root secret. */
