@@ -11,6 +11,7 @@ import { resolveVenueSeed } from "./markets/accounts.js";
 import { CatalogHolder } from "./markets/catalog-holder.js";
 import type { CatalogueFile } from "./markets/model.js";
 import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
+import { MarketStreamHub } from "./markets/ws.js";
 import { openStorage, type Storage } from "./storage/database.js";
 import { startTrading, type Trading } from "./trading/connect.js";
 import { connectUpstream, type UpstreamConnection } from "./upstream/connect.js";
@@ -47,10 +48,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let upstream: UpstreamConnection | undefined;
   let chain: ChainConnection | undefined;
   let trading: Trading | undefined;
+  let marketStream: MarketStreamHub | undefined;
   let stopSync = () => {};
   const close = async () => {
     clearInterval(poll);
     stopSync();
+    marketStream?.stop();
     await app?.close();
     await trading?.close();
     await upstream?.close();
@@ -95,6 +98,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     chain = await connectChain(config, { storage, venueSeed, logger: lateLogger });
     const connectedChain = chain;
     const relay = new MarketRelay(upstreamClient);
+    marketStream = new MarketStreamHub({ catalog, relay, upstream: upstreamClient, logger: lateLogger });
+    marketStream.start();
     trading = await startTrading(config, {
       storage,
       chain,
@@ -108,6 +113,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       catalog,
       access,
       relay,
+      marketStream,
       chain,
       trading,
       ...(options.logger ? { logger: options.logger } : {}),

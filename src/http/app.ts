@@ -22,6 +22,7 @@ import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
+import type { MarketStreamHub } from "../markets/ws.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import { type AccessControl, installAccessControl, isKeyParameter } from "./auth.js";
@@ -35,6 +36,8 @@ export interface AppDependencies {
   access: AccessControl;
   /** The upstream exchange behind the relayed operations; without it they are not offered. */
   relay?: MarketRelay;
+  /** The market-data stream `/api/v1/ws`, fed from the upstream; offered only with the relay. */
+  marketStream?: MarketStreamHub;
   /** The chain; with the embedded sandbox in development mode, `POST /dev/faucet` is offered. */
   chain?: ChainConnection;
   /** The trading book and order desk behind the trade API; without them it is not offered. */
@@ -141,7 +144,9 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay), { prefix: "/api/v1" });
+  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream), {
+    prefix: "/api/v1",
+  });
   if (deps.trading) await app.register(registerTradeApi(deps.trading, deps.config.MODE));
   const sandbox = deps.chain?.sandbox;
   if (deps.chain && sandbox)

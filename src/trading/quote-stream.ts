@@ -11,6 +11,7 @@ import type { WebSocket } from "ws";
 import { z } from "zod";
 import { USDC_MINT } from "../chain/programs.js";
 import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
+import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import { addressBytes } from "./transaction.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
@@ -77,64 +78,40 @@ class Subscriber {
   subscribed: Ack[] = [];
   unsubscribed: Ack[] = [];
   allPredictionMarkets = false;
-  lastHeard = Date.now();
   framesBehind = 0;
-  private window = { start: Date.now(), count: 0 };
 
   constructor(readonly socket: WebSocket) {}
-
-  /** Counts a message; false once the peer exceeds its rate. */
-  admit(limit: number): boolean {
-    const now = Date.now();
-    if (now - this.window.start >= 1_000) this.window = { start: now, count: 0 };
-    this.window.count += 1;
-    return this.window.count <= limit;
-  }
 }
 
 /** Every stream connection of this instance, and the per-slot frames they receive. */
 export class QuoteStreamHub {
-  private readonly subscribers = new Set<Subscriber>();
+  private readonly subscribers: StreamPeers<Subscriber>;
   private readonly options: Required<QuoteStreamOptions>;
   private frameTimer: NodeJS.Timeout | undefined;
-  private pingTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly book: TradingBook,
     options: QuoteStreamOptions = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.subscribers = new StreamPeers(this.options, (subscriber, message) =>
+      this.handle(subscriber, message),
+    );
   }
 
   start(): void {
     this.frameTimer = setInterval(() => this.sendFrames(), this.options.frameMs).unref();
-    this.pingTimer = setInterval(() => this.ping(), this.options.pingMs).unref();
+    this.subscribers.start();
   }
 
   stop(): void {
     clearInterval(this.frameTimer);
-    clearInterval(this.pingTimer);
-    for (const subscriber of this.subscribers) subscriber.socket.close(1001, "server shutting down");
+    this.subscribers.stop();
   }
 
-  /** Takes a new connection: its messages, its liveness, its end. */
+  /** Takes a new connection. */
   accept(socket: WebSocket): void {
-    const subscriber = new Subscriber(socket);
-    this.subscribers.add(subscriber);
-    const heard = () => {
-      subscriber.lastHeard = Date.now();
-    };
-    socket.on("pong", heard);
-    socket.on("message", (data, isBinary) => {
-      heard();
-      if (!subscriber.admit(this.options.maxMessagesPerSecond)) {
-        badRequest(socket, `more than ${this.options.maxMessagesPerSecond} messages per second`);
-        return;
-      }
-      this.handle(subscriber, isBinary ? null : data.toString());
-    });
-    socket.on("close", () => this.subscribers.delete(subscriber));
-    socket.on("error", () => this.subscribers.delete(subscriber));
+    this.subscribers.add(new Subscriber(socket));
   }
 
   /** Connections open now. */
@@ -142,14 +119,7 @@ export class QuoteStreamHub {
     return this.subscribers.size;
   }
 
-  private handle(subscriber: Subscriber, text: string | null): void {
-    let parsed: unknown;
-    try {
-      parsed = text === null ? undefined : JSON.parse(text);
-    } catch {
-      badRequest(subscriber.socket, "messages must be JSON text");
-      return;
-    }
+  private handle(subscriber: Subscriber, parsed: unknown): void {
     const message = ClientMessage.safeParse(parsed);
     if (!message.success) {
       badRequest(
@@ -202,48 +172,47 @@ export class QuoteStreamHub {
     } catch {
       return;
     }
-    const quotes = new Map<string, Update>();
+    // Each pair is quoted and serialized once per slot, however many connections follow it.
+    const quotes = new Map<string, string>();
     const quoteOf = (pair: Pair) => {
       const key = `${pair.base}|${pair.quote}`;
-      let update = quotes.get(key);
-      if (!update) {
-        update = this.quotePair(pair.base, pair.quote);
-        quotes.set(key, update);
+      let json = quotes.get(key);
+      if (json === undefined) {
+        json = JSON.stringify(this.quotePair(pair.base, pair.quote));
+        quotes.set(key, json);
       }
-      return update;
+      return json;
     };
-    const predictionPairs = this.predictionPairs();
-    const ts = Math.floor(Date.now() / 1000);
+    let predictionPairs: [Address, Address][] | undefined;
+    const head = `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`;
     for (const subscriber of this.subscribers) {
-      if (subscriber.allPredictionMarkets) this.followPredictionMarkets(subscriber, predictionPairs);
+      if (subscriber.allPredictionMarkets) {
+        predictionPairs ??= this.predictionPairs();
+        this.followPredictionMarkets(subscriber, predictionPairs);
+      }
       if (subscriber.socket.bufferedAmount > this.options.maxBufferedBytes) {
         // Behind: hold this frame back; the next one carries the latest value of every pair.
         subscriber.framesBehind += 1;
         if (subscriber.framesBehind > this.options.maxFramesBehind)
-          subscriber.socket.close(1013, "consumer too slow");
+          this.subscribers.drop(subscriber, 1013, "consumer too slow");
         continue;
       }
       subscriber.framesBehind = 0;
-      const updates: Update[] = [];
+      const updates: string[] = [];
       for (const pair of subscriber.pairs.values()) {
-        const update = quoteOf(pair);
-        const serialized = JSON.stringify(update);
-        if (serialized === pair.lastSent) continue;
-        pair.lastSent = serialized;
-        updates.push(update);
+        const json = quoteOf(pair);
+        if (json === pair.lastSent) continue;
+        pair.lastSent = json;
+        updates.push(json);
       }
-      if (updates.length === 0 && subscriber.subscribed.length === 0 && subscriber.unsubscribed.length === 0)
-        continue;
-      const frame = {
-        u: Number(clock.slot),
-        ts,
-        ...(subscriber.subscribed.length > 0 ? { subscribe: subscriber.subscribed } : {}),
-        ...(subscriber.unsubscribed.length > 0 ? { unsubscribe: subscriber.unsubscribed } : {}),
-        updates,
-      };
+      const { subscribed, unsubscribed } = subscriber;
+      if (updates.length === 0 && subscribed.length === 0 && unsubscribed.length === 0) continue;
       subscriber.subscribed = [];
       subscriber.unsubscribed = [];
-      subscriber.socket.send(JSON.stringify(frame));
+      const acks =
+        (subscribed.length > 0 ? `,"subscribe":${JSON.stringify(subscribed)}` : "") +
+        (unsubscribed.length > 0 ? `,"unsubscribe":${JSON.stringify(unsubscribed)}` : "");
+      subscriber.socket.send(`${head}${acks},"updates":[${updates.join(",")}]}`);
     }
   }
 
@@ -312,22 +281,6 @@ export class QuoteStreamHub {
     const route = this.book.graph.bestRoute({ inputMint: input, outputMint: output, amount, maxLegs: 2 });
     return route && route.outAmount > 0n ? route.outAmount : null;
   }
-
-  private ping(): void {
-    const now = Date.now();
-    for (const subscriber of this.subscribers) {
-      if (now - subscriber.lastHeard > this.options.silenceMs) {
-        subscriber.socket.terminate();
-        this.subscribers.delete(subscriber);
-      } else {
-        subscriber.socket.ping();
-      }
-    }
-  }
-}
-
-function badRequest(socket: WebSocket, message: string): void {
-  socket.send(JSON.stringify({ type: "bad_request", message }));
 }
 
 function isAddress(text: string): boolean {

@@ -5,6 +5,7 @@ import { registerOpenApi } from "../../http/openapi.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
+import type { MarketStreamHub } from "../ws.js";
 import { filterOutcomeMints } from "./filter-outcome-mints.js";
 import { filtersBySports } from "./filters-by-sports.js";
 import { getEvent } from "./get-event.js";
@@ -23,6 +24,7 @@ import { listMarkets } from "./list-markets.js";
 import { listSeries } from "./list-series.js";
 import { listTrades } from "./list-trades.js";
 import { listTradesByMint } from "./list-trades-by-mint.js";
+import { marketStream } from "./market-stream.js";
 import { marketsBatch } from "./markets-batch.js";
 import { outcomeMints } from "./outcome-mints.js";
 import { search } from "./search.js";
@@ -57,11 +59,15 @@ const RELAY_ROUTES = [
   getEventCandlesticks,
 ];
 
-/** Registers every prediction-market route and `/openapi.json` in one encapsulated context. */
+/**
+ * Registers every prediction-market route and `/openapi.json` in one encapsulated context; the
+ * relayed operations and the `/ws` stream only with the upstream behind them.
+ */
 export function registerMarketsApi(
   catalog: CatalogHolder,
   mode: Config["MODE"],
   relay?: MarketRelay,
+  stream?: MarketStreamHub,
 ): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
@@ -76,5 +82,6 @@ export function registerMarketsApi(
     );
     for (const route of ROUTES) route(app, catalog);
     if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay);
+    if (relay && stream) marketStream(app, stream);
   };
 }

@@ -1,0 +1,108 @@
+/**
+ * The connection rules every WebSocket stream shares (contract §6 and the streams issue): the server
+ * pings every `pingMs` and ends a peer silent for `silenceMs`; a peer may send at most
+ * `maxMessagesPerSecond` messages; a message that is not JSON or breaks the rate gets a
+ * `{"type":"bad_request","message"}` frame and the socket stays open.
+ */
+import type { WebSocket } from "ws";
+
+export interface PeerRules {
+  pingMs: number;
+  silenceMs: number;
+  maxMessagesPerSecond: number;
+}
+
+interface Liveness {
+  lastHeard: number;
+  windowStart: number;
+  windowCount: number;
+}
+
+/** The open connections of one stream, each with the state its stream keeps (`P`). */
+export class StreamPeers<P extends { readonly socket: WebSocket }> implements Iterable<P> {
+  private readonly peers = new Map<P, Liveness>();
+  private pingTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly rules: PeerRules,
+    /** Hears every admitted message, parsed from JSON. */
+    private readonly onMessage: (peer: P, message: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.pingTimer = setInterval(() => this.ping(), this.rules.pingMs).unref();
+  }
+
+  /** Stops pinging and closes every connection. */
+  stop(): void {
+    clearInterval(this.pingTimer);
+    for (const peer of this.peers.keys()) peer.socket.close(1001, "server shutting down");
+    this.peers.clear();
+  }
+
+  /** Takes a new connection: its messages, its liveness, its end. */
+  add(peer: P): void {
+    const now = Date.now();
+    const liveness: Liveness = { lastHeard: now, windowStart: now, windowCount: 0 };
+    this.peers.set(peer, liveness);
+    const { socket } = peer;
+    socket.on("pong", () => {
+      liveness.lastHeard = Date.now();
+    });
+    socket.on("message", (data, isBinary) => {
+      const at = Date.now();
+      liveness.lastHeard = at;
+      if (at - liveness.windowStart >= 1_000) {
+        liveness.windowStart = at;
+        liveness.windowCount = 0;
+      }
+      liveness.windowCount += 1;
+      if (liveness.windowCount > this.rules.maxMessagesPerSecond) {
+        badRequest(socket, `more than ${this.rules.maxMessagesPerSecond} messages per second`);
+        return;
+      }
+      let message: unknown;
+      try {
+        if (isBinary) throw new Error("binary");
+        message = JSON.parse(data.toString());
+      } catch {
+        badRequest(socket, "messages must be JSON text");
+        return;
+      }
+      this.onMessage(peer, message);
+    });
+    socket.on("close", () => this.peers.delete(peer));
+    socket.on("error", () => this.peers.delete(peer));
+  }
+
+  /** Ends a connection now (e.g. a consumer too far behind). */
+  drop(peer: P, code: number, reason: string): void {
+    this.peers.delete(peer);
+    peer.socket.close(code, reason);
+  }
+
+  get size(): number {
+    return this.peers.size;
+  }
+
+  [Symbol.iterator](): Iterator<P> {
+    return this.peers.keys();
+  }
+
+  private ping(): void {
+    const now = Date.now();
+    for (const [peer, liveness] of this.peers) {
+      if (now - liveness.lastHeard > this.rules.silenceMs) {
+        this.peers.delete(peer);
+        peer.socket.terminate();
+      } else {
+        peer.socket.ping();
+      }
+    }
+  }
+}
+
+/** Tells a peer its message was refused; the connection stays open. */
+export function badRequest(socket: WebSocket, message: string): void {
+  socket.send(JSON.stringify({ type: "bad_request", message }));
+}

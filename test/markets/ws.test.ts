@@ -1,0 +1,347 @@
+/**
+ * /api/v1/ws with real `ws` clients against the whole server and its simulator: prices consistent
+ * with the relayed order book, order-book snapshots on subscribe, the trade tape (milliseconds, no
+ * repeats), error frames that keep the socket open, unsubscribing, upstream faults that leave streams
+ * open, and the upgrade's access rules in production.
+ */
+import websocket from "@fastify/websocket";
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { loadConfig } from "../../src/config.js";
+import { createKey } from "../../src/keys/store.js";
+import { MarketStreamHub } from "../../src/markets/ws.js";
+import { openStorage } from "../../src/storage/database.js";
+import { MarketRelay } from "../../src/upstream/relay.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+interface Message {
+  channel?: string;
+  type: string;
+  market_ticker?: string;
+  message?: string;
+  [field: string]: unknown;
+}
+
+interface Book {
+  yes_bids: Record<string, number>;
+  no_bids: Record<string, number>;
+}
+
+let t: TestServer;
+let tickers: string[];
+beforeAll(async () => {
+  t = await startTestServer();
+  tickers = t.server.catalog
+    .require()
+    .markets.filter((m) => m.record.status === "active")
+    .map((m) => m.record.ticker);
+}, 120_000);
+afterAll(async () => t?.stop());
+
+const streamUrl = (base = t.url) => `${base.replace("http", "ws")}/api/v1/ws`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A client that records every message it receives. */
+async function connect(url = streamUrl()) {
+  const socket = new WebSocket(url);
+  const messages: Message[] = [];
+  socket.on("message", (data) => messages.push(JSON.parse(data.toString()) as Message));
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  const next = async (predicate: (message: Message) => boolean, timeoutMs = 5_000): Promise<Message> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = messages.findIndex(predicate);
+      if (index >= 0) return messages.splice(0, index + 1).pop() as Message;
+      if (Date.now() > deadline)
+        throw new Error(`no such message; got ${JSON.stringify(messages).slice(0, 500)}`);
+      await sleep(25);
+    }
+  };
+  return { socket, messages, next, send: (message: unknown) => socket.send(JSON.stringify(message)) };
+}
+
+async function restBook(ticker: string): Promise<Book> {
+  const response = await fetch(`${t.url}/api/v1/orderbook/${ticker}`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as Book;
+}
+
+const best = (side: Record<string, number>) => Math.max(...Object.keys(side).map(Number));
+const DOLLARS = /^(0|1)\.\d{4}$/;
+
+describe("/api/v1/ws", () => {
+  it("sends a market's prices on subscribe, consistent with its relayed order book", async () => {
+    const ticker = tickers[0] as string;
+    const client = await connect();
+    try {
+      client.send({ type: "subscribe", channel: "prices", tickers: [ticker] });
+      let price = await client.next((m) => m.channel === "prices" && m.market_ticker === ticker);
+      expect(Object.keys(price).sort()).toEqual(
+        ["channel", "market_ticker", "no_ask", "no_bid", "type", "yes_ask", "yes_bid"].sort(),
+      );
+      expect(price.type).toBe("ticker");
+      for (const field of ["yes_bid", "yes_ask", "no_bid", "no_ask"]) expect(price[field]).toMatch(DOLLARS);
+      // The book and the quote are read moments apart; a price that moved in between shows up as a new message.
+      for (let attempt = 0; ; attempt++) {
+        const book = await restBook(ticker);
+        const latest = client.messages.filter((m) => m.channel === "prices").pop();
+        if (latest) price = latest;
+        client.messages.length = 0;
+        const expected = {
+          yes_bid: best(book.yes_bids).toFixed(4),
+          yes_ask: (1 - best(book.no_bids)).toFixed(4),
+          no_bid: best(book.no_bids).toFixed(4),
+          no_ask: (1 - best(book.yes_bids)).toFixed(4),
+        };
+        const got = {
+          yes_bid: price.yes_bid,
+          yes_ask: price.yes_ask,
+          no_bid: price.no_bid,
+          no_ask: price.no_ask,
+        };
+        if (JSON.stringify(got) === JSON.stringify(expected) || attempt === 3) {
+          expect(got).toEqual(expected);
+          break;
+        }
+        await sleep(1_100);
+      }
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("sends a full order-book snapshot right after subscribing, to every subscriber", async () => {
+    const ticker = tickers[1] as string;
+    const first = await connect();
+    const second = await connect();
+    try {
+      const started = Date.now();
+      first.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
+      const snapshot = await first.next((m) => m.channel === "orderbook" && m.market_ticker === ticker);
+      // Read on subscribe, not at the next period.
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Object.keys(snapshot).sort()).toEqual([
+        "channel",
+        "market_ticker",
+        "no_bids",
+        "type",
+        "yes_bids",
+      ]);
+      expect(snapshot.type).toBe("orderbook");
+      const book = await restBook(ticker);
+      for (const side of ["yes_bids", "no_bids"] as const) {
+        const levels = snapshot[side] as Record<string, number>;
+        expect(Object.keys(levels).length).toBeGreaterThan(0);
+        for (const [price, size] of Object.entries(levels)) {
+          expect(price).toMatch(DOLLARS);
+          expect(Number.isInteger(size) && size > 0).toBe(true);
+        }
+        // The same number of levels as the relay serves (sizes may have moved since).
+        expect(Object.keys(levels).length).toBe(Object.keys(book[side]).length);
+      }
+      // A second subscriber to the same market gets the snapshot at once too.
+      second.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
+      const again = await second.next((m) => m.channel === "orderbook", 1_000);
+      expect(again.market_ticker).toBe(ticker);
+    } finally {
+      first.socket.close();
+      second.socket.close();
+    }
+  });
+
+  it("streams each new trade once, with created_time in milliseconds", async () => {
+    const client = await connect();
+    try {
+      const subscribedAt = Date.now();
+      client.send({ type: "subscribe", channel: "trades", all: true });
+      // Hundreds of active markets trade in seeded minutes: a few arrive within seconds.
+      const deadline = Date.now() + 15_000;
+      while (client.messages.length < 3 && Date.now() < deadline) await sleep(200);
+      // One more period, so a repeat of the tape would show.
+      await sleep(2_200);
+      const trades = client.messages.filter((m) => m.channel === "trades");
+      expect(trades.length).toBeGreaterThan(0);
+      const ids = trades.map((trade) => trade.trade_id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const trade of trades) {
+        expect(Object.keys(trade).sort()).toEqual(
+          [
+            "channel",
+            "count",
+            "created_time",
+            "market_ticker",
+            "no_price",
+            "no_price_dollars",
+            "price",
+            "taker_side",
+            "trade_id",
+            "type",
+            "yes_price",
+            "yes_price_dollars",
+          ].sort(),
+        );
+        expect(trade.type).toBe("trade");
+        expect(trade.created_time).toBeGreaterThan(1e12);
+        expect(trade.created_time as number).toBeGreaterThanOrEqual(
+          Math.floor(subscribedAt / 1000) * 1000 - 1_000,
+        );
+        expect(trade.created_time as number).toBeLessThanOrEqual(Date.now() + 1_000);
+        expect((trade.yes_price as number) + (trade.no_price as number)).toBe(100);
+        expect(trade.yes_price_dollars).toBe(((trade.yes_price as number) / 100).toFixed(4));
+        expect(["yes", "no"]).toContain(trade.taker_side);
+      }
+      // The same trade on the REST tape, in seconds there.
+      const trade = trades[0] as Message;
+      const page = (await (
+        await fetch(`${t.url}/api/v1/trades?ticker=${trade.market_ticker}&limit=50`)
+      ).json()) as { trades: { tradeId: string; createdTime: number; count: number }[] };
+      const same = page.trades.find((row) => row.tradeId === trade.trade_id);
+      expect(same?.createdTime).toBe(Math.floor((trade.created_time as number) / 1000));
+      expect(same?.count).toBe(trade.count);
+    } finally {
+      client.socket.close();
+    }
+  }, 25_000);
+
+  it("answers bad messages with bad_request frames and stays open", async () => {
+    const client = await connect();
+    try {
+      client.socket.send("not json");
+      expect((await client.next((m) => m.type === "bad_request")).message).toContain("JSON");
+      client.send({ type: "subscribe", channel: "weather", all: true });
+      expect((await client.next((m) => m.type === "bad_request")).message).toContain("channel");
+      client.send({ type: "subscribe", channel: "prices" });
+      expect((await client.next((m) => m.type === "bad_request")).message).toContain("all:true or tickers");
+      client.send({ type: "subscribe", channel: "orderbook", tickers: [tickers[0], "NOPE-1", "NOPE-2"] });
+      const unknown = await client.next((m) => m.type === "bad_request");
+      expect(unknown.message).toContain("NOPE-1");
+      expect(unknown.message).toContain("NOPE-2");
+      expect(unknown.message).not.toContain(tickers[0]);
+      // Still open and serving.
+      expect(client.socket.readyState).toBe(WebSocket.OPEN);
+      client.send({ type: "subscribe", channel: "orderbook", tickers: [tickers[0]] });
+      expect((await client.next((m) => m.channel === "orderbook")).market_ticker).toBe(tickers[0]);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("subscribes to every market's prices and stops after unsubscribing", async () => {
+    const client = await connect();
+    try {
+      client.send({ type: "subscribe", channel: "prices", all: true });
+      await client.next((m) => m.channel === "prices");
+      // One page of the open markets: many quotes at once.
+      await sleep(300);
+      expect(new Set(client.messages.map((m) => m.market_ticker)).size).toBeGreaterThan(50);
+      client.send({ type: "unsubscribe", channel: "prices", all: true });
+      await sleep(300);
+      client.messages.length = 0;
+      await sleep(2_500);
+      expect(client.messages).toEqual([]);
+      expect(client.socket.readyState).toBe(WebSocket.OPEN);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("keeps streams open through upstream faults and resumes after them", async () => {
+    const simulator = t.server.upstream.simulator;
+    if (!simulator) throw new Error("the test server runs the simulator");
+    const controls = `${new URL(simulator.url).origin}/_sim/faults`;
+    const ticker = tickers[2] as string;
+    const client = await connect();
+    try {
+      client.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
+      client.send({ type: "subscribe", channel: "trades", all: true });
+      await client.next((m) => m.channel === "orderbook");
+      const put = await fetch(controls, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify([
+          { kind: "status", status: 500, match: "orderbook", times: 2 },
+          { kind: "malformed", match: "markets/trades", times: 2 },
+        ]),
+      });
+      expect(put.status).toBe(200);
+      // The faults are spent by the stream's own polling.
+      const deadline = Date.now() + 8_000;
+      for (;;) {
+        const { faults } = (await (await fetch(controls)).json()) as { faults: unknown[] };
+        if (faults.length === 0) break;
+        if (Date.now() > deadline) throw new Error(`faults not reached: ${JSON.stringify(faults)}`);
+        await sleep(200);
+      }
+      expect(client.socket.readyState).toBe(WebSocket.OPEN);
+      // Served again: a new subscription gets its snapshot.
+      client.send({ type: "subscribe", channel: "orderbook", tickers: [tickers[3]] });
+      expect(
+        (await client.next((m) => m.channel === "orderbook" && m.market_ticker === tickers[3])).type,
+      ).toBe("orderbook");
+    } finally {
+      await fetch(controls, { method: "DELETE" });
+      client.socket.close();
+    }
+  }, 20_000);
+});
+
+describe("MarketStreamHub connection rules", () => {
+  it("closes a peer that stops answering pings, keeps one that answers, and limits its message rate", async () => {
+    const upstream = t.server.upstream.client;
+    const hub = new MarketStreamHub(
+      { catalog: t.server.catalog, relay: new MarketRelay(upstream), upstream },
+      { pollMs: 100, pingMs: 100, silenceMs: 400, maxMessagesPerSecond: 3, maxSubscriptions: 2 },
+    );
+    hub.start();
+    const app = Fastify();
+    await app.register(websocket);
+    app.get("/ws", { websocket: true }, (socket) => hub.accept(socket));
+    const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/ws`;
+    try {
+      const silent = new WebSocket(url, { autoPong: false });
+      const lively = await connect(url);
+      await new Promise((resolve) => silent.once("close", resolve));
+      expect(lively.socket.readyState).toBe(WebSocket.OPEN);
+      lively.send({ type: "subscribe", channel: "prices", tickers: tickers.slice(0, 3) });
+      expect((await lively.next((m) => m.type === "bad_request")).message).toContain("at most 2");
+      for (let i = 0; i < 3; i++) lively.send({ type: "unsubscribe", channel: "trades", all: true });
+      expect((await lively.next((m) => m.type === "bad_request")).message).toContain("per second");
+      expect(lively.socket.readyState).toBe(WebSocket.OPEN);
+      lively.socket.close();
+    } finally {
+      hub.stop();
+      await app.close();
+    }
+  });
+});
+
+describe("/api/v1/ws access in production", () => {
+  it("needs a key with the streams permission, in a header", async () => {
+    const prod = await startTestServer({ settings: { MODE: "production" } });
+    const storage = await openStorage(loadConfig({}, prod.settings));
+    try {
+      const streams = await createKey(storage.db, { name: "bot", streams: true });
+      const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
+      const refusal = (headers: Record<string, string>, query = "") =>
+        new Promise<number>((resolve) => {
+          const socket = new WebSocket(`${streamUrl(prod.url)}${query}`, { headers });
+          socket.once("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+          socket.once("open", () => {
+            socket.close();
+            resolve(101);
+          });
+        });
+      expect(await refusal({})).toBe(401);
+      expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
+      expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);
+      expect(await refusal({ "x-api-key": streams.secret })).toBe(101);
+    } finally {
+      await storage.close();
+      await prod.stop();
+    }
+  }, 60_000);
+});
