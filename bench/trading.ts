@@ -20,9 +20,8 @@
  * BENCH_NODE_FLAGS passes node flags to the server, e.g. BENCH_NODE_FLAGS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof" profiles it (the profile is written when the bench stops it).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -37,6 +36,7 @@ import { openStorage } from "../src/storage/database.js";
 import { PoolAuthorities } from "../src/trading/pools/authority.js";
 import { createPool, type PoolFunding } from "../src/trading/pools/create.js";
 import { DEMO_PRICES_USD } from "../src/trading/pools/demo.js";
+import { cpuTimeUs, type StartedServer, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -108,67 +108,6 @@ function unitsOf(token: Token, usd: number): bigint {
   const whole = usd / (PRICES[token.symbol] ?? 1);
   // Through a scaled integer, so tokens priced far below a cent (dBONK) keep their precision.
   return (BigInt(Math.round(whole * 1e6)) * 10n ** BigInt(token.decimals)) / 1_000_000n;
-}
-
-function pickPort(base: number): number {
-  return base + Math.floor(Math.random() * 1000) * 2;
-}
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  rpcUrl: string;
-}
-
-/** Starts `oddsgate serve` and waits until /health-check answers 200. */
-async function startServer(dataDir: string): Promise<Started> {
-  const port = pickPort(18_000);
-  // The sandbox's JSON-RPC takes RPC_PORT and its PubSub RPC_PORT + 1.
-  const rpcPort = pickPort(21_000);
-  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeFlags, MAIN, "serve"], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      SIMULATOR_PORT: "0",
-      RPC_PORT: String(rpcPort),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: "warn",
-      // Limits off: this measures serving, and one client address would drain the anonymous bucket at once.
-      RATE_LIMIT_ANONYMOUS: "0",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  child.once("exit", (code, signal) => {
-    if (!stopping.has(child))
-      console.error(`the server exited unexpectedly (code ${code}, signal ${signal})`);
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health-check`)).status === 200) break;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(20);
-  }
-  return { child, url, rpcUrl: `http://127.0.0.1:${rpcPort}` };
-}
-
-/** Servers being stopped by this bench, whose exit is expected. */
-const stopping = new WeakSet<ChildProcess>();
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  stopping.add(child);
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -348,13 +287,6 @@ interface Load {
   cpuUs: number;
 }
 
-/** CPU time (user + system) a process has used so far, in microseconds. */
-function cpuTimeUs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 const AUTOCANNON = pathToFileURL(path.resolve("node_modules/autocannon/autocannon.js")).href;
 // autocannon's CLI takes one URL; its API takes a rotating `requests` list. It runs in its own plain
 // Node process (not this tsx-loaded one), so it competes with the server only as a separate process.
@@ -465,10 +397,10 @@ function printLoad(row: Load): void {
 
 async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-trading-"));
-  let server: Started | undefined;
+  let server: StartedServer | undefined;
   try {
-    server = await startServer(dataDir);
+    server = await startServer();
+    const { dataDir } = server;
     const pid = server.child.pid as number;
     const extra = Math.max(0, POOLS - DEMO_POOL_COUNT);
     console.log(
@@ -521,8 +453,7 @@ async function main(): Promise<void> {
     if (failed.length > 0)
       throw new Error(`more than 1% of requests failed: ${failed.map((row) => row.name).join(", ")}`);
   } finally {
-    if (server) await stop(server.child);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (server) await stopServer(server);
   }
 }
 

@@ -1,0 +1,93 @@
+/** What the benches share: starting and stopping the built server, and reading a process's CPU time. */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const MAIN = path.resolve("dist/main.js");
+
+export interface StartedServer {
+  child: ChildProcess;
+  url: string;
+  rpcUrl: string;
+  dataDir: string;
+}
+
+/** A fresh temporary DATA_DIR, removed by `stopServer`. */
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-"));
+}
+
+/** A random even port above `base`; the sandbox's PubSub takes the next one. */
+export function pickPort(base: number): number {
+  return base + Math.floor(Math.random() * 1000) * 2;
+}
+
+const stopping = new WeakSet<ChildProcess>();
+
+/** Starts `oddsgate serve` on a fresh DATA_DIR with limits off, and waits until /health-check answers 200. */
+export async function startServer(env: Record<string, string> = {}): Promise<StartedServer> {
+  const dataDir = tempDataDir();
+  const port = pickPort(18_000);
+  const rpcPort = pickPort(21_000);
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeFlags, MAIN, "serve"], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      SIMULATOR_PORT: "0",
+      RPC_PORT: String(rpcPort),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      // Limits off: this measures serving, and one client address would drain the anonymous bucket at once.
+      RATE_LIMIT_ANONYMOUS: "0",
+      ...env,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  child.once("exit", (code, signal) => {
+    if (!stopping.has(child))
+      console.error(`the server exited unexpectedly (code ${code}, signal ${signal})`);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const healthy = await fetch(`${url}/health-check`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (healthy) break;
+    await sleep(20);
+  }
+  return { child, url, rpcUrl: `http://127.0.0.1:${rpcPort}`, dataDir };
+}
+
+/** Stops the server and removes its DATA_DIR. */
+export async function stopServer(server: StartedServer): Promise<void> {
+  const { child } = server;
+  if (child.exitCode === null && child.signalCode === null) {
+    stopping.add(child);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  fs.rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+/** User plus system CPU time of a process so far, in microseconds (Linux /proc). */
+export function cpuTimeUs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The p-th percentile (0–100) of `values`. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
