@@ -144,3 +144,69 @@ export class QuoteStreamClient extends StreamClient<QuoteFrame | { type: "bad_re
     this.forget("all", { op: "unsubscribe_all_prediction_markets" });
   }
 }
+
+export type MarketChannel = "prices" | "trades" | "orderbook";
+
+/** A message of `/api/v1/ws`: a price tick, a trade or an order book, or a refusal. */
+export type MarketStreamMessage =
+  | {
+      channel: "prices";
+      type: "ticker";
+      market_ticker: string;
+      yes_bid: string | null;
+      yes_ask: string | null;
+      no_bid: string | null;
+      no_ask: string | null;
+    }
+  | {
+      channel: "trades";
+      type: "trade";
+      market_ticker: string;
+      trade_id: string;
+      price: number;
+      count: number;
+      yes_price: number;
+      no_price: number;
+      yes_price_dollars: string;
+      no_price_dollars: string;
+      taker_side: "yes" | "no";
+      created_time: number;
+    }
+  | {
+      channel: "orderbook";
+      type: "orderbook";
+      market_ticker: string;
+      yes_bids: Record<string, number>;
+      no_bids: Record<string, number>;
+    }
+  | { type: "bad_request"; message: string };
+
+/** The `/api/v1/ws` client: each channel's subscriptions survive reconnections. */
+export class MarketStreamClient extends StreamClient<MarketStreamMessage> {
+  /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080 (no /api/v1). */
+  static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): MarketStreamClient {
+    return new MarketStreamClient({
+      ...options,
+      url: `${baseUrl.replace(/^http/, "ws").replace(/\/+$/, "")}/api/v1/ws`,
+    });
+  }
+
+  /** Follows `tickers` on `channel`, or every market when `tickers` is "all". */
+  subscribe(channel: MarketChannel, tickers: readonly string[] | "all"): void {
+    const target = tickers === "all" ? { all: true } : { tickers: [...tickers] };
+    this.remember(`${channel}|${tickers === "all" ? "*" : tickers.join(",")}`, {
+      type: "subscribe",
+      channel,
+      ...target,
+    });
+  }
+
+  unsubscribe(channel: MarketChannel, tickers: readonly string[] | "all"): void {
+    const target = tickers === "all" ? { all: true } : { tickers: [...tickers] };
+    this.forget(`${channel}|${tickers === "all" ? "*" : tickers.join(",")}`, {
+      type: "unsubscribe",
+      channel,
+      ...target,
+    });
+  }
+}

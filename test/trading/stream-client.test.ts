@@ -1,9 +1,9 @@
-/** The stream client reconnects after the server drops it and subscribes again by itself. */
+/** The stream clients: reconnecting after the server drops them and subscribing again by themselves. */
 import websocket from "@fastify/websocket";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
-import { type QuoteFrame, QuoteStreamClient } from "../../src/client/streams.js";
+import { MarketStreamClient, type QuoteFrame, QuoteStreamClient } from "../../src/client/streams.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -49,6 +49,25 @@ describe("QuoteStreamClient", () => {
       client.close();
       hub.stop();
       await app.close();
+    }
+  });
+});
+
+describe("MarketStreamClient", () => {
+  it("receives an order book snapshot for a subscribed market", async () => {
+    const market = (await t.client.listMarkets({ status: "active", limit: 1 })).markets[0];
+    const client = MarketStreamClient.connect(t.url, { backoffMs: 50 });
+    const books: string[] = [];
+    client.onMessage((message) => {
+      if ("channel" in message && message.channel === "orderbook") books.push(message.market_ticker);
+    });
+    try {
+      client.subscribe("orderbook", [market?.ticker as string]);
+      for (let i = 0; i < 100 && books.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(books[0]).toBe(market?.ticker);
+    } finally {
+      client.close();
     }
   });
 });
