@@ -5,7 +5,6 @@
  */
 import websocket from "@fastify/websocket";
 import {
-  type Address,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,

@@ -50,7 +50,7 @@ export class OrderStatusDesk {
     if (!record) return undefined;
     const memo = openMemoOf(parseWireTransaction(record.wire));
     const order = memo ? await orderById(this.deps.db, memo.orderId) : undefined;
-    if (!order || order.kind !== "async") return undefined;
+    if (order?.kind !== "async") return undefined;
     await this.deps.db
       .updateTable("orders")
       .set({ open_signature: signature })
