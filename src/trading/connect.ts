@@ -9,7 +9,7 @@ import { loadVenueKeys } from "../chain/sandbox/venue-keys.js";
 import type { Config } from "../config.js";
 import type { Storage } from "../storage/database.js";
 import type { ReferenceBook } from "../upstream/relay.js";
-import { type BookLogger, TradingBook } from "./book.js";
+import { type BookLogger, SLOT_MS, TradingBook } from "./book.js";
 import { OrderDesk } from "./order.js";
 import { IntentDesk } from "./orders/intents.js";
 import { OrderKeeper } from "./orders/keeper.js";
@@ -18,6 +18,7 @@ import { OrderStatusDesk } from "./orders/status.js";
 import { PoolAuthorities } from "./pools/authority.js";
 import { createDemoPools } from "./pools/demo.js";
 import { QuoteStreamHub } from "./quote-stream.js";
+import { SharedQuotes } from "./shared-quotes.js";
 import { PredictionVenue } from "./venues/prediction.js";
 
 export interface Trading {
@@ -34,7 +35,7 @@ export interface Trading {
 
 /** Loads the trading state; with the sandbox chain and the demo enabled, creates the demo pools once. */
 export async function startTrading(
-  config: Pick<Config, "DATA_DIR" | "DEMO_CATALOGUE">,
+  config: Pick<Config, "DATA_DIR" | "DEMO_CATALOGUE" | "REDIS_URL" | "REDIS_PREFIX">,
   deps: {
     storage: Pick<Storage, "db">;
     chain: ChainConnection;
@@ -76,6 +77,17 @@ export async function startTrading(
   });
   keeper.start();
   const quotes = new QuoteStreamHub(book);
+  if (config.REDIS_URL) {
+    quotes.share(
+      await SharedQuotes.connect({
+        url: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        slotMs: SLOT_MS,
+        compute: (pairs) => quotes.computeQuotes(pairs),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      }),
+    );
+  }
   quotes.start();
   return {
     book,

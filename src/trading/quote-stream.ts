@@ -13,6 +13,7 @@ import { USDC_MINT } from "../chain/programs.js";
 import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
+import type { SharedQuotes } from "./shared-quotes.js";
 import { addressBytes } from "./transaction.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
 
@@ -88,6 +89,7 @@ export class QuoteStreamHub {
   private readonly subscribers: StreamPeers<Subscriber>;
   private readonly options: Required<QuoteStreamOptions>;
   private frameTimer: NodeJS.Timeout | undefined;
+  private shared: SharedQuotes | undefined;
 
   constructor(
     private readonly book: TradingBook,
@@ -107,6 +109,22 @@ export class QuoteStreamHub {
   stop(): void {
     clearInterval(this.frameTimer);
     this.subscribers.stop();
+    void this.shared?.close();
+  }
+
+  /** Takes quotes from the instance that leads through Redis instead of computing them all here. */
+  share(shared: SharedQuotes): void {
+    this.shared = shared;
+  }
+
+  /** Quotes the given pairs (`base|quote` keys), serialized as updates: what the leader publishes. */
+  computeQuotes(pairs: readonly string[]): Map<string, string> {
+    const quotes = new Map<string, string>();
+    for (const key of pairs) {
+      const [base, quote] = key.split("|") as [Address, Address];
+      if (base && quote) quotes.set(key, JSON.stringify(this.quotePair(base, quote)));
+    }
+    return quotes;
   }
 
   /** Takes a new connection. */
@@ -172,11 +190,13 @@ export class QuoteStreamHub {
     } catch {
       return;
     }
-    // Each pair is quoted and serialized once per slot, however many connections follow it.
+    // Each pair is quoted and serialized once per slot, however many connections follow it; with
+    // Redis, once across all instances (a pair not yet published is quoted here meanwhile).
+    const published = this.shared?.latest;
     const quotes = new Map<string, string>();
     const quoteOf = (pair: Pair) => {
       const key = `${pair.base}|${pair.quote}`;
-      let json = quotes.get(key);
+      let json = quotes.get(key) ?? published?.get(key);
       if (json === undefined) {
         json = JSON.stringify(this.quotePair(pair.base, pair.quote));
         quotes.set(key, json);
@@ -185,6 +205,11 @@ export class QuoteStreamHub {
     };
     let predictionPairs: [Address, Address][] | undefined;
     const head = `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`;
+    if (this.shared) {
+      const followed = new Set<string>();
+      for (const subscriber of this.subscribers) for (const key of subscriber.pairs.keys()) followed.add(key);
+      this.shared.follow(followed);
+    }
     for (const subscriber of this.subscribers) {
       if (subscriber.allPredictionMarkets) {
         predictionPairs ??= this.predictionPairs();

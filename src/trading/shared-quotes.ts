@@ -1,0 +1,124 @@
+/**
+ * The quote stream across instances (with `REDIS_URL`): every instance announces the pairs its
+ * clients follow; one instance at a time, the leader (a Redis key with a short expiry), quotes all of
+ * them once per slot and publishes the result; every instance builds its clients' frames from what
+ * was published. If the leader stops, its key expires within three slots and another takes over.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+
+/** Pair key (`base|quote`) → the serialized update the stream sends for it. */
+export type PairQuotes = ReadonlyMap<string, string>;
+
+export interface SharedQuotesOptions {
+  url: string;
+  prefix: string;
+  slotMs: number;
+  /** Quotes the given pairs (called on the leader only). */
+  compute(pairs: readonly string[]): PairQuotes;
+  logger?: { error(object: object, message: string): void };
+}
+
+export class SharedQuotes {
+  private readonly id = randomUUID();
+  private readonly followed = new Set<string>();
+  private latestQuotes: PairQuotes = new Map();
+  private timer: NodeJS.Timeout | undefined;
+  private leading = false;
+
+  private constructor(
+    private readonly redis: Redis,
+    private readonly subscriber: Redis,
+    private readonly options: SharedQuotesOptions,
+  ) {}
+
+  /** Connects both Redis connections (commands, and the subscription) and starts the slot loop. */
+  static async connect(options: SharedQuotesOptions): Promise<SharedQuotes> {
+    const connection = () => new Redis(options.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const redis = connection();
+    const subscriber = connection();
+    for (const client of [redis, subscriber]) client.on("error", () => {});
+    try {
+      await Promise.all([redis.connect(), subscriber.connect()]);
+    } catch (error) {
+      redis.disconnect();
+      subscriber.disconnect();
+      throw new Error(`cannot connect to Redis at REDIS_URL: ${(error as Error).message}`);
+    }
+    const shared = new SharedQuotes(redis, subscriber, options);
+    await subscriber.subscribe(shared.channel);
+    subscriber.on("message", (_channel, message) => shared.receive(message));
+    shared.timer = setInterval(() => {
+      shared
+        .slot()
+        .catch((error: unknown) => options.logger?.error({ err: error }, "shared quotes: a slot failed"));
+    }, options.slotMs).unref();
+    return shared;
+  }
+
+  /** The pairs this instance's clients follow now (replacing the previous set). */
+  follow(pairs: Iterable<string>): void {
+    this.followed.clear();
+    for (const pair of pairs) this.followed.add(pair);
+  }
+
+  /** The quotes published last (by whichever instance leads). */
+  get latest(): PairQuotes {
+    return this.latestQuotes;
+  }
+
+  /** Whether this instance is the one quoting for all. */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.leading) await this.redis.del(this.leaderKey).catch(() => {});
+    this.redis.disconnect();
+    this.subscriber.disconnect();
+  }
+
+  private get channel(): string {
+    return `${this.options.prefix}quote-stream:quotes`;
+  }
+
+  private get leaderKey(): string {
+    return `${this.options.prefix}quote-stream:leader`;
+  }
+
+  private get wantedKey(): string {
+    return `${this.options.prefix}quote-stream:wanted`;
+  }
+
+  /** One slot: announce, keep or take the lead, and on the leader quote and publish. */
+  private async slot(): Promise<void> {
+    const { redis, options } = this;
+    const now = Date.now();
+    const ttl = options.slotMs * 3;
+    if (this.followed.size > 0) {
+      const expiries: string[] = [];
+      for (const pair of this.followed) expiries.push(pair, String(now + ttl));
+      await redis.hset(this.wantedKey, ...expiries);
+    }
+    const taken = await redis.set(this.leaderKey, this.id, "PX", ttl, "NX");
+    this.leading = taken === "OK" || (await redis.get(this.leaderKey)) === this.id;
+    if (!this.leading) return;
+    await redis.pexpire(this.leaderKey, ttl);
+    const wanted = await redis.hgetall(this.wantedKey);
+    const live: string[] = [];
+    const stale: string[] = [];
+    for (const [pair, expiry] of Object.entries(wanted)) (Number(expiry) > now ? live : stale).push(pair);
+    if (stale.length > 0) await redis.hdel(this.wantedKey, ...stale);
+    if (live.length === 0) return;
+    await redis.publish(this.channel, JSON.stringify(Object.fromEntries(options.compute(live))));
+  }
+
+  private receive(message: string): void {
+    try {
+      this.latestQuotes = new Map(Object.entries(JSON.parse(message) as Record<string, string>));
+    } catch {
+      // Not ours: keep the previous quotes.
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The quote stream across instances sharing Redis: one instance quotes every followed pair once per
+ * slot and publishes; clients of both instances get frames; when the leader stops, the other takes over.
+ */
+import websocket from "@fastify/websocket";
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { SharedQuotes } from "../../src/trading/shared-quotes.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
+
+let t: TestServer;
+beforeAll(async () => {
+  if (redisAvailable) t = await startTestServer({ settings: { DEMO_CATALOGUE: "true" } });
+}, 120_000);
+afterAll(async () => t?.stop());
+
+/** One instance's stream: a hub sharing quotes through Redis, behind its own listener. */
+async function instance(prefix: string) {
+  const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 100 });
+  let computed = 0;
+  hub.share(
+    await SharedQuotes.connect({
+      url: REDIS_TEST_URL,
+      prefix,
+      slotMs: 100,
+      compute: (pairs) => {
+        computed += 1;
+        return hub.computeQuotes(pairs);
+      },
+    }),
+  );
+  hub.start();
+  const app = Fastify();
+  await app.register(websocket);
+  app.get("/quote-stream", { websocket: true }, (socket) => hub.accept(socket));
+  const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/quote-stream`;
+  const client = new WebSocket(url);
+  const quotes: string[] = [];
+  client.on("message", (data) => {
+    const frame = JSON.parse(data.toString()) as { updates?: { sb: string; b?: string }[] };
+    for (const update of frame.updates ?? []) if (update.b) quotes.push(update.b);
+  });
+  await new Promise((resolve) => client.once("open", resolve));
+  client.send(JSON.stringify({ op: "subscribe", base_mint: WRAPPED_SOL_MINT, quote_mint: USDC_MINT }));
+  return {
+    hub,
+    quotes,
+    computed: () => computed,
+    async stop() {
+      client.close();
+      hub.stop();
+      await app.close();
+    },
+  };
+}
+
+describe.skipIf(!redisAvailable)("the quote stream over Redis", () => {
+  it("quotes once for all instances, delivers on each, and hands over when the leader stops", async () => {
+    const { prefix, cleanup } = redisTestPrefix();
+    const first = await instance(prefix);
+    const second = await instance(prefix);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(first.quotes.length).toBeGreaterThan(0);
+      expect(second.quotes.length).toBeGreaterThan(0);
+      // Exactly one of them computed the published quotes.
+      const [leader, follower] = first.computed() > 0 ? [first, second] : [second, first];
+      expect(leader.computed()).toBeGreaterThan(3);
+      expect(follower.computed()).toBe(0);
+
+      await leader.stop();
+      const before = follower.computed();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(follower.computed()).toBeGreaterThan(before);
+    } finally {
+      await first.stop().catch(() => {});
+      await second.stop().catch(() => {});
+      await cleanup();
+    }
+  });
+});
