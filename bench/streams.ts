@@ -120,11 +120,13 @@ async function main(): Promise<void> {
     await sleep(2_000);
     arrivals.clear();
     frames = 0;
+    const fanoutBefore = await fanoutHistogram(server.url);
     const cpuBefore = cpuTimeUs(server.child.pid as number);
     const started = performance.now();
     await sleep(DURATION_MS);
     const elapsed = performance.now() - started;
     const cpu = cpuTimeUs(server.child.pid as number) - cpuBefore;
+    const fanoutAfter = await fanoutHistogram(server.url);
     trading = false;
     await traderLoop;
 
@@ -141,11 +143,34 @@ async function main(): Promise<void> {
     console.log(
       `  per-slot delivery spread (first to last client): p50 ${percentile(spreads, 50).toFixed(1)} ms, p99 ${percentile(spreads, 99).toFixed(1)} ms (target: p99 <= 100 ms)`,
     );
+    const fanout = [...fanoutAfter].map(([le, count]) => [le, count - (fanoutBefore.get(le) ?? 0)] as const);
+    console.log(
+      `  server side, start of a slot's frames until all were written (oddsgate_quote_stream_fanout_seconds): p50 <= ${bucketPercentile(fanout, 50)} ms, p99 <= ${bucketPercentile(fanout, 99)} ms over ${fanout.at(-1)?.[1] ?? 0} slots (target: p99 <= 100 ms)`,
+    );
     console.log(`  server CPU ${((cpu / 1000 / elapsed) * 100).toFixed(0)}% of one core`);
     for (const socket of sockets) socket.terminate();
   } finally {
     await stopServer(server);
   }
+}
+
+/** The fan-out histogram's cumulative bucket counts from /metrics: upper bound (ms) → count. */
+async function fanoutHistogram(url: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const match of text.matchAll(
+    /^oddsgate_quote_stream_fanout_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm,
+  )) {
+    buckets.set(match[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(match[1]) * 1000, Number(match[2]));
+  }
+  return buckets;
+}
+
+/** The smallest bucket bound holding the p-th percentile of cumulative `buckets`. */
+function bucketPercentile(buckets: readonly (readonly [number, number])[], p: number): number {
+  const total = buckets.at(-1)?.[1] ?? 0;
+  for (const [le, count] of buckets) if (count >= (p / 100) * total) return le;
+  return Number.POSITIVE_INFINITY;
 }
 
 await main();

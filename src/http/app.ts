@@ -147,7 +147,10 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream), {
     prefix: "/api/v1",
   });
-  if (deps.trading) await app.register(registerTradeApi(deps.trading, deps.config.MODE));
+  if (deps.trading) {
+    deps.trading.quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
+    await app.register(registerTradeApi(deps.trading, deps.config.MODE));
+  }
   const sandbox = deps.chain?.sandbox;
   if (deps.chain && sandbox)
     devFaucet(app, { chain: deps.chain.chain, signers: sandbox.signers }, deps.config.MODE);

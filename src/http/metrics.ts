@@ -4,6 +4,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 
 export interface Metrics {
   readonly registry: Registry;
+  /** Seconds from the start of a slot's quote-stream frames until all were written out. */
+  readonly quoteStreamFanout: Histogram;
   readonly catalogEvents: Gauge;
   readonly catalogMarkets: Gauge;
   readonly catalogVersion: Gauge;
@@ -35,6 +37,12 @@ export function installMetrics(app: FastifyInstance): Metrics {
   const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
   return {
     registry,
+    quoteStreamFanout: new Histogram({
+      name: "oddsgate_quote_stream_fanout_seconds",
+      help: "Time from the start of a slot's /quote-stream frames until every one was written to its socket",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1],
+      registers: [registry],
+    }),
     catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),
     catalogMarkets: gauge("oddsgate_catalog_markets", "Markets in the loaded catalog"),
     catalogVersion: gauge("oddsgate_catalog_version", "Version of the loaded catalog"),

@@ -90,6 +90,7 @@ export class QuoteStreamHub {
   private readonly options: Required<QuoteStreamOptions>;
   private frameTimer: NodeJS.Timeout | undefined;
   private shared: SharedQuotes | undefined;
+  private fanoutObserver: ((seconds: number) => void) | undefined;
 
   constructor(
     private readonly book: TradingBook,
@@ -110,6 +111,14 @@ export class QuoteStreamHub {
     clearInterval(this.frameTimer);
     this.subscribers.stop();
     void this.shared?.close();
+  }
+
+  /**
+   * Hears, per slot, the seconds from the start of the frame pass until every frame of it was written
+   * to its socket (the target is under 0.1 s at p99).
+   */
+  onFanout(observer: (seconds: number) => void): void {
+    this.fanoutObserver = observer;
   }
 
   /** Takes quotes from the instance that leads through Redis instead of computing them all here. */
@@ -203,6 +212,13 @@ export class QuoteStreamHub {
       }
       return json;
     };
+    const started = performance.now();
+    let unwritten = 1;
+    const written = () => {
+      unwritten -= 1;
+      if (unwritten === 0 && sent > 0) this.fanoutObserver?.((performance.now() - started) / 1000);
+    };
+    let sent = 0;
     let predictionPairs: [Address, Address][] | undefined;
     const head = `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`;
     if (this.shared) {
@@ -237,8 +253,11 @@ export class QuoteStreamHub {
       const acks =
         (subscribed.length > 0 ? `,"subscribe":${JSON.stringify(subscribed)}` : "") +
         (unsubscribed.length > 0 ? `,"unsubscribe":${JSON.stringify(unsubscribed)}` : "");
-      subscriber.socket.send(`${head}${acks},"updates":[${updates.join(",")}]}`);
+      unwritten += 1;
+      sent += 1;
+      subscriber.socket.send(`${head}${acks},"updates":[${updates.join(",")}]}`, written);
     }
+    written();
   }
 
   /** Adds the prediction pairs a subscribe-all connection does not have yet, and drops gone ones. */
