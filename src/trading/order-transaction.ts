@@ -5,19 +5,16 @@
  * user to add. It is valid until the blockhash's `lastValidBlockHeight`.
  */
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
-import {
-  getSetComputeUnitLimitInstruction,
-  getSetComputeUnitPriceInstruction,
-} from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
-import {
-  getCloseAccountInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getSyncNativeInstruction,
-  getTransferCheckedInstruction,
-} from "@solana-program/token";
+import { getCloseAccountInstruction, getSyncNativeInstruction } from "@solana-program/token";
 import type { LatestBlockhash } from "../chain/chain.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
+import {
+  computeUnitLimit,
+  computeUnitPrice,
+  createAssociatedTokenIdempotent,
+  transferChecked,
+} from "./instructions.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { RouteLeg } from "./router.js";
 import { associatedTokenAddress } from "./token-accounts.js";
@@ -53,8 +50,8 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   const wrapIn = input.wrapAndUnwrapSol && tokens.input.mint === WRAPPED_SOL_MINT;
   const unwrapOut = input.wrapAndUnwrapSol && tokens.output.mint === WRAPPED_SOL_MINT;
   const createAccount = (account: Address, token: TokenRecord) =>
-    getCreateAssociatedTokenIdempotentInstruction({
-      payer: user,
+    createAssociatedTokenIdempotent({
+      payer: input.user,
       ata: account,
       owner: input.user,
       mint: token.mint,
@@ -63,18 +60,20 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   const transfer = (
     source: Address,
     destination: Address,
-    authority: ReturnType<typeof createNoopSigner>,
+    authority: Address,
     token: TokenRecord,
     amount: bigint,
   ) =>
-    getTransferCheckedInstruction(
-      { source, mint: token.mint, destination, authority, amount, decimals: token.decimals },
-      { programAddress: token.program },
+    transferChecked(
+      token.program,
+      { source, mint: token.mint, destination, authority },
+      amount,
+      token.decimals,
     );
 
   const instructions: Instruction[] = [
-    getSetComputeUnitLimitInstruction({ units: input.computeUnitLimit }),
-    getSetComputeUnitPriceInstruction({ microLamports: input.microLamportsPerComputeUnit }),
+    computeUnitLimit(input.computeUnitLimit),
+    computeUnitPrice(input.microLamportsPerComputeUnit),
   ];
   const firstLeg = input.legs[0];
   if (!firstLeg) throw new Error("an order needs at least one leg");
@@ -90,12 +89,12 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   const pools = input.legs.map((leg) => leg.market as CpmmPool);
   const firstPool = pools[0] as CpmmPool;
   instructions.push(
-    transfer(userIn, vaultOf(firstPool, firstLeg.inputMint), user, tokens.input, firstLeg.inAmount),
+    transfer(userIn, vaultOf(firstPool, firstLeg.inputMint), input.user, tokens.input, firstLeg.inAmount),
   );
   input.legs.forEach((leg, index) => {
     const pool = pools[index] as CpmmPool;
     const next = pools[index + 1];
-    const authority = createNoopSigner(pool.authority.address);
+    const authority = pool.authority.address;
     const outToken = tokens.token(leg.outputMint);
     const source = vaultOf(pool, leg.outputMint);
     if (next) {
