@@ -14,6 +14,7 @@ import {
   getTransferCheckedInstructionDataEncoder,
 } from "@solana-program/token";
 import { ASSOCIATED_TOKEN_PROGRAM, COMPUTE_BUDGET_PROGRAM, SYSTEM_PROGRAM } from "../chain/programs.js";
+import type { TokenRecord } from "./pools/store.js";
 
 const transferCheckedData = getTransferCheckedInstructionDataEncoder();
 const createIdempotentData = getCreateAssociatedTokenIdempotentInstructionDataEncoder().encode({});
@@ -37,6 +38,22 @@ export function transferChecked(
     ],
     data: transferCheckedData.encode({ amount, decimals }),
   };
+}
+
+/** `TransferChecked` of a listed token, by the program that owns it. */
+export function tokenTransfer(
+  token: TokenRecord,
+  source: Address,
+  destination: Address,
+  authority: Address,
+  amount: bigint,
+): Instruction {
+  return transferChecked(
+    token.program,
+    { source, mint: token.mint, destination, authority },
+    amount,
+    token.decimals,
+  );
 }
 
 /** Associated Token Account `CreateIdempotent`: creates `ata` for `owner` and `mint` unless it exists. */

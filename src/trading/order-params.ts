@@ -4,7 +4,7 @@
  */
 import type { Address } from "@solana/kit";
 import { ApiError, type ErrorCode } from "../http/errors.js";
-import { addressBytes } from "./transaction.js";
+import { isAddress } from "./transaction.js";
 
 /** What `slippageBps=auto` resolves to for a spot route. */
 export const AUTO_SLIPPAGE_BPS = 50;
@@ -202,15 +202,4 @@ function priorityFee(value: string | undefined): number {
     "bad_request",
     ", or auto, medium, high, veryHigh, disabled",
   );
-}
-
-/** Whether `text` is base58 for 32 bytes (kit's `isAddress` does the same with BigInt arithmetic, slowly). */
-function isAddress(text: string): text is Address {
-  if (text.length < 32 || text.length > 44) return false;
-  try {
-    addressBytes(text);
-    return true;
-  } catch {
-    return false;
-  }
 }

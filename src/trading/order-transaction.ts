@@ -13,7 +13,7 @@ import {
   computeUnitLimit,
   computeUnitPrice,
   createAssociatedTokenIdempotent,
-  transferChecked,
+  tokenTransfer,
 } from "./instructions.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { RouteLeg } from "./router.js";
@@ -57,19 +57,6 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
       mint: token.mint,
       tokenProgram: token.program,
     });
-  const transfer = (
-    source: Address,
-    destination: Address,
-    authority: Address,
-    token: TokenRecord,
-    amount: bigint,
-  ) =>
-    transferChecked(
-      token.program,
-      { source, mint: token.mint, destination, authority },
-      amount,
-      token.decimals,
-    );
 
   const instructions: Instruction[] = [
     computeUnitLimit(input.computeUnitLimit),
@@ -89,7 +76,13 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   const pools = input.legs.map((leg) => leg.market as CpmmPool);
   const firstPool = pools[0] as CpmmPool;
   instructions.push(
-    transfer(userIn, vaultOf(firstPool, firstLeg.inputMint), input.user, tokens.input, firstLeg.inAmount),
+    tokenTransfer(
+      tokens.input,
+      userIn,
+      vaultOf(firstPool, firstLeg.inputMint),
+      input.user,
+      firstLeg.inAmount,
+    ),
   );
   input.legs.forEach((leg, index) => {
     const pool = pools[index] as CpmmPool;
@@ -98,13 +91,15 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
     const outToken = tokens.token(leg.outputMint);
     const source = vaultOf(pool, leg.outputMint);
     if (next) {
-      instructions.push(transfer(source, vaultOf(next, leg.outputMint), authority, outToken, leg.outAmount));
+      instructions.push(
+        tokenTransfer(outToken, source, vaultOf(next, leg.outputMint), authority, leg.outAmount),
+      );
       return;
     }
-    instructions.push(transfer(source, userOut, authority, outToken, input.userOutAmount));
+    instructions.push(tokenTransfer(outToken, source, userOut, authority, input.userOutAmount));
     if (input.platformFee && input.platformFee.amount > 0n) {
       instructions.push(
-        transfer(source, input.platformFee.account, authority, outToken, input.platformFee.amount),
+        tokenTransfer(outToken, source, input.platformFee.account, authority, input.platformFee.amount),
       );
     }
   });

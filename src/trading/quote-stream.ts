@@ -14,7 +14,7 @@ import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import type { SharedQuotes } from "./shared-quotes.js";
-import { addressBytes } from "./transaction.js";
+import { isAddress } from "./transaction.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
 
 /** What a probe is worth: 10 USDC. */
@@ -324,14 +324,5 @@ export class QuoteStreamHub {
   private route(input: Address, output: Address, amount: bigint): bigint | null {
     const route = this.book.graph.bestRoute({ inputMint: input, outputMint: output, amount, maxLegs: 2 });
     return route && route.outAmount > 0n ? route.outAmount : null;
-  }
-}
-
-function isAddress(text: string): boolean {
-  try {
-    addressBytes(text);
-    return true;
-  } catch {
-    return false;
   }
 }

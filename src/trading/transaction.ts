@@ -5,7 +5,7 @@
  * message out as the runtime expects and signs with `node:crypto`. Tests check its bytes against
  * kit's decoder and the chain executes them.
  */
-import { AccountRole, type Instruction } from "@solana/kit";
+import { AccountRole, type Address, type Instruction } from "@solana/kit";
 import bs58 from "bs58";
 import { LRUCache } from "lru-cache";
 import type { Keypair } from "../chain/ed25519.js";
@@ -22,6 +22,17 @@ export function addressBytes(address: string): Uint8Array {
     decoded.set(address, bytes);
   }
   return bytes;
+}
+
+/** Whether `text` is base58 for 32 bytes (kit's `isAddress` checks the same with slow BigInt arithmetic). */
+export function isAddress(text: string): text is Address {
+  if (text.length < 32 || text.length > 44) return false;
+  try {
+    addressBytes(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface CompiledMessage {

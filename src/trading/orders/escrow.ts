@@ -14,11 +14,11 @@ import {
   getCloseAccountInstruction,
   getCreateAssociatedTokenIdempotentInstruction,
   getSyncNativeInstruction,
-  getTransferCheckedInstruction,
 } from "@solana-program/token";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import type { WireTransaction } from "../../chain/wire.js";
+import { tokenTransfer } from "../instructions.js";
 import type { TokenRecord } from "../pools/store.js";
 import type { RouteLeg } from "../router.js";
 import { associatedTokenAddress } from "../token-accounts.js";
@@ -83,19 +83,7 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
     );
   } else {
     const userIn = await associatedTokenAddress(terms.user, terms.input.mint, terms.input.program);
-    instructions.push(
-      getTransferCheckedInstruction(
-        {
-          source: userIn,
-          mint: terms.input.mint,
-          destination: escrowAccount,
-          authority: user,
-          amount: terms.amount,
-          decimals: terms.input.decimals,
-        },
-        { programAddress: terms.input.program },
-      ),
-    );
+    instructions.push(tokenTransfer(terms.input, userIn, escrowAccount, terms.user, terms.amount));
   }
   instructions.push({
     programAddress: MEMO_PROGRAM,
@@ -149,24 +137,6 @@ export async function settleTransaction(
     input.input.mint,
     input.input.program,
   );
-  const transfer = (
-    source: Address,
-    destination: Address,
-    authority: Address,
-    token: TokenRecord,
-    amount: bigint,
-  ) =>
-    getTransferCheckedInstruction(
-      {
-        source,
-        mint: token.mint,
-        destination,
-        authority: createNoopSigner(authority),
-        amount,
-        decimals: token.decimals,
-      },
-      { programAddress: token.program },
-    );
   const instructions: Instruction[] = [getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS })];
   const pools: CpmmPool[] = [];
   let spent = 0n;
@@ -180,11 +150,11 @@ export async function settleTransaction(
       pools.push(pool);
       if (index === 0) {
         instructions.push(
-          transfer(
+          tokenTransfer(
+            input.input,
             escrowAccount,
             pool.vaults[pool.sideOf(leg.inputMint)],
             input.escrow.address,
-            input.input,
             leg.inAmount,
           ),
         );
@@ -194,14 +164,14 @@ export async function settleTransaction(
       const destination = next ? next.vaults[next.sideOf(leg.outputMint)] : userOut;
       const amount = next ? leg.outAmount : (input.fill as { userOut: bigint }).userOut;
       const token = index === legs.length - 1 ? input.output : tokenOf(pool, leg.outputMint);
-      instructions.push(transfer(source, destination, pool.authority.address, token, amount));
+      instructions.push(tokenTransfer(token, source, destination, pool.authority.address, amount));
     });
   }
   const leftover = input.escrowAmount - spent;
   // Wrapped SOL left in the escrow comes back as SOL when the escrow closes; other tokens are sent back first.
   if (leftover > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
     const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
-    instructions.push(transfer(escrowAccount, userIn, input.escrow.address, input.input, leftover));
+    instructions.push(tokenTransfer(input.input, escrowAccount, userIn, input.escrow.address, leftover));
   }
   instructions.push(
     getCloseAccountInstruction(

@@ -14,12 +14,12 @@ import {
   getBurnCheckedInstruction,
   getCloseAccountInstruction,
   getMintToCheckedInstruction,
-  getTransferCheckedInstruction,
 } from "@solana-program/token";
 import type { Kysely } from "kysely";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, USDC_MINT } from "../../chain/programs.js";
 import type { Tables } from "../../storage/database.js";
+import { tokenTransfer } from "../instructions.js";
 import type { PricedRoute } from "../order.js";
 import type { OrderRequest } from "../order-params.js";
 import type { PoolAuthorities } from "../pools/authority.js";
@@ -107,7 +107,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
     // A buy: the USDC spent goes to the treasury; the contracts are minted to the user.
     const treasuryUsdc = await associatedTokenAddress(venue.treasury.address, USDC_MINT, input.input.program);
     instructions.push(
-      transferChecked(input.input, escrowAccount, treasuryUsdc, escrow.address, spent),
+      tokenTransfer(input.input, escrowAccount, treasuryUsdc, escrow.address, spent),
       getMintToCheckedInstruction(
         {
           mint: input.output.mint,
@@ -138,13 +138,13 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
         },
         { programAddress: input.input.program },
       ),
-      transferChecked(input.output, treasuryUsdc, userOut, venue.treasury.address, input.fill.outAmount),
+      tokenTransfer(input.output, treasuryUsdc, userOut, venue.treasury.address, input.fill.outAmount),
     );
     signers.push(venue.treasury);
   }
   const leftover = input.escrowAmount - spent;
   if (leftover > 0n)
-    instructions.push(transferChecked(input.input, escrowAccount, userIn, escrow.address, leftover));
+    instructions.push(tokenTransfer(input.input, escrowAccount, userIn, escrow.address, leftover));
   instructions.push(
     getCloseAccountInstruction(
       { account: escrowAccount, destination: user, owner: escrowSigner },
@@ -155,24 +155,4 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
   if (refund > 0n)
     instructions.push(getTransferSolInstruction({ source: escrowSigner, destination: user, amount: refund }));
   return signedTransaction(compileMessage(escrow.address, instructions, input.blockhash), signers);
-}
-
-function transferChecked(
-  token: TokenRecord,
-  source: Address,
-  destination: Address,
-  authority: Address,
-  amount: bigint,
-) {
-  return getTransferCheckedInstruction(
-    {
-      source,
-      mint: token.mint,
-      destination,
-      authority: createNoopSigner(authority),
-      amount,
-      decimals: token.decimals,
-    },
-    { programAddress: token.program },
-  );
 }
