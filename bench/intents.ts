@@ -19,7 +19,7 @@ import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../src/trading/orders/status.js";
-import { cpuTimeUs, type StartedServer, sleep, startServer, stopServer } from "./support.js";
+import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -63,18 +63,6 @@ const OUTPUT_SYMBOLS = [
   "dORCA",
   "dmSOL",
 ];
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so every run sends the same intents. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** This process's CPU time so far, in microseconds. */
 function ownCpuUs(): number {

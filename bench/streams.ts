@@ -16,7 +16,7 @@ import { RpcChain } from "../src/chain/rpc-client.js";
 import { signOrderTransaction, TradeClient } from "../src/client/trade.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
-import { cpuTimeUs, percentile, sleep, startServer, stopServer } from "./support.js";
+import { cpuTimeUs, percentile, random, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -28,14 +28,6 @@ const { values: args } = parseArgs({
 const CLIENTS = Number(args.clients);
 const PAIRS = Number(args.pairs);
 const DURATION_MS = Number(args.duration) * 1000;
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 async function main(): Promise<void> {
   const server = await startServer();

@@ -36,7 +36,7 @@ import { openStorage } from "../src/storage/database.js";
 import { PoolAuthorities } from "../src/trading/pools/authority.js";
 import { createPool, type PoolFunding } from "../src/trading/pools/create.js";
 import { DEMO_PRICES_USD } from "../src/trading/pools/demo.js";
-import { cpuTimeUs, type StartedServer, sleep, startServer, stopServer } from "./support.js";
+import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -89,18 +89,6 @@ interface Token {
   symbol: string;
   address: Address;
   decimals: number;
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so every run creates the same pools. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** `usd` worth of `token` in its smallest unit. */

@@ -14,6 +14,7 @@ import { MarketStreamHub } from "../../src/markets/ws.js";
 import { openStorage } from "../../src/storage/database.js";
 import { MarketRelay } from "../../src/upstream/relay.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { upgradeStatus } from "../support/streams.js";
 
 interface Message {
   channel?: string;
@@ -327,14 +328,7 @@ describe("/api/v1/ws access in production", () => {
       const streams = await createKey(storage.db, { name: "bot", streams: true });
       const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
       const refusal = (headers: Record<string, string>, query = "") =>
-        new Promise<number>((resolve) => {
-          const socket = new WebSocket(`${streamUrl(prod.url)}${query}`, { headers });
-          socket.once("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
-          socket.once("open", () => {
-            socket.close();
-            resolve(101);
-          });
-        });
+        upgradeStatus(`${streamUrl(prod.url)}${query}`, headers);
       expect(await refusal({})).toBe(401);
       expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
       expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);

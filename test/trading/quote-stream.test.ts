@@ -20,6 +20,7 @@ import { createKey } from "../../src/keys/store.js";
 import { openStorage } from "../../src/storage/database.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { upgradeStatus } from "../support/streams.js";
 
 interface Frame {
   u: number;
@@ -180,14 +181,7 @@ describe("/quote-stream access in production", () => {
       const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
       const url = `${prod.url.replace("http", "ws")}/quote-stream`;
       const refusal = (headers: Record<string, string>, query = "") =>
-        new Promise<number>((resolve) => {
-          const socket = new WebSocket(`${url}${query}`, { headers });
-          socket.once("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
-          socket.once("open", () => {
-            socket.close();
-            resolve(101);
-          });
-        });
+        upgradeStatus(`${url}${query}`, headers);
       expect(await refusal({})).toBe(401);
       expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
       expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);
