@@ -1,3 +1,12 @@
+/**
+ * `POST /submit-intent` end to end, durable: intents submitted and then settled (filled on the
+ * chain, closed in /order-status), per second, sustained over waves (design.md: >= 500/s).
+ *
+ * Off the clock: each wave's intents are prepared before its timed window (`GET /intent` and the
+ * wallet's signature on the open transaction), because a `GET /intent` derives a fresh escrow key
+ * and address and costs about as much server CPU as the submission itself. The output says so, and
+ * prints that preparation's server CPU beside the timed figures and their sum per intent.
+ */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -399,7 +408,7 @@ async function main(): Promise<void> {
       waves.push(wave);
       const accepted = wave.submitted.filter((one) => one.status === 200).length;
       console.log(
-        `  wave ${waves.length}: prepared ${wave.intents} in ${wave.prepareS.toFixed(1)} s (${(wave.intents / wave.prepareS).toFixed(0)}/s, server CPU ${wave.prepareCpuUs.toFixed(0)} us per GET /intent);` +
+        `  wave ${waves.length}: prepared ${wave.intents} (off the clock) in ${wave.prepareS.toFixed(1)} s (${(wave.intents / wave.prepareS).toFixed(0)}/s, server CPU ${wave.prepareCpuUs.toFixed(0)} us per GET /intent);` +
           ` submitted ${accepted}/${wave.intents} ok in ${wave.submitS.toFixed(2)} s (${(accepted / wave.submitS).toFixed(0)}/s);` +
           ` all at an end ${wave.e2eS.toFixed(2)} s after its first submission, ${wave.settled.filter(filledOf).length} filled; load ${os.loadavg()[0]?.toFixed(2)}`,
       );
@@ -441,6 +450,7 @@ async function main(): Promise<void> {
     const drainS = waves.reduce((sum, wave) => sum + wave.drainS, 0);
     const e2eCpu = waves.reduce((sum, wave) => sum + wave.e2eCpuUs, 0);
     const sustained = filled.length / e2eS;
+    const prepareCpu = waves.reduce((sum, wave) => sum + wave.prepareCpuUs * wave.intents, 0);
     console.log(
       "\nend to end (first submission -> every order at an end in /order-status, summed over the waves)",
     );
@@ -454,6 +464,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `  sustained: ${sustained.toFixed(0)} intents settled with a fill per second; server CPU ${(e2eCpu / accepted.length).toFixed(0)} us per intent (submission + settling + status polls)`,
+    );
+    console.log(
+      `  not timed: preparing each intent (GET /intent, before its wave's window) took ${(prepareCpu / submitted.length).toFixed(0)} us of server CPU more; ${((e2eCpu + prepareCpu) / accepted.length).toFixed(0)} us per intent in all`,
     );
 
     // The chain's view: the settling transactions, named by the fills, each its own transaction.
@@ -480,7 +493,7 @@ async function main(): Promise<void> {
 
     const verdict = sustained >= TARGET_PER_S && allFinal;
     console.log(
-      `\nverdict: ${sustained.toFixed(0)} intents/s sustained end to end (target >= ${TARGET_PER_S}): ${verdict ? "MET" : "MISSED"}` +
+      `\nverdict: ${sustained.toFixed(0)} intents/s sustained end to end, GET /intent prepared off the clock (target >= ${TARGET_PER_S}): ${verdict ? "MET" : "MISSED"}` +
         `; submissions alone ${(accepted.length / submitS).toFixed(0)}/s; load ${os
           .loadavg()
           .map((value) => value.toFixed(2))

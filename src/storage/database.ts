@@ -5,8 +5,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
+import { LRUCache } from "lru-cache";
 import postgres from "postgres";
 import { type Config, sqlitePath } from "../config.js";
 import { migrateToLatest } from "./migrations.js";
@@ -180,8 +181,32 @@ function openSqlite(file: string): Storage {
   database.pragma("synchronous = NORMAL");
   database.pragma("busy_timeout = 5000");
   database.pragma("foreign_keys = ON");
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
   return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+}
+
+/** Distinct SQL texts whose prepared statements are kept (multi-row inserts vary in length). */
+const CACHED_STATEMENTS = 500;
+
+/**
+ * `database` as Kysely's SQLite driver sees it, preparing each distinct SQL text once: the driver
+ * calls `prepare` for every query, and preparing costs more than running the small queries of the
+ * order path. Kysely runs one query at a time on its single SQLite connection, so a cached statement
+ * is never in use twice at once.
+ */
+function cachingStatements(database: SqliteDatabase.Database): KyselySqliteDatabase {
+  const statements = new LRUCache<string, SqliteDatabase.Statement>({ max: CACHED_STATEMENTS });
+  return {
+    close: () => database.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = database.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(url: string): Storage {

@@ -20,6 +20,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
+import { orderBySignature } from "../../src/trading/orders/store.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -140,6 +141,13 @@ describe("intents", () => {
     );
     // The escrow is gone: nothing is left to spend twice.
     expect(await chain.getBalance(answer.body.orderAddress as Address)).toBe(0n);
+    // The order went from pending to settling in one write, which recorded the slot it opened in.
+    const stored = await orderBySignature(
+      t.server.storage.db,
+      answer.body.openTransactionSignature as string,
+    );
+    const [openStatus] = await chain.getSignatureStatuses([answer.body.openTransactionSignature as never]);
+    expect(stored?.openSlot).toBe(openStatus?.slot);
 
     // Submitting the same signed transaction again answers the same and executes nothing.
     const again = await submit(quote, signed);

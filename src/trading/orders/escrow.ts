@@ -8,17 +8,12 @@
  * the escrow and returns what is left of the budget, so it can only ever happen once.
  */
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
-import { getSetComputeUnitLimitInstruction } from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
-import {
-  getCloseAccountInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getSyncNativeInstruction,
-} from "@solana-program/token";
+import { getCloseAccountInstruction, getSyncNativeInstruction } from "@solana-program/token";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import type { WireTransaction } from "../../chain/wire.js";
-import { tokenTransfer } from "../instructions.js";
+import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
 import type { TokenRecord } from "../pools/store.js";
 import type { RouteLeg } from "../router.js";
 import { associatedTokenAddress } from "../token-accounts.js";
@@ -59,17 +54,17 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
   const userOut = await associatedTokenAddress(terms.user, terms.output.mint, terms.output.program);
   const instructions: Instruction[] = [
-    getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS }),
+    computeUnitLimit(ESCROW_COMPUTE_UNITS),
     getTransferSolInstruction({ source: user, destination: terms.escrow, amount: terms.feeBudget }),
-    getCreateAssociatedTokenIdempotentInstruction({
-      payer: user,
+    createAssociatedTokenIdempotent({
+      payer: terms.user,
       ata: escrowAccount,
       owner: terms.escrow,
       mint: terms.input.mint,
       tokenProgram: terms.input.program,
     }),
-    getCreateAssociatedTokenIdempotentInstruction({
-      payer: user,
+    createAssociatedTokenIdempotent({
+      payer: terms.user,
       ata: userOut,
       owner: terms.user,
       mint: terms.output.mint,
@@ -137,7 +132,7 @@ export async function settleTransaction(
     input.input.mint,
     input.input.program,
   );
-  const instructions: Instruction[] = [getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS })];
+  const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const pools: CpmmPool[] = [];
   let spent = 0n;
   if (input.fill) {

@@ -21,7 +21,7 @@ import type { PoolAuthorities } from "../pools/authority.js";
 import { addressBytes, signedTransaction } from "../transaction.js";
 import { INTENT_EXPIRY_SLOTS, openMemoOf, openMessage } from "./escrow.js";
 import type { OrderKeeper } from "./keeper.js";
-import { insertOrder, orderBySignature, transition } from "./store.js";
+import { insertOrder, type NewOrder, newOrderRecord, orderBySignature, transition } from "./store.js";
 
 export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
 
@@ -141,7 +141,7 @@ export class IntentDesk {
       orderAddress: escrow,
       openTransactionSignature: signature,
     };
-    const inserted = await insertOrder(this.deps.db, {
+    const order: NewOrder = {
       id: memo.orderId,
       kind: "intent",
       status: "pending",
@@ -157,8 +157,8 @@ export class IntentDesk {
       expirySlots: quote.expiry?.slotsAfterOpen ?? INTENT_EXPIRY_SLOTS,
       feeBudget: BigInt(quote.feeBudget),
       answer: JSON.stringify({ ok: answer } satisfies StoredAnswer),
-    });
-    if (!inserted) return this.firstAnswer(signature);
+    };
+    if (!(await insertOrder(this.deps.db, order))) return this.firstAnswer(signature);
     try {
       await this.deps.chain.sendTransaction(Buffer.from(signedOpenTransaction, "base64"));
     } catch (error) {
@@ -174,7 +174,7 @@ export class IntentDesk {
       await transition(this.deps.db, memo.orderId, "pending", { status: "failed" });
       throw new ApiError("open_transaction_simulation_failed", refusal.msg);
     }
-    this.deps.keeper.opened(memo.orderId);
+    this.deps.keeper.opened(newOrderRecord(order));
     return answer;
   }
 

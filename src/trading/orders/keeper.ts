@@ -6,8 +6,9 @@
  * once, so a fill and a refund can never both land.
  *
  *   pending ──open tx lands──▶ open ──fill or refund recorded──▶ pendingClose ──it lands──▶ closed
- *      │ open tx fails: failed         ▲ it can no longer land ───────┘
- *      └ never lands before its height: expired
+ *      │ │ open tx fails: failed         ▲ it can no longer land ───────┘
+ *      │ └ never lands before its height: expired
+ *      └──open tx landed and the fill or refund recorded with it (one write)──▶ pendingClose
  */
 import type { Address } from "@solana/kit";
 import bs58 from "bs58";
@@ -24,7 +25,7 @@ import { associatedTokenAddress } from "../token-accounts.js";
 import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
 import { predictionSettleTransaction, type VenueSigningKeys } from "./prediction-orders.js";
-import { activeOrders, type ClosePlan, type OrderRecord, orderById, transition } from "./store.js";
+import { activeOrders, advanceOrder, type ClosePlan, type OrderRecord } from "./store.js";
 
 export interface OrderKeeperOptions {
   db: Kysely<Tables>;
@@ -62,10 +63,10 @@ export class OrderKeeper {
     await this.running;
   }
 
-  /** An order whose open transaction just landed: settle it now rather than at the next tick. */
-  opened(orderId: string): void {
-    void this.advanceById(orderId).catch((error: unknown) =>
-      this.options.logger?.error({ err: error, orderId }, "settling an order failed"),
+  /** An order (as just stored) whose open transaction just landed: settle it now rather than at the next tick. */
+  opened(order: OrderRecord): void {
+    void this.advance(order).catch((error: unknown) =>
+      this.options.logger?.error({ err: error, orderId: order.id }, "settling an order failed"),
     );
   }
 
@@ -74,29 +75,21 @@ export class OrderKeeper {
     for (const order of await activeOrders(this.options.db)) await this.advance(order);
   }
 
-  private async advanceById(orderId: string): Promise<void> {
-    const order = await orderById(this.options.db, orderId);
-    if (order) await this.advance(order);
-  }
-
   /** Takes one order one or more steps on; never works on the same order twice at once. */
   private async advance(order: OrderRecord): Promise<void> {
     if (this.busy.has(order.id)) return;
     this.busy.add(order.id);
     try {
+      // Each step returns the order as it stored it, so the next one needs no read.
       let current: OrderRecord | undefined = order;
-      for (let steps = 0; current && steps < 4; steps++) {
-        const moved = await this.step(current);
-        if (!moved) return;
-        current = await orderById(this.options.db, order.id);
-      }
+      for (let steps = 0; current && steps < 4; steps++) current = await this.step(current);
     } finally {
       this.busy.delete(order.id);
     }
   }
 
-  /** Returns whether the order changed state. */
-  private async step(order: OrderRecord): Promise<boolean> {
+  /** Returns the order as changed, or undefined when it did not change. */
+  private async step(order: OrderRecord): Promise<OrderRecord | undefined> {
     switch (order.status) {
       case "pending":
         return this.checkOpen(order);
@@ -105,49 +98,64 @@ export class OrderKeeper {
       case "pendingClose":
         return this.checkClose(order);
       default:
-        return false;
+        return undefined;
     }
   }
 
-  private async checkOpen(order: OrderRecord): Promise<boolean> {
+  private async checkOpen(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db, book } = this.options;
     if (order.kind === "async") {
       // The user sends an async order's open transaction: the funded escrow is how the venue knows.
       const input = book.token(order.inputMint as Address);
-      if (!input) return false;
+      if (!input) return undefined;
       const escrowAccount = await associatedTokenAddress(order.escrow as Address, input.mint, input.program);
       const held = await chain.getTokenAccount(escrowAccount);
-      if (held && held.amount >= order.inAmount) {
-        return transition(db, order.id, "pending", { status: "open", openSlot: book.clock.slot });
-      }
+      if (held && held.amount >= order.inAmount) return this.openLanded(order, book.clock.slot);
       if (book.clock.blockHeight > order.openValidHeight) {
-        return transition(db, order.id, "pending", { status: "expired" });
+        return advanceOrder(db, order, { status: "expired" });
       }
-      return false;
+      return undefined;
     }
-    if (!order.openSignature) return false;
+    if (!order.openSignature) return undefined;
     const [status] = await chain.getSignatureStatuses([order.openSignature as never]);
     if (status) {
-      return status.err
-        ? transition(db, order.id, "pending", { status: "failed" })
-        : transition(db, order.id, "pending", { status: "open", openSlot: status.slot });
+      return status.err ? advanceOrder(db, order, { status: "failed" }) : this.openLanded(order, status.slot);
     }
     if (this.options.book.clock.blockHeight > order.openValidHeight) {
-      return transition(db, order.id, "pending", { status: "expired" });
+      return advanceOrder(db, order, { status: "expired" });
     }
     // Sent before a restart, or never: send it again (a duplicate is refused by the chain).
     if (order.openWire) await chain.sendTransaction(Buffer.from(order.openWire, "base64")).catch(() => {});
-    return false;
+    return undefined;
   }
 
-  /** Fills the order at the best price now if that meets its threshold; refunds it once expired. */
-  private async settle(order: OrderRecord): Promise<boolean> {
+  /**
+   * A pending order whose open transaction landed at `openSlot`: settled at once when it can be, one
+   * write then recording both that it opened and its settling transaction; otherwise recorded open
+   * (also when settling failed, so that its expiry runs from this slot).
+   */
+  private async openLanded(order: OrderRecord, openSlot: bigint): Promise<OrderRecord | undefined> {
+    try {
+      const settling = await this.settle(order, openSlot);
+      if (settling) return settling;
+    } catch (error) {
+      this.options.logger?.error({ err: error, orderId: order.id }, "settling an order failed");
+    }
+    return advanceOrder(this.options.db, order, { status: "open", openSlot });
+  }
+
+  /**
+   * Fills the order at the best price now if that meets its threshold; refunds it once expired.
+   * `opening` is the slot a pending order's open transaction landed in, recorded with the settlement.
+   */
+  private async settle(order: OrderRecord, opening?: bigint): Promise<OrderRecord | undefined> {
     const { book, chain, db, authorities } = this.options;
     const input = book.token(order.inputMint as Address);
     const output = book.token(order.outputMint as Address);
-    if (!input || !output) return false;
+    if (!input || !output) return undefined;
     const clock = book.clock;
-    const expired = clock.slot > (order.openSlot ?? 0n) + BigInt(order.expirySlots);
+    const openSlot = opening ?? order.openSlot ?? 0n;
+    const expired = clock.slot > openSlot + BigInt(order.expirySlots);
     const escrow = authorities.orderAuthority(order.id);
     const escrowAccount = await associatedTokenAddress(escrow.address, input.mint, input.program);
     const [held, lamports] = await Promise.all([
@@ -156,10 +164,18 @@ export class OrderKeeper {
     ]);
     if (!held) {
       this.options.logger?.error({ orderId: order.id }, "an open order's escrow is missing");
-      return false;
+      return undefined;
     }
     if (order.kind === "async") {
-      return this.settlePrediction(order, { input, output, expired, escrow, held: held.amount, lamports });
+      return this.settlePrediction(order, {
+        input,
+        output,
+        expired,
+        escrow,
+        held: held.amount,
+        lamports,
+        ...(opening !== undefined ? { opening } : {}),
+      });
     }
     let fill:
       | { legs: CpmmPool[]; route: NonNullable<ReturnType<TradingBook["graph"]["bestRoute"]>> }
@@ -172,7 +188,7 @@ export class OrderKeeper {
         maxLegs: 2,
         venues: new Set([CPMM_VENUE]),
       });
-      if (!route || route.outAmount < order.threshold) return false; // wait for a better price, or expiry
+      if (!route || route.outAmount < order.threshold) return undefined; // wait for a better price, or expiry
       fill = { legs: route.legs.map((leg) => leg.market as CpmmPool), route };
     }
     const plan: ClosePlan = fill
@@ -210,15 +226,20 @@ export class OrderKeeper {
       validHeight: clock.latest.lastValidBlockHeight,
       plan,
     };
-    if (!(await transition(db, order.id, "open", { status: "pendingClose", close }))) {
+    const closing = await advanceOrder(db, order, {
+      status: "pendingClose",
+      close,
+      ...(opening !== undefined ? { openSlot: opening } : {}),
+    });
+    if (!closing) {
       for (const release of releases) release();
-      return false;
+      return undefined;
     }
     await chain.sendTransaction(wire).catch((error: unknown) => {
       for (const release of releases) release();
       this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
     });
-    return true;
+    return closing;
   }
 
   /** Settles a prediction-market order against the venue: at the book's price now, or refunded once expired. */
@@ -231,8 +252,10 @@ export class OrderKeeper {
       escrow: Keypair;
       held: bigint;
       lamports: bigint;
+      /** As in `settle`. */
+      opening?: bigint;
     },
-  ): Promise<boolean> {
+  ): Promise<OrderRecord | undefined> {
     const { book, chain, db, venue } = this.options;
     let fill: { inAmount: bigint; outAmount: bigint } | undefined;
     if (!state.expired) {
@@ -240,7 +263,7 @@ export class OrderKeeper {
       await book.prediction?.prepare([outcome]);
       const quote = book.prediction?.marketOf(outcome)?.quote(state.input.mint, state.held);
       // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
-      if (!venue || !quote || quote.outAmount < order.threshold) return false;
+      if (!venue || !quote || quote.outAmount < order.threshold) return undefined;
       fill = { inAmount: quote.spent ?? quote.inAmount, outAmount: quote.outAmount };
     }
     const wire = await predictionSettleTransaction({
@@ -272,21 +295,26 @@ export class OrderKeeper {
       validHeight: book.clock.latest.lastValidBlockHeight,
       plan,
     };
-    if (!(await transition(db, order.id, "open", { status: "pendingClose", close }))) return false;
+    const closing = await advanceOrder(db, order, {
+      status: "pendingClose",
+      close,
+      ...(state.opening !== undefined ? { openSlot: state.opening } : {}),
+    });
+    if (!closing) return undefined;
     await chain.sendTransaction(wire).catch((error: unknown) => {
       this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
     });
-    return true;
+    return closing;
   }
 
-  private async checkClose(order: OrderRecord): Promise<boolean> {
+  private async checkClose(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db } = this.options;
     const close = order.close;
-    if (!close) return transition(db, order.id, "pendingClose", { status: "open", close: null });
+    if (!close) return advanceOrder(db, order, { status: "open", close: null });
     const [status] = await chain.getSignatureStatuses([close.signature as never]);
     if (status && !status.err) {
       const { fill, revert } = close.plan;
-      return transition(db, order.id, "pendingClose", {
+      return advanceOrder(db, order, {
         status: "closed",
         fills: fill ? [...order.fills, { signature: close.signature, ...fill }] : order.fills,
         reverts: revert ? [...order.reverts, { signature: close.signature, ...revert }] : order.reverts,
@@ -294,9 +322,9 @@ export class OrderKeeper {
     }
     // It failed (the escrow is untouched: transactions are atomic), or it can no longer land: try again.
     if (status?.err || this.options.book.clock.blockHeight > close.validHeight) {
-      return transition(db, order.id, "pendingClose", { status: "open", close: null });
+      return advanceOrder(db, order, { status: "open", close: null });
     }
     await chain.sendTransaction(Buffer.from(close.wire, "base64")).catch(() => {});
-    return false;
+    return undefined;
   }
 }

@@ -8,7 +8,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
-import { getSetComputeUnitLimitInstruction } from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
 import {
   getBurnCheckedInstruction,
@@ -19,7 +18,7 @@ import type { Kysely } from "kysely";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, USDC_MINT } from "../../chain/programs.js";
 import type { Tables } from "../../storage/database.js";
-import { tokenTransfer } from "../instructions.js";
+import { computeUnitLimit, tokenTransfer } from "../instructions.js";
 import type { PricedRoute } from "../order.js";
 import type { OrderRequest } from "../order-params.js";
 import type { PoolAuthorities } from "../pools/authority.js";
@@ -100,7 +99,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
   const escrowAccount = await associatedTokenAddress(escrow.address, input.input.mint, input.input.program);
   const userIn = await associatedTokenAddress(user, input.input.mint, input.input.program);
   const userOut = await associatedTokenAddress(user, input.output.mint, input.output.program);
-  const instructions: Instruction[] = [getSetComputeUnitLimitInstruction({ units: ESCROW_COMPUTE_UNITS })];
+  const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const signers: Keypair[] = [escrow];
   const spent = input.fill?.inAmount ?? 0n;
   if (input.fill && input.input.mint === USDC_MINT) {

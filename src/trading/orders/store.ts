@@ -4,6 +4,7 @@
  */
 import type { Kysely } from "kysely";
 import type { OrdersTable, Tables } from "../../storage/database.js";
+import { batchedWrite } from "../../storage/write-batch.js";
 
 export type OrderStatus = "pending" | "open" | "pendingClose" | "closed" | "expired" | "failed";
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ["closed", "expired", "failed"];
@@ -86,39 +87,49 @@ function fromRow(row: OrdersTable): OrderRecord {
   };
 }
 
-/** Stores a new order; false when one with its open signature already exists (a resubmission). */
+/** The record of an order just stored: not yet opened, settling or settled. */
+export function newOrderRecord(order: NewOrder): OrderRecord {
+  return { ...order, openSlot: null, close: null, fills: [], reverts: [] };
+}
+
+/**
+ * Stores a new order; false when one with its open signature already exists (a resubmission). Like
+ * every order write, it commits with the writes issued alongside it (see storage/write-batch.ts).
+ */
 export async function insertOrder(db: Kysely<Tables>, order: NewOrder): Promise<boolean> {
   const at = now();
-  const result = await db
-    .insertInto("orders")
-    .values({
-      id: order.id,
-      kind: order.kind,
-      status: order.status,
-      user_key: order.user,
-      input_mint: order.inputMint,
-      output_mint: order.outputMint,
-      in_amount: order.inAmount.toString(),
-      threshold: order.threshold.toString(),
-      escrow: order.escrow,
-      open_signature: order.openSignature,
-      open_wire: order.openWire,
-      open_valid_height: order.openValidHeight.toString(),
-      open_slot: null,
-      expiry_slots: order.expirySlots,
-      fee_budget: order.feeBudget.toString(),
-      answer: order.answer,
-      close_signature: null,
-      close_wire: null,
-      close_valid_height: null,
-      close_plan: null,
-      fills: "[]",
-      reverts: "[]",
-      created_at: at,
-      updated_at: at,
-    })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
+  const result = await batchedWrite(db, (db) =>
+    db
+      .insertInto("orders")
+      .values({
+        id: order.id,
+        kind: order.kind,
+        status: order.status,
+        user_key: order.user,
+        input_mint: order.inputMint,
+        output_mint: order.outputMint,
+        in_amount: order.inAmount.toString(),
+        threshold: order.threshold.toString(),
+        escrow: order.escrow,
+        open_signature: order.openSignature,
+        open_wire: order.openWire,
+        open_valid_height: order.openValidHeight.toString(),
+        open_slot: null,
+        expiry_slots: order.expirySlots,
+        fee_budget: order.feeBudget.toString(),
+        answer: order.answer,
+        close_signature: null,
+        close_wire: null,
+        close_valid_height: null,
+        close_plan: null,
+        fills: "[]",
+        reverts: "[]",
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst(),
+  );
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
@@ -160,6 +171,28 @@ export interface OrderChange {
   reverts?: Revert[];
 }
 
+/**
+ * Applies `change` to `order` if it is still in the status it was read in; returns the order as
+ * changed (what a fresh read would give), or undefined when another step moved it first.
+ */
+export async function advanceOrder(
+  db: Kysely<Tables>,
+  order: OrderRecord,
+  change: OrderChange,
+): Promise<OrderRecord | undefined> {
+  if (!(await transition(db, order.id, order.status, change))) return undefined;
+  const { status, openSignature, openSlot, close, fills, reverts } = change;
+  return {
+    ...order,
+    ...(status ? { status } : {}),
+    ...(openSignature !== undefined ? { openSignature } : {}),
+    ...(openSlot !== undefined ? { openSlot } : {}),
+    ...(close !== undefined ? { close } : {}),
+    ...(fills ? { fills } : {}),
+    ...(reverts ? { reverts } : {}),
+  };
+}
+
 /** Applies `change` if the order is still in `from`; returns whether it was. */
 export async function transition(
   db: Kysely<Tables>,
@@ -179,11 +212,8 @@ export async function transition(
   }
   if (change.fills) set.fills = JSON.stringify(change.fills);
   if (change.reverts) set.reverts = JSON.stringify(change.reverts);
-  const result = await db
-    .updateTable("orders")
-    .set(set)
-    .where("id", "=", id)
-    .where("status", "=", from)
-    .executeTakeFirst();
+  const result = await batchedWrite(db, (db) =>
+    db.updateTable("orders").set(set).where("id", "=", id).where("status", "=", from).executeTakeFirst(),
+  );
   return result.numUpdatedRows > 0n;
 }
