@@ -1,7 +1,12 @@
 import crypto from "node:crypto";
 import { createKeyPairFromPrivateKeyBytes, getAddressFromPublicKey } from "@solana/kit";
 import { describe, expect, it } from "vitest";
-import { generateKeypair, keypairFromSecretKey, keypairFromSeed, verifySignature } from "../../src/chain/ed25519.js";
+import {
+  generateKeypair,
+  keypairFromSecretKey,
+  keypairFromSeed,
+  verifySignature,
+} from "../../src/chain/ed25519.js";
 
 describe("ed25519 keypairs", () => {
   it("derives from a seed the same address as kit (WebCrypto) does", async () => {

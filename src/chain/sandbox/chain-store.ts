@@ -45,6 +45,9 @@ export interface GenesisParameters {
 const GENESIS_KEY = "chain_genesis";
 // Rows per multi-row statement: well under SQLite's and PostgreSQL's bound-parameter limits.
 const ROWS_PER_STATEMENT = 400;
+// Commits sent to the SQLite writer before the first of them has finished: the main thread goes on
+// executing while the writer works, instead of waiting for each commit in turn.
+const PIPELINED_COMMITS = 4;
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const result: T[][] = [];
@@ -173,6 +176,20 @@ export class ChainStore {
       }
     }
     return found;
+  }
+
+  /**
+   * How many commits may be in flight at once: several through the SQLite writer, which writes
+   * them in order and refuses those behind a failed one; one otherwise (PostgreSQL's pooled
+   * connections would not keep them in order).
+   */
+  maxCommitsInFlight(): number {
+    return this.writer?.usable ? PIPELINED_COMMITS : 1;
+  }
+
+  /** Accepts commits again after a failed one, once the chain has reloaded what was stored. */
+  resumeCommits(): void {
+    this.writer?.resume();
   }
 
   /** Writes a batch atomically; resolves once it is durable. */

@@ -1,7 +1,8 @@
 /**
- * The embedded chain: LiteSVM executes and verifies signatures, the sandbox enforces what LiteSVM
- * leaves out (the 150-block blockhash window, replay protection over every recent signature) and
- * makes every landed transaction durable before answering. Sends queue up and commit in groups:
+ * The embedded chain: LiteSVM executes, signatures are checked beside it (signature-verifier.ts,
+ * or by LiteSVM when that is busy), the sandbox enforces what LiteSVM leaves out (the 150-block
+ * blockhash window, replay protection over every recent signature) and makes every landed
+ * transaction durable before answering. Sends queue up and commit in groups:
  * one database transaction per group, every caller answered only after it.
  */
 import fs from "node:fs";
@@ -32,6 +33,7 @@ import {
 } from "../token-layout.js";
 import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
 import { ChainStore, type CommitBatch, type StoredAccount, type StoredTransaction } from "./chain-store.js";
+import { type SignatureVerdict, SignatureVerifier } from "./signature-verifier.js";
 import { BLOCKHASH_VALIDITY_BLOCKS, SlotClock, systemClock, type WallClock } from "./slot-clock.js";
 import {
   type Account,
@@ -83,7 +85,10 @@ interface Status {
 interface SendJob {
   kind: "send";
   wire: Uint8Array;
+  tx: WireTransaction;
   skipPreflight: boolean;
+  /** The signature check's outcome; undefined while the verifier works on it (the job waits). */
+  signatures: SignatureVerdict | undefined;
   resolve(signature: Signature): void;
   reject(error: unknown): void;
 }
@@ -129,6 +134,9 @@ export interface SandboxChainOptions {
 
 export class SandboxChain implements Chain {
   private svm: LiteSvm;
+  /** LiteSVM's sigverify setting, kept here to toggle it only when a transaction needs the other. */
+  private svmSigverify = true;
+  private readonly verifier = new SignatureVerifier();
   private readonly statuses = new Map<string, Status>();
   private readonly tokenAccountsByOwner = new Map<string, Set<string>>();
   private readonly tokenOwnerOf = new Map<string, string>();
@@ -137,7 +145,7 @@ export class SandboxChain implements Chain {
   private draining: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private uncommitted: UncommittedGroup = emptyGroup();
-  private committing: Promise<void> | null = null;
+  private commitsInFlight = 0;
   private svmSlot = -1n;
   private lastPrunedSlot = 0n;
   private closed = false;
@@ -181,6 +189,7 @@ export class SandboxChain implements Chain {
     const fromSlot = slot > REPLAY_MEMORY_SLOTS ? slot - REPLAY_MEMORY_SLOTS : 0n;
     const statuses = await this.store.loadRecentStatuses(fromSlot);
     this.svm = createSvm();
+    this.svmSigverify = true;
     this.svmSlot = -1n;
     this.statuses.clear();
     this.tokenAccountsByOwner.clear();
@@ -233,9 +242,29 @@ export class SandboxChain implements Chain {
   }
 
   sendTransaction(wire: Uint8Array, options: SendOptions = {}): Promise<Signature> {
-    return new Promise((resolve, reject) =>
-      this.enqueue({ kind: "send", wire, skipPreflight: options.skipPreflight ?? false, resolve, reject }),
-    );
+    return new Promise((resolve, reject) => {
+      const job: SendJob = {
+        kind: "send",
+        wire,
+        // Malformed bytes are refused here, before they reach the verifier or LiteSVM.
+        tx: parseWireTransaction(wire),
+        skipPreflight: options.skipPreflight ?? false,
+        signatures: "unchecked",
+        resolve,
+        reject,
+      };
+      // The job takes its place in the queue now (sends execute in the order they came) and
+      // executes once its verdict is in.
+      const verification = this.verifier.verify(wire, job.tx);
+      if (verification) {
+        job.signatures = undefined;
+        verification.then((verdict) => {
+          job.signatures = verdict;
+          this.wakeDrain();
+        });
+      }
+      this.enqueue(job);
+    });
   }
 
   async simulateTransaction(wire: Uint8Array, options: SimulateOptions = {}): Promise<SimulationResult> {
@@ -252,16 +281,11 @@ export class SandboxChain implements Chain {
     }
     this.syncSvmSlot(slot);
     // Solana simulates without checking signatures unless asked (wallets simulate unsigned drafts).
-    this.svm.setSigverify(options.sigVerify ?? false);
-    let result: ReturnType<LiteSvm["simulateLegacyTransaction"]>;
-    try {
-      result =
-        tx.version === "legacy"
-          ? this.svm.simulateLegacyTransaction(wire)
-          : this.svm.simulateVersionedTransaction(wire);
-    } finally {
-      this.svm.setSigverify(true);
-    }
+    this.useSigverify(options.sigVerify ?? false);
+    const result =
+      tx.version === "legacy"
+        ? this.svm.simulateLegacyTransaction(wire)
+        : this.svm.simulateVersionedTransaction(wire);
     if (result instanceof FailedTransactionMetadata) {
       if (options.sigVerify && result.err() === SIGNATURE_FAILURE) {
         throw ChainError.signatureVerificationFailed();
@@ -368,6 +392,7 @@ export class SandboxChain implements Chain {
   async close(): Promise<void> {
     this.closed = true;
     while (this.draining) await this.draining;
+    await this.verifier.close();
     await this.store.close();
   }
 
@@ -411,11 +436,11 @@ export class SandboxChain implements Chain {
   }
 
   // Executes queued jobs and commits what they wrote, answering each caller only after the commit
-  // that holds its transaction. Execution and commits overlap: while one commit is being written,
-  // the jobs that arrive meanwhile execute (on top of its state), and all of them go into the next
-  // commit together (group commit). `draining` is cleared in the same synchronous step that finds
-  // nothing left to do: a caller resumed by the last answer may enqueue at once, and must then
-  // start a new drain.
+  // that holds its transaction. Execution and commits overlap: while commits are being written, the
+  // jobs that arrive meanwhile execute (on top of their state) and go into the next commit together
+  // (group commit); the store says how many commits may be in flight at once. `draining` is cleared
+  // in the same synchronous step that finds nothing left to do: a caller resumed by the last answer
+  // may enqueue at once, and must then start a new drain.
   private async drain(): Promise<void> {
     // Yield once so that sends arriving in the same tick join the first group.
     await new Promise((resolve) => setImmediate(resolve));
@@ -434,31 +459,57 @@ export class SandboxChain implements Chain {
 
   private async drainQueue(): Promise<void> {
     for (;;) {
-      if (this.needsReload && this.committing === null) {
+      if (this.needsReload && this.commitsInFlight === 0) {
         await this.loadFromStore();
+        this.store.resumeCommits();
         this.needsReload = false;
       }
-      if (this.queue.length > 0 && !this.needsReload) {
-        this.executeGroup(this.queue.splice(0, MAX_BATCH));
+      const ready = this.readyJobs();
+      if (ready > 0 && !this.needsReload) {
+        this.executeGroup(this.queue.splice(0, ready));
         // Let I/O in (more sends, and the answers of a commit that has finished) before the next group.
         if (this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
       }
-      if (this.committing === null && this.uncommitted.jobs.length > 0 && !this.needsReload) {
+      if (
+        this.commitsInFlight < this.store.maxCommitsInFlight() &&
+        this.uncommitted.jobs.length > 0 &&
+        !this.needsReload
+      ) {
         this.startCommit();
       }
-      if (this.queue.length > 0 && !this.needsReload) continue;
-      if (this.committing === null && this.uncommitted.jobs.length === 0 && this.queue.length === 0) {
+      if (this.readyJobs() > 0 && !this.needsReload) continue;
+      if (this.commitsInFlight === 0 && this.uncommitted.jobs.length === 0 && this.queue.length === 0) {
         if (!this.needsReload || this.closed) {
           this.draining = null;
           return;
         }
         continue;
       }
-      // Wait for a new job or for the commit in flight to settle.
+      // Wait for a new job, a signature verdict or a commit in flight to settle.
+      this.verifier.flush();
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });
     }
+  }
+
+  // How many jobs at the head of the queue can execute now (at most MAX_BATCH): those before the
+  // first still waiting for its signature verdict.
+  private readyJobs(): number {
+    const limit = Math.min(this.queue.length, MAX_BATCH);
+    let ready = 0;
+    while (ready < limit) {
+      const job = this.queue[ready] as Job;
+      if (job.kind === "send" && job.signatures === undefined) break;
+      ready++;
+    }
+    return ready;
+  }
+
+  private useSigverify(on: boolean): void {
+    if (this.svmSigverify === on) return;
+    this.svm.setSigverify(on);
+    this.svmSigverify = on;
   }
 
   // Executes `jobs` against LiteSVM (synchronously) and adds what they wrote to the next commit.
@@ -503,14 +554,17 @@ export class SandboxChain implements Chain {
       this.commitFailed(group, error);
       return;
     }
-    const commit = this.store.commit(batch).then(
-      () => this.committed(group, batch),
-      (error: unknown) => this.commitFailed(group, error),
-    );
-    this.committing = commit.finally(() => {
-      this.committing = null;
-      this.wakeDrain();
-    });
+    this.commitsInFlight++;
+    this.store
+      .commit(batch)
+      .then(
+        () => this.committed(group, batch),
+        (error: unknown) => this.commitFailed(group, error),
+      )
+      .finally(() => {
+        this.commitsInFlight--;
+        this.wakeDrain();
+      });
   }
 
   private committed(group: UncommittedGroup, batch: CommitBatch): void {
@@ -557,12 +611,15 @@ export class SandboxChain implements Chain {
 
   // Runs one transaction against LiteSVM; throws (with LiteSVM's state untouched) when it is refused.
   private execute(job: SendJob, slot: bigint, written: Map<string, Uint8Array>): Executed {
-    const tx = parseWireTransaction(job.wire);
+    const tx = job.tx;
     const signature = transactionId(tx);
     if (this.statuses.has(signature)) throw ChainError.transactionFailed("AlreadyProcessed");
     if (this.slots.validSlotOf(addressOf(tx.recentBlockhash), slot) === undefined) {
       throw ChainError.transactionFailed("BlockhashNotFound");
     }
+    if (job.signatures === "invalid") throw ChainError.signatureVerificationFailed();
+    // Signatures the verifier found valid are not checked again; any others LiteSVM checks.
+    this.useSigverify(job.signatures !== "valid");
     const keys = this.resolveAccountKeys(tx);
     const count = keys.length;
     // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.

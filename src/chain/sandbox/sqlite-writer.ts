@@ -3,7 +3,10 @@
  * same database file, so that SQLite's work (and the WAL's fsyncs at checkpoints) runs beside the
  * main thread's transaction execution instead of blocking it. A batch is one SQLite transaction in
  * WAL mode with synchronous=NORMAL, as on the main connection: when `commit` resolves, the batch
- * survives a crash of the process. The worker is plain JavaScript (evaluated, not loaded from a
+ * survives a crash of the process. Commits may be sent before the previous one has finished (they are
+ * written in the order sent); once one fails, the worker refuses every commit after it until it is
+ * told to resume, because those were executed on top of the failed one's effects. The worker is
+ * plain JavaScript (evaluated, not loaded from a
  * file) so that it runs the same under tsx, vitest and the compiled build.
  */
 import { createRequire } from "node:module";
@@ -37,16 +40,26 @@ const write = db.transaction((batch) => {
     insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8]);
   }
 });
+let refusing = false;
 parentPort.on("message", (message) => {
   if (message.kind === "close") {
     db.close();
     parentPort.close();
     return;
   }
+  if (message.kind === "resume") {
+    refusing = false;
+    return;
+  }
+  if (refusing) {
+    parentPort.postMessage({ id: message.id, ok: false, message: "an earlier commit failed" });
+    return;
+  }
   try {
     write(message.batch);
     parentPort.postMessage({ id: message.id, ok: true });
   } catch (error) {
+    refusing = true;
     parentPort.postMessage({ id: message.id, ok: false, message: String((error && error.message) || error) });
   }
 });
@@ -97,7 +110,10 @@ export class SqliteWriter {
     return this.failure === null;
   }
 
-  /** Writes `batch` in one SQLite transaction; resolves once it is committed. */
+  /**
+   * Writes `batch` in one SQLite transaction, after the batches sent before it; resolves once it is
+   * committed. After a failed commit, every later one fails too until `resume`.
+   */
   commit(batch: CommitBatch): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const { accounts, deletions, transactions } = encodeBatch(batch);
@@ -107,6 +123,11 @@ export class SqliteWriter {
       if (this.pending.size === 1) this.worker.ref();
       this.worker.postMessage({ id, batch: { accounts, deletions, transactions } });
     });
+  }
+
+  /** Accepts commits again after a failure (the state they build on has been reloaded). */
+  resume(): void {
+    if (!this.failure) this.worker.postMessage({ kind: "resume" });
   }
 
   /** Closes the worker's connection once the commits already sent are done. */

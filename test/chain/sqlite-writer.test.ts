@@ -1,0 +1,78 @@
+/**
+ * The SQLite commit worker takes several commits in flight and writes them in order; once one
+ * fails, those sent after it are refused (they were executed on top of its effects) until it is
+ * told to resume.
+ */
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CommitBatch, StoredTransaction } from "../../src/chain/sandbox/chain-store.js";
+import { SqliteWriter } from "../../src/chain/sandbox/sqlite-writer.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { tempDir } from "../support/backends.js";
+
+function transaction(signature: string): StoredTransaction {
+  return {
+    signature,
+    slot: 1n,
+    blockTime: 0,
+    err: null,
+    fee: 5000n,
+    computeUnits: 100n,
+    logs: [],
+    preBalances: [],
+    postBalances: [],
+    wire: new Uint8Array([1, 2, 3]),
+  };
+}
+
+function batch(address: string, lamports: bigint, signature: string): CommitBatch {
+  const owner = "11111111111111111111111111111111";
+  return {
+    accounts: new Map([[address, { address, lamports, owner, executable: false, data: new Uint8Array(0) }]]),
+    transactions: [transaction(signature)],
+  };
+}
+
+describe("SQLite commit worker", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it("writes pipelined commits in order and refuses those behind a failed one until resumed", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const storage: Storage = await openStorage({ DATA_DIR: dir.dir });
+    cleanups.push(() => storage.close());
+    const writer = new SqliteWriter(path.join(dir.dir, "oddsgate.db"));
+    cleanups.push(() => writer.close());
+    const lamportsOf = async (address: string) =>
+      (
+        await storage.db
+          .selectFrom("chain_accounts")
+          .select("lamports")
+          .where("address", "=", address)
+          .executeTakeFirst()
+      )?.lamports;
+
+    // Sent together: the second overwrites the first, as it would when executed after it.
+    await Promise.all([writer.commit(batch("A", 10n, "s1")), writer.commit(batch("A", 20n, "s2"))]);
+    expect(String(await lamportsOf("A"))).toBe("20");
+
+    // The first of three clashes on a stored signature; the two behind it are refused unwritten.
+    const outcomes = await Promise.allSettled([
+      writer.commit(batch("B", 1n, "s1")),
+      writer.commit(batch("B", 2n, "s3")),
+      writer.commit(batch("C", 3n, "s4")),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(await lamportsOf("B")).toBeUndefined();
+    expect(await lamportsOf("C")).toBeUndefined();
+    await expect(writer.commit(batch("C", 3n, "s4"))).rejects.toThrow(/earlier commit failed/);
+
+    writer.resume();
+    await writer.commit(batch("C", 3n, "s4"));
+    expect(String(await lamportsOf("C"))).toBe("3");
+    expect(writer.usable).toBe(true);
+  });
+});
