@@ -49,6 +49,13 @@ export async function startServer(env: Record<string, string> = {}): Promise<Sta
     if (!stopping.has(child))
       console.error(`the server exited unexpectedly (code ${code}, signal ${signal})`);
   });
+  // A bench that dies before `stopServer` (an exception, its output piped to `head`) must not leave
+  // the server running to skew the benches after it.
+  const stopWithBench = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  process.once("exit", stopWithBench);
+  child.once("exit", () => process.off("exit", stopWithBench));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);

@@ -40,7 +40,7 @@ export function installMetrics(app: FastifyInstance): Metrics {
     quoteStreamFanout: new Histogram({
       name: "oddsgate_quote_stream_fanout_seconds",
       help: "Time from the start of a slot's /quote-stream frames until every one was written to its socket",
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1],
       registers: [registry],
     }),
     catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),

@@ -85,6 +85,10 @@ export class StreamPeers<P extends { readonly socket: WebSocket }> implements It
     return this.peers.size;
   }
 
+  /**
+   * The open connections, live: one that ends before the iteration reaches it is skipped, one that
+   * opens meanwhile is visited (a quote-stream frame pass iterates over several event-loop turns).
+   */
   [Symbol.iterator](): Iterator<P> {
     return this.peers.keys();
   }

@@ -13,7 +13,7 @@ import { USDC_MINT } from "../chain/programs.js";
 import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
-import type { SharedQuotes } from "./shared-quotes.js";
+import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";
 import { isAddress } from "./transaction.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
 
@@ -55,13 +55,31 @@ const AllMessage = z.object({
 });
 const ClientMessage = z.union([PairMessage, AllMessage]);
 
+/**
+ * A pair some connection of this instance follows, with its latest quote: one object per pair, shared
+ * by every connection that follows it, so a frame pass quotes and serializes each pair once.
+ */
+interface QuotedPair {
+  /** `base|quote`. */
+  readonly key: string;
+  readonly base: Address;
+  readonly quote: Address;
+  /** The update serialized; the same string until the quote changes. */
+  json: string;
+  /** Bumped whenever `json` changes, so a connection compares a number rather than the JSON text. */
+  version: number;
+  /** The frame pass that last quoted it. */
+  quotedInPass: number;
+  /** The frame pass that last found it followed; pairs nobody follows are forgotten. */
+  followedInPass: number;
+}
+
 interface Pair {
-  base: Address;
-  quote: Address;
+  readonly quoted: QuotedPair;
   /** Subscribed through subscribe_all_prediction_markets. */
-  auto: boolean;
-  /** The update last sent, serialized, so only changes go out. */
-  lastSent: string | undefined;
+  readonly auto: boolean;
+  /** The version of the quote last sent on this connection (0: none yet), so only changes go out. */
+  sentVersion: number;
 }
 
 interface Ack {
@@ -79,18 +97,75 @@ class Subscriber {
   subscribed: Ack[] = [];
   unsubscribed: Ack[] = [];
   allPredictionMarkets = false;
+  /** The prediction pair list this connection was last brought up to date with (see `refreshPredictionList`). */
+  predictionListSynced = -1;
   framesBehind = 0;
 
   constructor(readonly socket: WebSocket) {}
+}
+
+/**
+ * Frames are small and differ per connection, so compressing them would cost a deflate per connection
+ * per slot for little saving: never compressed, whatever the server negotiates for other streams.
+ */
+const FRAME_SEND_OPTIONS = { binary: false, compress: false } as const;
+
+/** How long a frame pass writes before it lets other work (requests, the chain) run. */
+const FANOUT_SLICE_MS = 10;
+
+/**
+ * One frame pass: its frames go out over one or more event-loop turns, and it times them from its
+ * start until every frame was written to its socket (the fan-out metric).
+ */
+class FramePass {
+  private readonly started = performance.now();
+  /** Frames handed to a socket and not yet written, plus one held until the last was handed over. */
+  private unwritten = 1;
+  private sent = 0;
+
+  constructor(
+    readonly number: number,
+    /** The start every frame of the pass shares: slot and time. */
+    readonly head: string,
+    readonly remaining: Iterator<Subscriber>,
+    private readonly observer: ((seconds: number) => void) | undefined,
+  ) {}
+
+  /** The send callback: one frame written (or failed with its socket). */
+  readonly written = (): void => {
+    this.unwritten -= 1;
+    if (this.unwritten === 0 && this.sent > 0) this.observer?.((performance.now() - this.started) / 1000);
+  };
+
+  /** Counts a frame handed to its socket; `written` hears when it was written. */
+  handedOver(): void {
+    this.sent += 1;
+    this.unwritten += 1;
+  }
+
+  /** Every frame was handed over: releases the held count. */
+  finish(): void {
+    this.written();
+  }
 }
 
 /** Every stream connection of this instance, and the per-slot frames they receive. */
 export class QuoteStreamHub {
   private readonly subscribers: StreamPeers<Subscriber>;
   private readonly options: Required<QuoteStreamOptions>;
+  /** Every pair a connection follows, by `base|quote`. */
+  private readonly followedPairs = new Map<string, QuotedPair>();
   private frameTimer: NodeJS.Timeout | undefined;
   private shared: SharedQuotes | undefined;
   private fanoutObserver: ((seconds: number) => void) | undefined;
+  private passes = 0;
+  /** The pass whose frames are still being handed to their sockets; a slot that comes meanwhile is skipped. */
+  private passInProgress: FramePass | undefined;
+  private predictionList: { pairs: ReadonlyMap<string, [Address, Address]>; version: number } = {
+    pairs: new Map(),
+    version: 0,
+  };
+  private readonly continueFanout = (): void => this.fanOut();
 
   constructor(
     private readonly book: TradingBook,
@@ -109,6 +184,7 @@ export class QuoteStreamHub {
 
   stop(): void {
     clearInterval(this.frameTimer);
+    this.passInProgress = undefined;
     this.subscribers.stop();
     void this.shared?.close();
   }
@@ -155,6 +231,8 @@ export class QuoteStreamHub {
       );
       return;
     }
+    // Any change may make room under the subscription limit for prediction pairs left out before.
+    subscriber.predictionListSynced = -1;
     const op = message.data.op;
     if (op === "subscribe_all_prediction_markets" || op === "unsubscribe_all_prediction_markets") {
       subscriber.allPredictionMarkets = op === "subscribe_all_prediction_markets";
@@ -162,7 +240,7 @@ export class QuoteStreamHub {
         for (const [key, pair] of subscriber.pairs) {
           if (!pair.auto) continue;
           subscriber.pairs.delete(key);
-          subscriber.unsubscribed.push({ sb: pair.base, sq: pair.quote, auto: true });
+          subscriber.unsubscribed.push({ sb: pair.quoted.base, sq: pair.quoted.quote, auto: true });
         }
       }
       return;
@@ -178,115 +256,174 @@ export class QuoteStreamHub {
         );
         return;
       }
-      subscriber.pairs.set(key, {
-        base: base as Address,
-        quote: quote as Address,
-        auto: false,
-        lastSent: undefined,
-      });
-      subscriber.subscribed.push({ sb: base, sq: quote, auto: false });
+      this.addPair(subscriber, key, base as Address, quote as Address, false);
     } else if (subscriber.pairs.delete(key)) {
       subscriber.unsubscribed.push({ sb: base, sq: quote, auto: false });
     }
   }
 
-  /** One frame per connection with something to say; every pair quoted at most once per slot. */
+  /** Subscribes a connection to a pair; its next frame acknowledges it and carries the current quote. */
+  private addPair(subscriber: Subscriber, key: string, base: Address, quote: Address, auto: boolean): void {
+    let quoted = this.followedPairs.get(key);
+    if (!quoted) {
+      quoted = { key, base, quote, json: "", version: 0, quotedInPass: 0, followedInPass: this.passes };
+      this.followedPairs.set(key, quoted);
+    }
+    subscriber.pairs.set(key, { quoted, auto, sentVersion: 0 });
+    subscriber.subscribed.push({ sb: base, sq: quote, auto });
+  }
+
+  /**
+   * One frame per connection with something to say. Every followed pair is quoted and serialized once
+   * per slot (with Redis, once across all instances; a pair not yet published is quoted here
+   * meanwhile), so a connection's frame is its acknowledgements and the JSON of its changed pairs
+   * joined together. The frames go out in slices of `FANOUT_SLICE_MS`, letting other work run between.
+   */
   private sendFrames(): void {
-    if (this.subscribers.size === 0 || !this.book.loaded) return;
+    if (this.passInProgress || this.subscribers.size === 0 || !this.book.loaded) return;
     let clock: { slot: bigint };
     try {
       clock = this.book.clock;
     } catch {
       return;
     }
-    // Each pair is quoted and serialized once per slot, however many connections follow it; with
-    // Redis, once across all instances (a pair not yet published is quoted here meanwhile).
-    const published = this.shared?.latest;
-    const quotes = new Map<string, string>();
-    const quoteOf = (pair: Pair) => {
-      const key = `${pair.base}|${pair.quote}`;
-      let json = quotes.get(key) ?? published?.get(key);
-      if (json === undefined) {
-        json = JSON.stringify(this.quotePair(pair.base, pair.quote));
-        quotes.set(key, json);
-      }
-      return json;
-    };
-    const started = performance.now();
-    let unwritten = 1;
-    const written = () => {
-      unwritten -= 1;
-      if (unwritten === 0 && sent > 0) this.fanoutObserver?.((performance.now() - started) / 1000);
-    };
-    let sent = 0;
-    let predictionPairs: [Address, Address][] | undefined;
-    const head = `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`;
-    if (this.shared) {
-      const followed = new Set<string>();
-      for (const subscriber of this.subscribers) for (const key of subscriber.pairs.keys()) followed.add(key);
-      this.shared.follow(followed);
-    }
+    this.passes += 1;
+    this.passInProgress = new FramePass(
+      this.passes,
+      `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`,
+      this.subscribers[Symbol.iterator](),
+      this.fanoutObserver,
+    );
+    this.followAndQuote(this.passes);
+    this.fanOut();
+  }
+
+  /**
+   * Brings subscribe-all connections up to date with the prediction markets, forgets pairs nobody
+   * follows any more, tells Redis what this instance follows, and quotes every followed pair once,
+   * from one state of the book.
+   */
+  private followAndQuote(pass: number): void {
+    let predictionListChecked = false;
     for (const subscriber of this.subscribers) {
       if (subscriber.allPredictionMarkets) {
-        predictionPairs ??= this.predictionPairs();
-        this.followPredictionMarkets(subscriber, predictionPairs);
+        if (!predictionListChecked) {
+          this.refreshPredictionList();
+          predictionListChecked = true;
+        }
+        if (subscriber.predictionListSynced !== this.predictionList.version)
+          this.followPredictionMarkets(subscriber);
       }
-      if (subscriber.socket.bufferedAmount > this.options.maxBufferedBytes) {
+      for (const pair of subscriber.pairs.values()) pair.quoted.followedInPass = pass;
+    }
+    for (const [key, quoted] of this.followedPairs) {
+      if (quoted.followedInPass !== pass) this.followedPairs.delete(key);
+    }
+    this.shared?.follow(this.followedPairs.keys());
+    const published = this.shared?.latest;
+    for (const quoted of this.followedPairs.values()) this.requote(quoted, pass, published);
+  }
+
+  /** Takes the pair's latest quote, keeping the previous string (and version) when nothing changed. */
+  private requote(quoted: QuotedPair, pass: number, published: PairQuotes | undefined): void {
+    const json = published?.get(quoted.key) ?? JSON.stringify(this.quotePair(quoted.base, quoted.quote));
+    quoted.quotedInPass = pass;
+    if (json === quoted.json) return;
+    quoted.json = json;
+    quoted.version += 1;
+  }
+
+  /** Writes frames of the pass in progress until its slice of time is up, then yields and resumes. */
+  private fanOut(): void {
+    const fanout = this.passInProgress;
+    if (!fanout) return;
+    const sliceEnd = performance.now() + FANOUT_SLICE_MS;
+    const { maxBufferedBytes, maxFramesBehind } = this.options;
+    let checked = 0;
+    for (;;) {
+      const next = fanout.remaining.next();
+      if (next.done) break;
+      const subscriber = next.value;
+      if (subscriber.socket.bufferedAmount > maxBufferedBytes) {
         // Behind: hold this frame back; the next one carries the latest value of every pair.
         subscriber.framesBehind += 1;
-        if (subscriber.framesBehind > this.options.maxFramesBehind)
+        if (subscriber.framesBehind > maxFramesBehind)
           this.subscribers.drop(subscriber, 1013, "consumer too slow");
-        continue;
+      } else {
+        subscriber.framesBehind = 0;
+        const frame = this.frameFor(subscriber, fanout);
+        if (frame !== undefined) {
+          fanout.handedOver();
+          subscriber.socket.send(frame, FRAME_SEND_OPTIONS, fanout.written);
+        }
       }
-      subscriber.framesBehind = 0;
-      const updates: string[] = [];
-      for (const pair of subscriber.pairs.values()) {
-        const json = quoteOf(pair);
-        if (json === pair.lastSent) continue;
-        pair.lastSent = json;
-        updates.push(json);
+      // Reading the clock every few frames keeps its cost out of the loop.
+      checked += 1;
+      if ((checked & 31) === 0 && performance.now() > sliceEnd) {
+        setImmediate(this.continueFanout);
+        return;
       }
-      const { subscribed, unsubscribed } = subscriber;
-      if (updates.length === 0 && subscribed.length === 0 && unsubscribed.length === 0) continue;
-      subscriber.subscribed = [];
-      subscriber.unsubscribed = [];
-      const acks =
-        (subscribed.length > 0 ? `,"subscribe":${JSON.stringify(subscribed)}` : "") +
-        (unsubscribed.length > 0 ? `,"unsubscribe":${JSON.stringify(unsubscribed)}` : "");
-      unwritten += 1;
-      sent += 1;
-      subscriber.socket.send(`${head}${acks},"updates":[${updates.join(",")}]}`, written);
     }
-    written();
+    this.passInProgress = undefined;
+    fanout.finish();
+  }
+
+  /** The connection's frame for this pass: acknowledgements and changed pairs; none if it has nothing. */
+  private frameFor(subscriber: Subscriber, fanout: FramePass): string | undefined {
+    let updates = "";
+    for (const pair of subscriber.pairs.values()) {
+      const { quoted } = pair;
+      // Subscribed since the pass began: quoted now, so that the acknowledgement comes with the quote.
+      if (quoted.quotedInPass !== fanout.number) this.requote(quoted, fanout.number, this.shared?.latest);
+      if (quoted.version === pair.sentVersion) continue;
+      pair.sentVersion = quoted.version;
+      updates = updates === "" ? quoted.json : `${updates},${quoted.json}`;
+    }
+    const { subscribed, unsubscribed } = subscriber;
+    if (updates === "" && subscribed.length === 0 && unsubscribed.length === 0) return undefined;
+    let frame = fanout.head;
+    if (subscribed.length > 0) {
+      frame += `,"subscribe":${JSON.stringify(subscribed)}`;
+      subscriber.subscribed = [];
+    }
+    if (unsubscribed.length > 0) {
+      frame += `,"unsubscribe":${JSON.stringify(unsubscribed)}`;
+      subscriber.unsubscribed = [];
+    }
+    return `${frame},"updates":[${updates}]}`;
   }
 
   /** Adds the prediction pairs a subscribe-all connection does not have yet, and drops gone ones. */
-  private followPredictionMarkets(subscriber: Subscriber, pairs: readonly [Address, Address][]): void {
-    const current = new Set<string>();
-    for (const [base, quote] of pairs) {
-      const key = `${base}|${quote}`;
-      current.add(key);
+  private followPredictionMarkets(subscriber: Subscriber): void {
+    const { pairs, version } = this.predictionList;
+    for (const [key, [base, quote]] of pairs) {
       if (subscriber.pairs.has(key) || subscriber.pairs.size >= this.options.maxSubscriptions) continue;
-      subscriber.pairs.set(key, { base, quote, auto: true, lastSent: undefined });
-      subscriber.subscribed.push({ sb: base, sq: quote, auto: true });
+      this.addPair(subscriber, key, base, quote, true);
     }
     for (const [key, pair] of subscriber.pairs) {
-      if (pair.auto && !current.has(key)) {
+      if (pair.auto && !pairs.has(key)) {
         subscriber.pairs.delete(key);
-        subscriber.unsubscribed.push({ sb: pair.base, sq: pair.quote, auto: true });
+        subscriber.unsubscribed.push({ sb: pair.quoted.base, sq: pair.quoted.quote, auto: true });
       }
     }
+    subscriber.predictionListSynced = version;
   }
 
-  /** Every outcome mint trading on the prediction venue, against USDC. */
-  private predictionPairs(): [Address, Address][] {
-    const pairs: [Address, Address][] = [];
+  /**
+   * Every outcome mint trading on the prediction venue, against USDC; its version changes only when
+   * the list does, so that subscribe-all connections are walked through it only then.
+   */
+  private refreshPredictionList(): void {
+    const pairs = new Map<string, [Address, Address]>();
     for (const market of this.book.prediction?.markets() ?? []) {
       if (market.venue !== PREDICTION_VENUE || market.executionMode !== "async") continue;
       const outcome = market.mints[0] === USDC_MINT ? market.mints[1] : market.mints[0];
-      pairs.push([outcome, USDC_MINT]);
+      pairs.set(`${outcome}|${USDC_MINT}`, [outcome, USDC_MINT]);
     }
-    return pairs;
+    const previous = this.predictionList.pairs;
+    let same = pairs.size === previous.size;
+    if (same) for (const key of pairs.keys()) if (!previous.has(key)) same = false;
+    if (!same) this.predictionList = { pairs, version: this.predictionList.version + 1 };
   }
 
   /** Best bid and ask of `base` in `quote`, each from a 10 USDC-equivalent probe through the router. */

@@ -1,8 +1,11 @@
 /**
  * /quote-stream with real `ws` clients: acknowledgements, the first frame's current quote, updates
  * only on change (after a trade moves a pool), error frames for bad messages, subscribe-all for the
- * prediction markets, the heartbeat closing a silent peer, and the upgrade's access rules.
+ * prediction markets, the heartbeat closing a silent peer, and the upgrade's access rules; with stand-in
+ * sockets, slow consumers (frames held back and coalesced, then the connection closed) and a frame pass
+ * written over several event-loop turns.
  */
+import { EventEmitter } from "node:events";
 import websocket from "@fastify/websocket";
 import {
   generateKeyPairSigner,
@@ -189,6 +192,120 @@ describe("/quote-stream access in production", () => {
     } finally {
       await storage.close();
       await prod.stop();
+    }
+  });
+});
+
+/** A stand-in for a server-side socket: keeps the frames sent, reports the `bufferedAmount` a test sets. */
+class FakeSocket extends EventEmitter {
+  bufferedAmount = 0;
+  readonly frames: Frame[] = [];
+  closedWith: number | undefined;
+
+  constructor(private readonly onSend: (socket: FakeSocket) => void = () => {}) {
+    super();
+  }
+
+  send(data: string, _options?: unknown, written?: () => void): void {
+    this.frames.push(JSON.parse(data) as Frame);
+    this.onSend(this);
+    written?.();
+  }
+
+  close(code: number): void {
+    this.closedWith ??= code;
+    this.emit("close");
+  }
+
+  ping(): void {}
+  terminate(): void {}
+
+  /** A message from the client. */
+  receive(message: unknown): void {
+    this.emit("message", Buffer.from(JSON.stringify(message)), false);
+  }
+}
+
+const accept = (hub: QuoteStreamHub, socket: FakeSocket) => hub.accept(socket as unknown as WebSocket);
+const waitUntil = async (condition: () => boolean, timeoutMs = 5_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+describe("/quote-stream frame passes", () => {
+  it("holds frames back from a consumer that is behind, sends it the latest when it catches up, and closes it if it stays behind", async () => {
+    const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 20, maxFramesBehind: 10 });
+    const socket = new FakeSocket();
+    accept(hub, socket);
+    hub.start();
+    try {
+      socket.bufferedAmount = 2 << 20;
+      socket.receive({ op: "subscribe", ...pair });
+      await new Promise((resolve) => setTimeout(resolve, 90));
+      expect(socket.frames).toEqual([]);
+      expect(socket.closedWith).toBeUndefined();
+
+      // Caught up: one frame with what was held back, the acknowledgement and the pair's quote.
+      socket.bufferedAmount = 0;
+      await waitUntil(() => socket.frames.length > 0);
+      expect(socket.frames[0]?.subscribe).toEqual([{ sb: WRAPPED_SOL_MINT, sq: USDC_MINT, auto: false }]);
+      expect(socket.frames[0]?.updates.map((update) => update.sb)).toEqual([WRAPPED_SOL_MINT]);
+
+      // Behind for more than ten frames in a row: closed.
+      socket.bufferedAmount = 2 << 20;
+      await waitUntil(() => socket.closedWith !== undefined);
+      expect(socket.closedWith).toBe(1013);
+      expect(hub.size).toBe(0);
+    } finally {
+      hub.stop();
+    }
+  });
+
+  it("writes a long pass in slices, one slot for all its frames, and quotes a pair subscribed during it", async () => {
+    const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 50 });
+    const fanouts: number[] = [];
+    hub.onFanout((seconds) => fanouts.push(seconds));
+    let sends = 0;
+    let sendsBeforeOtherWork: number | undefined;
+    const sockets: FakeSocket[] = [];
+    const slowSend = () => {
+      sends += 1;
+      if (sends === 1) {
+        // Other work is let in while the pass goes on...
+        setImmediate(() => {
+          sendsBeforeOtherWork = sends;
+        });
+        // ...and a connection not yet served subscribes to a pair nobody followed when the pass began.
+        sockets.at(-1)?.receive({ op: "subscribe", base_mint: USDC_MINT, quote_mint: WRAPPED_SOL_MINT });
+      }
+      // A write that takes 0.1 ms: 300 of them outlast one slice.
+      const until = performance.now() + 0.1;
+      while (performance.now() < until);
+    };
+    for (let i = 0; i < 300; i++) {
+      const socket = new FakeSocket(slowSend);
+      sockets.push(socket);
+      accept(hub, socket);
+      socket.receive({ op: "subscribe", ...pair });
+    }
+    hub.start();
+    try {
+      await waitUntil(() => sockets.every((socket) => socket.frames.length > 0) && fanouts.length > 0);
+      expect(sendsBeforeOtherWork).toBeLessThan(300);
+      expect(new Set(sockets.map((socket) => socket.frames[0]?.u)).size).toBe(1);
+      expect(fanouts[0]).toBeGreaterThanOrEqual(0.03);
+      const last = sockets.at(-1)?.frames[0] as Frame;
+      expect(last.subscribe?.map((ack) => ack.sb)).toEqual([WRAPPED_SOL_MINT, USDC_MINT]);
+      expect(last.updates.map((update) => [update.sb, update.sq])).toEqual([
+        [WRAPPED_SOL_MINT, USDC_MINT],
+        [USDC_MINT, WRAPPED_SOL_MINT],
+      ]);
+      expect(Number(last.updates[1]?.b)).toBeGreaterThan(0);
+    } finally {
+      hub.stop();
     }
   });
 });
