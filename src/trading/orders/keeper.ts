@@ -25,7 +25,7 @@ import { associatedTokenAddress } from "../token-accounts.js";
 import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
 import { predictionSettleTransaction, type VenueSigningKeys } from "./prediction-orders.js";
-import { activeOrders, advanceOrder, type ClosePlan, type OrderRecord } from "./store.js";
+import { activeOrders, advanceOrder, type ClosePlan, type OrderRecord, orderById } from "./store.js";
 
 export interface OrderKeeperOptions {
   db: Kysely<Tables>;
@@ -163,7 +163,12 @@ export class OrderKeeper {
       chain.getBalance(escrow.address),
     ]);
     if (!held) {
-      this.options.logger?.error({ orderId: order.id }, "an open order's escrow is missing");
+      // Usually `order` is a stale copy (a tick's list, read before this order was settled and its
+      // escrow closed); only an order still stored as it was means something is wrong.
+      const stored = await orderById(db, order.id);
+      if (stored?.status === order.status) {
+        this.options.logger?.error({ orderId: order.id }, "an open order's escrow is missing");
+      }
       return undefined;
     }
     if (order.kind === "async") {
