@@ -6,7 +6,11 @@
  * lean keep-alive client that spends far less CPU per request (on a 2-core machine the load
  * generator shares the cores with the node, so its own cost shows in the node's rate).
  *
- *   npx tsx bench/chain.ts            (options: --transactions 10000 --connections 64 --batch 16)
+ * The node is measured at saturation: with fewer connections in flight (64, say) its throughput is
+ * bounded by latency (each send waits for its signature check and its group's commit) rather than
+ * by its CPU, and the ratio reads lower (0.4-0.47 with the lean client at 64, ~0.6 at 256).
+ *
+ *   npx tsx bench/chain.ts            (options: --transactions 10000 --connections 256 --batch 16)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -29,11 +33,12 @@ import { startSandboxChain } from "../src/chain/sandbox/start.js";
 import { putAccount } from "../src/chain/sandbox/svm.js";
 import { loadVenueKeys, venueSigners } from "../src/chain/sandbox/venue-keys.js";
 import { openStorage } from "../src/storage/database.js";
+import { percentile } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
     transactions: { type: "string", default: "10000" },
-    connections: { type: "string", default: "64" },
+    connections: { type: "string", default: "256" },
     batch: { type: "string", default: "16" },
     wallets: { type: "string", default: "64" },
     serve: { type: "string" },
@@ -142,6 +147,8 @@ type Client = "undici" | "lean";
 
 interface Measured {
   rate: number;
+  p50Ms: number;
+  p99Ms: number;
   nodeCpuUs: number;
   clientCpuUs: number;
 }
@@ -165,14 +172,22 @@ function countErrors(text: string): number {
   return (Array.isArray(answer) ? answer : [answer]).filter((one) => one.error).length;
 }
 
+/** What a load run saw: failed calls, and each request's round trip (ms). */
+interface LoadOutcome {
+  failures: number;
+  latencies: number[];
+}
+
 // undici's pooled client: CONNECTIONS keep-alive connections, one request in flight on each.
-async function undiciLoad(rpcUrl: string, bodies: string[]): Promise<number> {
+async function undiciLoad(rpcUrl: string, bodies: string[]): Promise<LoadOutcome> {
   const dispatcher = new Agent({ connections: CONNECTIONS, pipelining: 1 });
   let next = 0;
   let failures = 0;
+  const latencies: number[] = [];
   const worker = async () => {
     while (next < bodies.length) {
       const body = bodies[next++] as string;
+      const sent = performance.now();
       const response = await request(rpcUrl, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -180,26 +195,29 @@ async function undiciLoad(rpcUrl: string, bodies: string[]): Promise<number> {
         dispatcher,
       });
       failures += countErrors(await response.body.text());
+      latencies.push(performance.now() - sent);
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
   await dispatcher.close();
-  return failures;
+  return { failures, latencies };
 }
 
 // The same load from a minimal HTTP/1.1 client, as wrk or autocannon send it: CONNECTIONS
 // keep-alive sockets, one request in flight on each (no pipelining), every answer read in full
 // and parsed. On this 2-core machine undici alone costs the load generator more CPU per request
 // than the node spends on it, so the node would be measured against a saturated client.
-async function leanLoad(rpcUrl: string, bodies: string[]): Promise<number> {
+async function leanLoad(rpcUrl: string, bodies: string[]): Promise<LoadOutcome> {
   const { hostname, port } = new URL(rpcUrl);
   let next = 0;
   let failures = 0;
+  const latencies: number[] = [];
   const connection = () =>
     new Promise<void>((resolve, reject) => {
       const socket = net.connect(Number(port), hostname);
       socket.setNoDelay(true);
       let pending: Buffer = Buffer.alloc(0);
+      let sent = 0;
       const sendNext = () => {
         if (next >= bodies.length) {
           socket.end();
@@ -207,6 +225,7 @@ async function leanLoad(rpcUrl: string, bodies: string[]): Promise<number> {
           return;
         }
         const body = bodies[next++] as string;
+        sent = performance.now();
         socket.write(
           `POST / HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
         );
@@ -225,6 +244,7 @@ async function leanLoad(rpcUrl: string, bodies: string[]): Promise<number> {
         const end = headEnd + 4 + Number(length);
         if (pending.length < end) return;
         failures += countErrors(pending.toString("utf8", headEnd + 4, end));
+        latencies.push(performance.now() - sent);
         pending = pending.subarray(end);
         sendNext();
       });
@@ -232,7 +252,7 @@ async function leanLoad(rpcUrl: string, bodies: string[]): Promise<number> {
       socket.once("connect", sendNext);
     });
   await Promise.all(Array.from({ length: CONNECTIONS }, connection));
-  return failures;
+  return { failures, latencies };
 }
 
 async function overJsonRpc(
@@ -245,13 +265,19 @@ async function overJsonRpc(
   const cpuBefore = cpuSeconds(node.child.pid as number);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  const failures = await (client === "lean" ? leanLoad : undiciLoad)(node.rpcUrl, bodies);
+  const { failures, latencies } = await (client === "lean" ? leanLoad : undiciLoad)(node.rpcUrl, bodies);
   const elapsed = performance.now() - started;
   const nodeCpuUs = ((cpuSeconds(node.child.pid as number) - cpuBefore) * 1e6) / transfers.length;
   const clientCpu = process.cpuUsage(clientBefore);
   const clientCpuUs = (clientCpu.user + clientCpu.system) / transfers.length;
   if (failures > 0) throw new Error(`${failures} sendTransaction calls failed`);
-  return { rate: rate(transfers.length, elapsed), nodeCpuUs, clientCpuUs };
+  return {
+    rate: rate(transfers.length, elapsed),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    nodeCpuUs,
+    clientCpuUs,
+  };
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-chain-"));
@@ -297,7 +323,7 @@ try {
   );
   const line = (label: string, measured: Measured) =>
     console.log(
-      `${label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx`,
+      `${label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx`,
     );
   console.log(
     `${TRANSACTIONS} USDC transfers each, ${CONNECTIONS} connections, node ${os.cpus().length} cores`,
