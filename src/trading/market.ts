@@ -27,7 +27,8 @@ export interface TradingMarket {
   quote(inputMint: Address, amountIn: bigint): LegQuote | null;
   /**
    * The output `quote` would give, in floating point: cheap enough to rank hundreds of markets per
-   * request, after which only the best are priced exactly.
+   * request, after which only the best are priced exactly. `approximateAmountIn` is `Number(amountIn)`,
+   * converted once by the caller rather than once per market.
    */
-  estimate(inputMint: Address, amountIn: bigint): number;
+  estimate(inputMint: Address, amountIn: bigint, approximateAmountIn: number): number;
 }

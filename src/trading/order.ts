@@ -87,8 +87,12 @@ export class OrderDesk {
     await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
 
-    const venues = new Set(request.dexes ?? book.venues());
-    for (const excluded of request.excludeDexes ?? []) venues.delete(excluded);
+    // Without a venue filter every venue is allowed: no set to build and check per market.
+    let venues: Set<string> | undefined;
+    if (request.dexes || request.excludeDexes) {
+      venues = new Set(request.dexes ?? book.venues());
+      for (const excluded of request.excludeDexes ?? []) venues.delete(excluded);
+    }
     const route = book.graph.bestRoute({
       inputMint: request.inputMint,
       outputMint: request.outputMint,

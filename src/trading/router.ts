@@ -41,8 +41,6 @@ export interface RouteRequest {
 /** Estimates within this relative distance of the best are priced exactly, so float error never decides. */
 const ESTIMATE_TOLERANCE = 1e-9;
 
-type Allowed = (market: TradingMarket) => boolean;
-
 interface BestLeg {
   market: TradingMarket;
   quote: LegQuote;
@@ -52,13 +50,22 @@ interface BestLeg {
 export class MarketGraph {
   /** mint → neighbouring mint → the markets pairing them. */
   private readonly neighbours = new Map<Address, Map<Address, TradingMarket[]>>();
+  /** The venues of the markets, for telling a venue filter that excludes none. */
+  private readonly venueNames = new Set<string>();
 
   constructor(readonly markets: readonly TradingMarket[]) {
     for (const market of markets) {
       const [a, b] = market.mints;
       link(this.neighbours, a, b, market);
       link(this.neighbours, b, a, market);
+      this.venueNames.add(market.venue);
     }
+  }
+
+  /** Whether `venues` names every venue of the graph's markets. */
+  private allVenuesIn(venues: ReadonlySet<string>): boolean {
+    for (const venue of this.venueNames) if (!venues.has(venue)) return false;
+    return true;
   }
 
   /** Whether any market trades `mint`. */
@@ -69,13 +76,13 @@ export class MarketGraph {
   /** The best route for the request, or null when none pays any output. */
   bestRoute(request: RouteRequest): Route | null {
     const { inputMint, outputMint, amount } = request;
-    const venues = request.venues;
-    const allowed: Allowed = venues ? (market) => venues.has(market.venue) : () => true;
+    // A filter naming every venue the graph has filters nothing: skip the per-market check.
+    const venues = request.venues && !this.allVenuesIn(request.venues) ? request.venues : undefined;
     const fromInput = this.neighbours.get(inputMint);
     if (!fromInput) return null;
 
     let best: Route | null = null;
-    const direct = bestLeg(fromInput.get(outputMint), inputMint, amount, allowed);
+    const direct = bestLeg(fromInput.get(outputMint), inputMint, amount, venues, false);
     if (direct) {
       best = {
         legs: [leg(direct, inputMint, outputMint, amount)],
@@ -87,8 +94,6 @@ export class MarketGraph {
     }
     if (request.maxLegs < 2) return best;
 
-    // Async (prediction) markets settle later, so they cannot be part of a one-transaction route.
-    const syncAllowed: Allowed = (market) => market.executionMode === "sync" && allowed(market);
     const toOutput = this.neighbours.get(outputMint);
     if (!toOutput) return best;
     // Intermediate mints neighbour both ends: walk the smaller neighbourhood (USDC neighbours every
@@ -99,9 +104,10 @@ export class MarketGraph {
       const firstMarkets = walk === fromInput ? walk.get(middle) : other.get(middle);
       const secondMarkets = walk === fromInput ? other.get(middle) : walk.get(middle);
       if (!firstMarkets || !secondMarkets) continue;
-      const first = bestLeg(firstMarkets, inputMint, amount, syncAllowed);
+      // Async (prediction) markets settle later, so they cannot be part of a one-transaction route.
+      const first = bestLeg(firstMarkets, inputMint, amount, venues, true);
       if (!first) continue;
-      const second = bestLeg(secondMarkets, middle, first.quote.outAmount, syncAllowed);
+      const second = bestLeg(secondMarkets, middle, first.quote.outAmount, venues, true);
       if (!second) continue;
       if (best && second.quote.outAmount <= best.outAmount) continue;
       best = {
@@ -117,31 +123,44 @@ export class MarketGraph {
   }
 }
 
-/** The market paying the most for `amount` of `inputMint` among `markets`, exactly priced. */
+/** Per-request scratch for `bestLeg`'s estimates, reused: the search runs synchronously, one at a time. */
+let estimates = new Float64Array(64);
+
+/**
+ * The market paying the most for `amount` of `inputMint` among `markets`, exactly priced. With
+ * `venues`, only markets of those venues count; with `syncOnly`, only sync markets.
+ */
 function bestLeg(
   markets: readonly TradingMarket[] | undefined,
   inputMint: Address,
   amount: bigint,
-  allowed: Allowed,
+  venues: ReadonlySet<string> | undefined,
+  syncOnly: boolean,
 ): BestLeg | null {
   if (!markets) return null;
+  const count = markets.length;
+  if (estimates.length < count) estimates = new Float64Array(count * 2);
   let bestEstimate = 0;
-  const estimates: number[] = [];
-  for (const market of markets) {
-    const estimate = allowed(market) ? market.estimate(inputMint, amount) : 0;
-    estimates.push(estimate);
+  const approximateAmount = Number(amount);
+  for (let index = 0; index < count; index++) {
+    const market = markets[index] as TradingMarket;
+    const allowed =
+      (!syncOnly || market.executionMode === "sync") && (venues === undefined || venues.has(market.venue));
+    const estimate = allowed ? market.estimate(inputMint, amount, approximateAmount) : 0;
+    estimates[index] = estimate;
     if (estimate > bestEstimate) bestEstimate = estimate;
   }
   if (bestEstimate <= 0) return null;
   const threshold = bestEstimate * (1 - ESTIMATE_TOLERANCE);
   let best: BestLeg | null = null;
-  markets.forEach((market, index) => {
-    if ((estimates[index] as number) < threshold) return;
+  for (let index = 0; index < count; index++) {
+    if ((estimates[index] as number) < threshold) continue;
+    const market = markets[index] as TradingMarket;
     const quote = market.quote(inputMint, amount);
     if (quote && quote.outAmount > 0n && (!best || quote.outAmount > best.quote.outAmount)) {
       best = { market, quote };
     }
-  });
+  }
   return best;
 }
 

@@ -30,6 +30,8 @@ export class CpmmPool implements TradingMarket {
   /** `available` of each side as floats, kept current: the router estimates hundreds of pools per request. */
   private readonly approximate: [number, number] = [0, 0];
   private reservations: Reservation[] = [];
+  /** 1 − fee, as a float, for `estimate`. */
+  private readonly keptAfterFee: number;
 
   constructor(
     readonly record: PoolRecord,
@@ -39,6 +41,7 @@ export class CpmmPool implements TradingMarket {
   ) {
     this.key = record.address;
     this.mints = [record.mintA, record.mintB];
+    this.keptAfterFee = 1 - record.feeBps / 10_000;
   }
 
   /** What the pool can still pay out of one side. */
@@ -61,11 +64,11 @@ export class CpmmPool implements TradingMarket {
     };
   }
 
-  estimate(inputMint: Address, amountIn: bigint): number {
+  estimate(inputMint: Address, _amountIn: bigint, approximateAmountIn: number): number {
     const inSide = this.sideOf(inputMint);
     const reserveIn = this.approximate[inSide];
     const reserveOut = this.approximate[inSide === 0 ? 1 : 0];
-    const inAfterFee = Number(amountIn) * (1 - this.record.feeBps / 10_000);
+    const inAfterFee = approximateAmountIn * this.keptAfterFee;
     return reserveIn > 0 ? (reserveOut * inAfterFee) / (reserveIn + inAfterFee) : 0;
   }
 

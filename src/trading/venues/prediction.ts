@@ -216,6 +216,7 @@ export class PredictionVenue {
       if (!(market instanceof OutcomeMarket)) continue;
       if ((this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(market.ticker);
     }
+    if (tickers.size === 0) return;
     await Promise.all(
       [...tickers].map(async (ticker) => {
         try {
