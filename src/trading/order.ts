@@ -15,42 +15,11 @@ import { issuePredictionOrder } from "./orders/prediction-orders.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route } from "./router.js";
+import type { OrderResponse, RoutePlanLeg } from "./routes/schemas.js";
 import { BPS } from "./venues/cpmm.js";
 import type { CpmmPool } from "./venues/cpmm-pool.js";
 
-export interface RoutePlanLeg {
-  venue: string;
-  marketKey: string;
-  inputMint: string;
-  outputMint: string;
-  inAmount: string;
-  outAmount: string;
-  inputMintDecimals: number;
-  outputMintDecimals: number;
-}
-
-export interface OrderResponse {
-  inputMint: string;
-  inAmount: string;
-  outputMint: string;
-  outAmount: string;
-  otherAmountThreshold: string;
-  minOutAmount: string;
-  slippageBps: number;
-  priceImpactPct: string;
-  contextSlot: number;
-  executionMode: "sync" | "async";
-  platformFee: { amount: string; feeBps: number; mode: "outputMint" } | null;
-  routePlan: RoutePlanLeg[];
-  /** Async orders: the mint returned when the order cannot fill. */
-  revertMint?: string;
-  predictionMarketSlippageBps?: number;
-  transaction?: string;
-  lastValidBlockHeight?: number;
-  computeUnitLimit?: number;
-  prioritizationFeeLamports?: number;
-  prioritizationType?: { computeBudget: { microLamports: number; estimatedMicroLamports: number | null } };
-}
+export type { OrderResponse, RoutePlanLeg };
 
 /** A request routed and priced, before any transaction. */
 export interface PricedRoute {

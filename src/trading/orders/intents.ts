@@ -29,26 +29,9 @@ export interface IntentRequest extends OrderRequest {
   feeBudget: bigint;
 }
 
-export interface IntentQuoteResponse {
-  inputMint: string;
-  inAmount: string;
-  outputMint: string;
-  outAmount: string;
-  otherAmountThreshold: string;
-  minOutAmount: string;
-  slippageBps: number;
-  feeBudget: number;
-  priceImpactPct: string;
-  openTransaction?: string;
-  lastValidBlockHeight?: number;
-  expiry?: { slotsAfterOpen: number };
-}
+import type { IntentQuoteResponse, SubmitIntentResponse } from "../routes/schemas.js";
 
-export interface SubmitIntentResponse {
-  programId: string;
-  orderAddress: string;
-  openTransactionSignature: string;
-}
+export type { IntentQuoteResponse, SubmitIntentResponse };
 
 /** A stored answer: what `/submit-intent` said the first time. */
 type StoredAnswer = { ok: SubmitIntentResponse } | { error: { code: string; msg: string } };

@@ -9,16 +9,11 @@ import type { Chain } from "../../chain/chain.js";
 import { parseWireTransaction } from "../../chain/wire.js";
 import { ApiError } from "../../http/errors.js";
 import type { Tables } from "../../storage/database.js";
+import type { OrderStatusResponse } from "../routes/schemas.js";
 import { openMemoOf } from "./escrow.js";
-import { type Fill, type OrderRecord, orderById, orderBySignature, type Revert } from "./store.js";
+import { type OrderRecord, orderById, orderBySignature } from "./store.js";
 
-export interface OrderStatusResponse {
-  status: OrderRecord["status"];
-  inAmount: string;
-  outAmount: string;
-  fills?: Fill[];
-  reverts?: Revert[];
-}
+export type { OrderStatusResponse };
 
 export class OrderStatusDesk {
   constructor(private readonly deps: { db: Kysely<Tables>; chain: Chain }) {}

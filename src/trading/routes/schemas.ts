@@ -1,4 +1,7 @@
-/** Zod schemas shared by the trade API's operations (documentation of their responses). */
+/**
+ * Zod schemas shared by the trade API's operations (documentation of their responses), and the types
+ * the trading code builds those responses as.
+ */
 import { z } from "zod";
 
 export const TradeError = z
@@ -21,6 +24,7 @@ export const RoutePlanLeg = z
     outputMintDecimals: z.number().int(),
   })
   .meta({ id: "RoutePlanLeg" });
+export type RoutePlanLeg = z.infer<typeof RoutePlanLeg>;
 
 export const OrderResponse = z
   .object({
@@ -61,6 +65,7 @@ export const OrderResponse = z
       .optional(),
   })
   .meta({ id: "OrderResponse" });
+export type OrderResponse = z.infer<typeof OrderResponse>;
 
 export const IntentQuoteResponse = z
   .object({
@@ -81,10 +86,12 @@ export const IntentQuoteResponse = z
     expiry: z.object({ slotsAfterOpen: z.number().int() }).optional(),
   })
   .meta({ id: "IntentQuoteResponse" });
+export type IntentQuoteResponse = z.infer<typeof IntentQuoteResponse>;
 
 export const SubmitIntentResponse = z
   .object({ programId: z.string(), orderAddress: z.string(), openTransactionSignature: z.string() })
   .meta({ id: "IntentSwapResponse" });
+export type SubmitIntentResponse = z.infer<typeof SubmitIntentResponse>;
 
 export const OrderStatusResponse = z
   .object({
@@ -105,3 +112,4 @@ export const OrderStatusResponse = z
     reverts: z.array(z.object({ signature: z.string(), mint: z.string(), amount: z.string() })).optional(),
   })
   .meta({ id: "OrderStatusResponse" });
+export type OrderStatusResponse = z.infer<typeof OrderStatusResponse>;
