@@ -8,13 +8,10 @@ import websocket from "@fastify/websocket";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { loadConfig } from "../../src/config.js";
-import { createKey } from "../../src/keys/store.js";
 import { MarketStreamHub } from "../../src/markets/ws.js";
-import { openStorage } from "../../src/storage/database.js";
 import { MarketRelay } from "../../src/upstream/relay.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { upgradeStatus } from "../support/streams.js";
+import { expectProductionStreamAccess } from "../support/streams.js";
 
 interface Message {
   channel?: string;
@@ -321,21 +318,9 @@ describe("MarketStreamHub connection rules", () => {
 });
 
 describe("/api/v1/ws access in production", () => {
-  it("needs a key with the streams permission, in a header", async () => {
-    const prod = await startTestServer({ settings: { MODE: "production" } });
-    const storage = await openStorage(loadConfig({}, prod.settings));
-    try {
-      const streams = await createKey(storage.db, { name: "bot", streams: true });
-      const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
-      const refusal = (headers: Record<string, string>, query = "") =>
-        upgradeStatus(`${streamUrl(prod.url)}${query}`, headers);
-      expect(await refusal({})).toBe(401);
-      expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
-      expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);
-      expect(await refusal({ "x-api-key": streams.secret })).toBe(101);
-    } finally {
-      await storage.close();
-      await prod.stop();
-    }
-  }, 60_000);
+  it(
+    "needs a key with the streams permission, in a header",
+    () => expectProductionStreamAccess("/api/v1/ws"),
+    60_000,
+  );
 });

@@ -21,6 +21,7 @@ import { parseWireTransaction } from "../../src/chain/wire.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
 import { orderBySignature } from "../../src/trading/orders/store.js";
+import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -47,11 +48,6 @@ async function intent(wallet: Address, amount: bigint, extra = ""): Promise<Inte
   expect(status, JSON.stringify(body)).toBe(200);
   expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
   return body;
-}
-
-async function sign(wallet: KeyPairSigner, openTransaction: string): Promise<string> {
-  const decoded = getTransactionDecoder().decode(Buffer.from(openTransaction, "base64"));
-  return getBase64EncodedWireTransaction(await partiallySignTransaction([wallet.keyPair], decoded));
 }
 
 async function submit(quoteResponse: unknown, signedOpenTransaction: string) {
@@ -109,7 +105,7 @@ describe("intents", () => {
     const lamportsBefore = await chain.getBalance(wallet.address);
     const quote = await intent(wallet.address, 40_000_000n);
     expect(quote.expiry).toEqual({ slotsAfterOpen: 10 });
-    const signed = await sign(wallet, quote.openTransaction as string);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
     const answer = await submit(quote, signed);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(validateAgainstReference("IntentSwapResponse", answer.body)).toEqual([]);
@@ -159,7 +155,7 @@ describe("intents", () => {
   it("executes concurrent duplicates once", async () => {
     const wallet = await fundedWallet(10_000_000n);
     const quote = await intent(wallet.address, 10_000_000n);
-    const signed = await sign(wallet, quote.openTransaction as string);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
     const answers = await Promise.all(Array.from({ length: 6 }, () => submit(quote, signed)));
     for (const answer of answers) expect(answer).toEqual(answers[0]);
     expect(answers[0]?.status).toBe(200);
@@ -184,7 +180,7 @@ describe("intents", () => {
         "base64",
       ),
     );
-    const answer = await submit(quote, await sign(wallet, quote.openTransaction as string));
+    const answer = await submit(quote, await signWithKit(wallet, quote.openTransaction as string));
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const status = await settled(answer.body.openTransactionSignature as string);
     expect(status).toMatchObject({ status: "closed", inAmount: "0", outAmount: "0" });
@@ -199,7 +195,7 @@ describe("tampering", () => {
   it("refuses an open transaction past its last valid block height", async () => {
     const wallet = await fundedWallet(1_000_000n);
     const quote = await intent(wallet.address, 1_000_000n);
-    const signed = await sign(wallet, quote.openTransaction as string);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
     // 150 blocks of 400 ms: about a minute.
     while ((await chain.getBlockHeight()) <= BigInt(quote.lastValidBlockHeight ?? 0)) {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -217,7 +213,7 @@ describe("tampering", () => {
   beforeAll(async () => {
     wallet = await fundedWallet(10_000_000n);
     quote = await intent(wallet.address, 5_000_000n);
-    signed = await sign(wallet, quote.openTransaction as string);
+    signed = await signWithKit(wallet, quote.openTransaction as string);
   });
 
   const refused = async (quoteResponse: unknown, transaction: string, code: string) => {
@@ -266,6 +262,10 @@ describe("tampering", () => {
     await refused(quote, "bm90IGEgdHJhbnNhY3Rpb24=", "invalid_open_transaction");
     const foreign = await intent(wallet.address, 5_000_001n);
     // Another intent's transaction, for other terms.
-    await refused(quote, await sign(wallet, foreign.openTransaction as string), "invalid_quote_response");
+    await refused(
+      quote,
+      await signWithKit(wallet, foreign.openTransaction as string),
+      "invalid_quote_response",
+    );
   });
 });

@@ -6,14 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import {
-  type Address,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  type KeyPairSigner,
-  partiallySignTransaction,
-} from "@solana/kit";
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { USDC_MINT } from "../../src/chain/programs.js";
@@ -24,6 +17,7 @@ import { openStorage } from "../../src/storage/database.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
 import { tempDir } from "../support/backends.js";
+import { signWithKit } from "../support/kit.js";
 
 const MAIN = path.resolve("src/main.ts");
 const VENUE_SEED = "order-crash-test";
@@ -95,13 +89,6 @@ describe("order settlement across a kill -9", () => {
         expect(grant.status).toBe(200);
         return wallet;
       };
-      const sign = async (wallet: KeyPairSigner, transaction: string) =>
-        getBase64EncodedWireTransaction(
-          await partiallySignTransaction(
-            [wallet.keyPair],
-            getTransactionDecoder().decode(Buffer.from(transaction, "base64")),
-          ),
-        );
       const user = await fund(100_000_000n);
       const intents: { quote: IntentQuoteResponse; signed: string }[] = [];
       for (const [index, slippage] of [0, 0, 0, 300, 300, 300].entries()) {
@@ -110,7 +97,7 @@ describe("order settlement across a kill -9", () => {
         );
         const quote = (await response.json()) as IntentQuoteResponse;
         expect(response.status, JSON.stringify(quote)).toBe(200);
-        intents.push({ quote, signed: await sign(user, quote.openTransaction as string) });
+        intents.push({ quote, signed: await signWithKit(user, quote.openTransaction as string) });
       }
       // A large trade moves the price first: the no-slippage intents cannot fill and wait for expiry.
       const mover = await fund(3_000_000_000n);
@@ -119,7 +106,7 @@ describe("order settlement across a kill -9", () => {
           `${url}/order?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=3000000000&userPublicKey=${mover.address}&priceImpactTolerancePct=100`,
         )
       ).json()) as { transaction: string };
-      await chain.sendTransaction(Buffer.from(await sign(mover, moveOrder.transaction), "base64"));
+      await chain.sendTransaction(Buffer.from(await signWithKit(mover, moveOrder.transaction), "base64"));
 
       const submit = (intent: (typeof intents)[number]) =>
         fetch(`${url}/submit-intent`, {

@@ -3,15 +3,7 @@
  * `@solana/kit` client signs and sends to the sandbox chain's JSON-RPC, with balances checked to the
  * unit; reservations that keep two firm quotes from overdrawing a vault; every error code.
  */
-import {
-  type Address,
-  createSolanaRpc,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  type KeyPairSigner,
-  partiallySignTransaction,
-} from "@solana/kit";
+import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
@@ -24,6 +16,7 @@ import {
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
+import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -78,11 +71,11 @@ async function fundedWallet(grants: [Address, bigint][] = []): Promise<KeyPairSi
 
 /** Signs the order's transaction as the user, with kit, and sends it over JSON-RPC; returns the signature. */
 async function signAndSend(wallet: KeyPairSigner, transaction: string): Promise<string> {
-  const decoded = getTransactionDecoder().decode(Buffer.from(transaction, "base64"));
-  const signed = await partiallySignTransaction([wallet.keyPair], decoded);
   const rpc = createSolanaRpc(t.server.chain.rpcUrl);
   const signature = await rpc
-    .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" })
+    .sendTransaction(await signWithKit(wallet, transaction), {
+      encoding: "base64",
+    })
     .send();
   const [status] = await chain.getSignatureStatuses([signature]);
   expect(status?.err ?? null).toBeNull();

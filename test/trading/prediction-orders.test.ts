@@ -4,21 +4,14 @@
  * the market is determined upstream, redeem the rest at 1 USDC per contract. The user signs and sends
  * each open transaction; the venue notices the escrow and settles it; /order-status follows it.
  */
-import {
-  type Address,
-  createSolanaRpc,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  type KeyPairSigner,
-  partiallySignTransaction,
-} from "@solana/kit";
+import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
 import { syncFromUpstream } from "../../src/upstream/sync.js";
+import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -63,10 +56,9 @@ async function trade(inputMint: Address, outputMint: Address, amount: bigint) {
   expect(validateAgainstReference("OrderResponse", order)).toEqual([]);
   expect(order.executionMode).toBe("async");
   expect(order.revertMint).toBe(inputMint);
-  const decoded = getTransactionDecoder().decode(Buffer.from(order.transaction as string, "base64"));
-  const signed = await partiallySignTransaction([wallet.keyPair], decoded);
+  const signed = await signWithKit(wallet, order.transaction as string);
   const signature = await createSolanaRpc(t.server.chain.rpcUrl)
-    .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" })
+    .sendTransaction(signed, { encoding: "base64" })
     .send();
   for (let attempt = 0; attempt < 100; attempt++) {
     const status = await fetch(`${t.url}/order-status?signature=${signature}`);

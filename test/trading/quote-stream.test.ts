@@ -7,23 +7,16 @@
  */
 import { EventEmitter } from "node:events";
 import websocket from "@fastify/websocket";
-import {
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  partiallySignTransaction,
-} from "@solana/kit";
+import { generateKeyPairSigner } from "@solana/kit";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
-import { loadConfig } from "../../src/config.js";
-import { createKey } from "../../src/keys/store.js";
-import { openStorage } from "../../src/storage/database.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { signWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { upgradeStatus } from "../support/streams.js";
+import { expectProductionStreamAccess } from "../support/streams.js";
 
 interface Frame {
   u: number;
@@ -96,11 +89,7 @@ describe("/quote-stream", () => {
           `${t.url}/order?inputMint=${WRAPPED_SOL_MINT}&outputMint=${USDC_MINT}&amount=500000000000&userPublicKey=${seller.address}&priceImpactTolerancePct=100`,
         )
       ).json()) as { transaction: string };
-      const signed = await partiallySignTransaction(
-        [seller.keyPair],
-        getTransactionDecoder().decode(Buffer.from(order.transaction, "base64")),
-      );
-      await chain.sendTransaction(Buffer.from(getBase64EncodedWireTransaction(signed), "base64"));
+      await chain.sendTransaction(Buffer.from(await signWithKit(seller, order.transaction), "base64"));
       const moved = await client.next((frame) =>
         frame.updates.some((update) => update.sb === WRAPPED_SOL_MINT),
       );
@@ -176,24 +165,8 @@ describe("/quote-stream", () => {
 });
 
 describe("/quote-stream access in production", () => {
-  it("needs a key with the streams permission, in a header", async () => {
-    const prod = await startTestServer({ settings: { MODE: "production" } });
-    const storage = await openStorage(loadConfig({}, prod.settings));
-    try {
-      const streams = await createKey(storage.db, { name: "bot", streams: true });
-      const noStreams = await createKey(storage.db, { name: "http-only", streams: false });
-      const url = `${prod.url.replace("http", "ws")}/quote-stream`;
-      const refusal = (headers: Record<string, string>, query = "") =>
-        upgradeStatus(`${url}${query}`, headers);
-      expect(await refusal({})).toBe(401);
-      expect(await refusal({ "x-api-key": noStreams.secret })).toBe(403);
-      expect(await refusal({ "x-api-key": streams.secret }, `?api_key=${streams.secret}`)).toBe(400);
-      expect(await refusal({ "x-api-key": streams.secret })).toBe(101);
-    } finally {
-      await storage.close();
-      await prod.stop();
-    }
-  });
+  it("needs a key with the streams permission, in a header", () =>
+    expectProductionStreamAccess("/quote-stream"));
 });
 
 /** A stand-in for a server-side socket: keeps the frames sent, reports the `bufferedAmount` a test sets. */
