@@ -32,8 +32,8 @@ interface PricedBook {
   fetchedAt: number;
 }
 
-/** One outcome mint of one market, tradable against USDC. */
-class OutcomeMarket implements TradingMarket {
+/** An outcome mint of one market against USDC: what both ways of trading one have in common. */
+abstract class OutcomeMintMarket implements TradingMarket {
   readonly venue = PREDICTION_VENUE;
   readonly executionMode = "async";
   readonly mints: readonly [Address, Address];
@@ -43,9 +43,27 @@ class OutcomeMarket implements TradingMarket {
     readonly ticker: string,
     readonly side: Side,
     readonly outcomeMint: Address,
-    private readonly books: ReadonlyMap<string, PricedBook>,
   ) {
     this.mints = [USDC_MINT, outcomeMint];
+  }
+
+  abstract quote(inputMint: Address, amountIn: bigint): LegQuote | null;
+
+  estimate(inputMint: Address, amountIn: bigint): number {
+    return Number(this.quote(inputMint, amountIn)?.outAmount ?? 0n);
+  }
+}
+
+/** One outcome mint of one active market, bought and sold against its order book. */
+class OutcomeMarket extends OutcomeMintMarket {
+  constructor(
+    key: Address,
+    ticker: string,
+    side: Side,
+    outcomeMint: Address,
+    private readonly books: ReadonlyMap<string, PricedBook>,
+  ) {
+    super(key, ticker, side, outcomeMint);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
@@ -55,30 +73,22 @@ class OutcomeMarket implements TradingMarket {
       ? buy(book.asks[this.side], amountIn)
       : sell(book.bids[this.side], amountIn);
   }
-
-  estimate(inputMint: Address, amountIn: bigint): number {
-    return Number(this.quote(inputMint, amountIn)?.outAmount ?? 0n);
-  }
 }
 
 /**
  * A determined market's outcome mint, redeemable for USDC: 1 USDC per winning contract, nothing for a
  * losing one, and for a scalar result yes pays pct/10000 and no (10000 − pct)/10000.
  */
-class RedemptionMarket implements TradingMarket {
-  readonly venue = PREDICTION_VENUE;
-  readonly executionMode = "async";
-  readonly mints: readonly [Address, Address];
-
+class RedemptionMarket extends OutcomeMintMarket {
   constructor(
-    readonly key: Address,
-    readonly ticker: string,
-    readonly side: Side,
-    readonly outcomeMint: Address,
+    key: Address,
+    ticker: string,
+    side: Side,
+    outcomeMint: Address,
     /** Micro-USDC paid per contract. */
     readonly payout: bigint,
   ) {
-    this.mints = [USDC_MINT, outcomeMint];
+    super(key, ticker, side, outcomeMint);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
@@ -87,10 +97,6 @@ class RedemptionMarket implements TradingMarket {
     if (contracts === 0n) return null;
     const outAmount = contracts * this.payout;
     return { inAmount: contracts * CONTRACT_UNITS, outAmount, spotOutAmount: Number(outAmount) };
-  }
-
-  estimate(inputMint: Address, amountIn: bigint): number {
-    return Number(this.quote(inputMint, amountIn)?.outAmount ?? 0n);
   }
 }
 
