@@ -33,7 +33,7 @@ import { startSandboxChain } from "../src/chain/sandbox/start.js";
 import { putAccount } from "../src/chain/sandbox/svm.js";
 import { loadVenueKeys, venueSigners } from "../src/chain/sandbox/venue-keys.js";
 import { openStorage } from "../src/storage/database.js";
-import { percentile } from "./support.js";
+import { cpuTimeUs, percentile } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -107,12 +107,6 @@ async function buildTransfers(
     transfers.push(await buildSignedTransaction(wallets[from] as KeyPairSigner, [instruction], lifetime));
   }
   return transfers;
-}
-
-// CPU seconds (user + system) a process has used so far, from /proc (Linux).
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function rate(count: number, ms: number): number {
@@ -262,12 +256,12 @@ async function overJsonRpc(
   client: Client,
 ): Promise<Measured> {
   const bodies = requestBodies(transfers, perRequest);
-  const cpuBefore = cpuSeconds(node.child.pid as number);
+  const cpuBefore = cpuTimeUs(node.child.pid as number);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const { failures, latencies } = await (client === "lean" ? leanLoad : undiciLoad)(node.rpcUrl, bodies);
   const elapsed = performance.now() - started;
-  const nodeCpuUs = ((cpuSeconds(node.child.pid as number) - cpuBefore) * 1e6) / transfers.length;
+  const nodeCpuUs = (cpuTimeUs(node.child.pid as number) - cpuBefore) / transfers.length;
   const clientCpu = process.cpuUsage(clientBefore);
   const clientCpuUs = (clientCpu.user + clientCpu.system) / transfers.length;
   if (failures > 0) throw new Error(`${failures} sendTransaction calls failed`);

@@ -7,14 +7,14 @@
  *
  *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,relay,startup)
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type autocannon from "autocannon";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
 import type { CatalogueFile } from "../src/markets/model.js";
+import { cpuTimeUs, pickPort, startServer, stopServer, tempDataDir } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -29,59 +29,10 @@ const CONNECTIONS = Number(args.connections);
 const MAIN = path.resolve("dist/main.js");
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  readyMs: number;
-}
-
-function freePortFrom(base: number): number {
-  return base + Math.floor(Math.random() * 1000);
-}
-
-/** Starts `oddsgate serve` and waits until /health-check answers 200; returns the time that took. */
-async function startServer(
-  dataDir: string,
-  env: Record<string, string> = {},
-  headers: Record<string, string> = {},
-): Promise<Started> {
-  const port = freePortFrom(18_000);
-  const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, "serve"], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      SIMULATOR_PORT: "0",
-      RPC_PORT: "0",
-      DATA_DIR: dataDir,
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health-check`, { headers })).status === 200) break;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { child, url, readyMs: performance.now() - started };
-}
-
 function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
 }
 
 interface Load {
@@ -94,13 +45,6 @@ interface Load {
   errors: number;
   /** Server CPU time per request, in microseconds. */
   cpuUs: number;
-}
-
-/** CPU time (user + system) a process has used so far, in microseconds. */
-function cpuTimeUs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /**
@@ -193,14 +137,8 @@ function printLoad(row: Load): void {
   );
 }
 
-function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-"));
-}
-
 async function throughput(): Promise<void> {
-  const dataDir = tempDataDir();
-  // Limits off: this measures serving, and one client address would drain the anonymous bucket at once.
-  const server = await startServer(dataDir, { RATE_LIMIT_ANONYMOUS: "0" });
+  const server = await startServer();
   try {
     const demo = generateDemoCatalogue({ anchor: ANCHOR });
     // The design's reference read: an event with ten nested markets (or the largest below that).
@@ -228,8 +166,7 @@ async function throughput(): Promise<void> {
         ` (target <= 10 ms); server CPU per request ${(read.cpuUs / health.cpuUs).toFixed(2)}x health-check's`,
     );
   } finally {
-    await stop(server.child);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopServer(server);
   }
 }
 
@@ -253,9 +190,13 @@ async function accessControl(): Promise<void> {
     console.log(
       `\naccess control: /health-check, ${CONNECTIONS} connections, ${DURATION_S} s each, interleaved`,
     );
-    const off = await startServer(dataDir, { RATE_LIMIT_ANONYMOUS: "0" });
+    const off = await startServer({ dataDir });
     const keyed = { "x-api-key": secret };
-    const on = await startServer(dataDir, { MODE: "production", RATE_LIMIT_PRO: "1000000000" }, keyed);
+    const on = await startServer({
+      dataDir,
+      env: { MODE: "production", RATE_LIMIT_PRO: "1000000000" },
+      headers: keyed,
+    });
     try {
       const [offLoad, onLoad] = await interleaved([
         {
@@ -277,8 +218,8 @@ async function accessControl(): Promise<void> {
           ` server CPU per request ${((onLoad as Load).cpuUs / (offLoad as Load).cpuUs).toFixed(2)}x`,
       );
     } finally {
-      await stop(off.child);
-      await stop(on.child);
+      await stopServer(off);
+      await stopServer(on);
     }
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -291,12 +232,8 @@ async function accessControl(): Promise<void> {
  * the same call made to the simulator directly. The difference is what the relay adds.
  */
 async function relay(): Promise<void> {
-  const dataDir = tempDataDir();
-  const simulatorPort = freePortFrom(19_000);
-  const server = await startServer(dataDir, {
-    RATE_LIMIT_ANONYMOUS: "0",
-    SIMULATOR_PORT: String(simulatorPort),
-  });
+  const simulatorPort = pickPort(19_000);
+  const server = await startServer({ env: { SIMULATOR_PORT: String(simulatorPort) } });
   try {
     const demo = generateDemoCatalogue({ anchor: ANCHOR });
     const now = Math.floor(Date.now() / 1000);
@@ -345,8 +282,7 @@ forecast relay, event ${event.ticker}: cache hit at ${CONNECTIONS} connections, 
       `  relay adds ${(miss.p50 - upstreamDirect.p50).toFixed(2)} ms at p50, ${(miss.mean - upstreamDirect.mean).toFixed(2)} ms on average (target <= 2 ms at p50)`,
     );
   } finally {
-    await stop(server.child);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopServer(server);
   }
 }
 
@@ -354,12 +290,12 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
   const dataDir = tempDataDir();
   try {
     prepare(dataDir);
-    const server = await startServer(dataDir);
+    const server = await startServer({ dataDir });
     // Touch a few pages so lazily built sort orders count toward memory, as under real traffic.
     await fetch(`${server.url}/api/v1/events?sort=volume&limit=200`);
     await fetch(`${server.url}/api/v1/markets?sort=volume&limit=200`);
     const rss = rssMb(server.child.pid as number);
-    await stop(server.child);
+    await stopServer(server);
     console.log(
       `  ${label.padEnd(44)} ready ${(server.readyMs / 1000).toFixed(2).padStart(5)} s   RSS ${rss.toFixed(0).padStart(4)} MB`,
     );

@@ -11,6 +11,19 @@ export interface StartedServer {
   url: string;
   rpcUrl: string;
   dataDir: string;
+  /** From spawning the process until /health-check answered 200. */
+  readyMs: number;
+  /** Whether `dataDir` was made for this server (and goes with it). */
+  ownsDataDir: boolean;
+}
+
+export interface ServerOptions {
+  /** Settings over the bench defaults. */
+  env?: Record<string, string>;
+  /** An existing DATA_DIR to serve (the caller removes it), instead of a fresh one. */
+  dataDir?: string;
+  /** Headers of the readiness probe (a production server wants a key). */
+  headers?: Record<string, string>;
 }
 
 /** A fresh temporary DATA_DIR, removed by `stopServer`. */
@@ -25,9 +38,11 @@ export function pickPort(base: number): number {
 
 const stopping = new WeakSet<ChildProcess>();
 
-/** Starts `oddsgate serve` on a fresh DATA_DIR with limits off, and waits until /health-check answers 200. */
-export async function startServer(env: Record<string, string> = {}): Promise<StartedServer> {
-  const dataDir = tempDataDir();
+/** Starts `oddsgate serve` (a fresh DATA_DIR and limits off unless told) and waits until /health-check answers 200. */
+export async function startServer(options: ServerOptions = {}): Promise<StartedServer> {
+  const { env = {}, headers = {} } = options;
+  const dataDir = options.dataDir ?? tempDataDir();
+  const started = performance.now();
   const port = pickPort(18_000);
   const rpcPort = pickPort(21_000);
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
@@ -59,17 +74,24 @@ export async function startServer(env: Record<string, string> = {}): Promise<Sta
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const healthy = await fetch(`${url}/health-check`).then(
+    const healthy = await fetch(`${url}/health-check`, { headers }).then(
       (response) => response.status === 200,
       () => false,
     );
     if (healthy) break;
     await sleep(20);
   }
-  return { child, url, rpcUrl: `http://127.0.0.1:${rpcPort}`, dataDir };
+  return {
+    child,
+    url,
+    rpcUrl: `http://127.0.0.1:${rpcPort}`,
+    dataDir,
+    readyMs: performance.now() - started,
+    ownsDataDir: options.dataDir === undefined,
+  };
 }
 
-/** Stops the server and removes its DATA_DIR. */
+/** Stops the server and removes its DATA_DIR if it made one. */
 export async function stopServer(server: StartedServer): Promise<void> {
   const { child } = server;
   if (child.exitCode === null && child.signalCode === null) {
@@ -78,7 +100,7 @@ export async function stopServer(server: StartedServer): Promise<void> {
     child.kill("SIGTERM");
     await exited;
   }
-  fs.rmSync(server.dataDir, { recursive: true, force: true });
+  if (server.ownsDataDir) fs.rmSync(server.dataDir, { recursive: true, force: true });
 }
 
 /** User plus system CPU time of a process so far, in microseconds (Linux /proc). */
