@@ -7,14 +7,13 @@
  *
  *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,relay,startup)
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import type autocannon from "autocannon";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
 import type { CatalogueFile } from "../src/markets/model.js";
-import { cpuTimeUs, pickPort, startServer, stopServer, tempDataDir } from "./support.js";
+import { cpuTimeUs, pickPort, runAutocannon, startServer, stopServer, tempDataDir } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -60,7 +59,7 @@ async function load(
   connections = CONNECTIONS,
 ): Promise<Load> {
   const cpuBefore = pid ? cpuTimeUs(pid) : 0;
-  const result = await runAutocannon(url, headers, duration, connections);
+  const result = await runAutocannon({ url, headers, duration, connections });
   const cpuUs = pid ? (cpuTimeUs(pid) - cpuBefore) / Math.max(1, result.requests.total) : 0;
   const errors = result.errors + result.timeouts + result.non2xx;
   if (errors > 0 && name !== "warm-up")
@@ -74,28 +73,6 @@ async function load(
     errors,
     cpuUs,
   };
-}
-
-const AUTOCANNON = path.resolve("node_modules/autocannon/autocannon.js");
-
-/**
- * Runs autocannon as its own plain-Node process (not inside this tsx-loaded one), so the load
- * generator is as fast as it can be and competes with the server only as a separate process would.
- */
-function runAutocannon(
-  url: string,
-  headers: Record<string, string>,
-  duration: number,
-  connections: number,
-): Promise<autocannon.Result> {
-  const headerArgs = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}=${value}`]);
-  const args = [AUTOCANNON, "--json", "-c", String(connections), "-d", String(duration), ...headerArgs, url];
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
-      if (error) return reject(error);
-      resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as autocannon.Result);
-    });
-  });
 }
 
 interface Target {

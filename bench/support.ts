@@ -1,8 +1,10 @@
-/** What the benches share: starting and stopping the built server, and reading a process's CPU time. */
-import { type ChildProcess, spawn } from "node:child_process";
+/** What the benches share: the built server started and stopped, a process's CPU time, autocannon runs. */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type autocannon from "autocannon";
 
 const MAIN = path.resolve("dist/main.js");
 
@@ -131,4 +133,24 @@ export function random(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
+}
+
+const AUTOCANNON = pathToFileURL(path.resolve("node_modules/autocannon/autocannon.js")).href;
+// It runs in its own plain Node process (not this tsx-loaded one), so the load generator is as fast as
+// it can be and competes with the server only as a separate process would.
+const AUTOCANNON_SCRIPT = `
+import autocannon from ${JSON.stringify(AUTOCANNON)};
+const result = await autocannon(JSON.parse(process.argv[1]));
+process.stdout.write(JSON.stringify(result));
+`;
+
+/** Runs autocannon with `options` in a process of its own; resolves with its result. */
+export function runAutocannon(options: autocannon.Options): Promise<autocannon.Result> {
+  const argv = ["--input-type=module", "-e", AUTOCANNON_SCRIPT, JSON.stringify(options)];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, argv, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return reject(error);
+      resolve(JSON.parse(stdout) as autocannon.Result);
+    });
+  });
 }

@@ -20,13 +20,10 @@
  * BENCH_NODE_FLAGS passes node flags to the server, e.g. BENCH_NODE_FLAGS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof" profiles it (the profile is written when the bench stops it).
  */
-import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type Address, generateKeyPairSigner } from "@solana/kit";
-import type autocannon from "autocannon";
 import { demoTokens } from "../src/chain/demo-tokens.js";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../src/chain/programs.js";
 import { RpcChain } from "../src/chain/rpc-client.js";
@@ -36,7 +33,15 @@ import { openStorage } from "../src/storage/database.js";
 import { PoolAuthorities } from "../src/trading/pools/authority.js";
 import { createPool, type PoolFunding } from "../src/trading/pools/create.js";
 import { DEMO_PRICES_USD } from "../src/trading/pools/demo.js";
-import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
+import {
+  cpuTimeUs,
+  random,
+  runAutocannon,
+  type StartedServer,
+  sleep,
+  startServer,
+  stopServer,
+} from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -275,37 +280,6 @@ interface Load {
   cpuUs: number;
 }
 
-const AUTOCANNON = pathToFileURL(path.resolve("node_modules/autocannon/autocannon.js")).href;
-// autocannon's CLI takes one URL; its API takes a rotating `requests` list. It runs in its own plain
-// Node process (not this tsx-loaded one), so it competes with the server only as a separate process.
-const AUTOCANNON_SCRIPT = `
-import autocannon from ${JSON.stringify(AUTOCANNON)};
-const options = JSON.parse(process.argv[1]);
-const result = await autocannon(options);
-process.stdout.write(JSON.stringify(result));
-`;
-
-function runAutocannon(
-  url: string,
-  paths: readonly string[],
-  duration: number,
-  connections: number,
-): Promise<autocannon.Result> {
-  const options = {
-    url,
-    connections,
-    duration,
-    requests: paths.map((requestPath) => ({ method: "GET", path: requestPath })),
-  };
-  const argv = ["--input-type=module", "-e", AUTOCANNON_SCRIPT, JSON.stringify(options)];
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, argv, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
-      if (error) return reject(error);
-      resolve(JSON.parse(stdout) as autocannon.Result);
-    });
-  });
-}
-
 async function load(
   name: string,
   url: string,
@@ -315,7 +289,12 @@ async function load(
   connections: number,
 ): Promise<Load> {
   const cpuBefore = cpuTimeUs(pid);
-  const result = await runAutocannon(url, paths, duration, connections);
+  const result = await runAutocannon({
+    url,
+    connections,
+    duration,
+    requests: paths.map((requestPath) => ({ method: "GET", path: requestPath })),
+  });
   const requests = result.requests.total;
   const statuses: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {}))
