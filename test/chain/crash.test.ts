@@ -13,11 +13,9 @@ import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LatestBlockhash } from "../../src/chain/chain.js";
 import { USDC_MINT } from "../../src/chain/programs.js";
-import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
-import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
 import { openStorage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";
-import { usdcAccountOf, usdcTransfer } from "./harness.js";
+import { storedSupplies, usdcAccountOf, usdcTransfer } from "./harness.js";
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), "crash-child.ts");
 const WALLETS = 6;
@@ -171,17 +169,7 @@ describe("sandbox chain crash safety", () => {
     await exited(second.child);
     const storage = await openStorage({ DATA_DIR: dir.dir });
     try {
-      const accounts = await new ChainStore(storage.db).loadAccounts();
-      const supplies = new Map<string, bigint>();
-      const held = new Map<string, bigint>();
-      for (const account of accounts) {
-        const address = account.address as Address;
-        const owner = account.owner as Address;
-        const mint = decodeMint(address, owner, account.data);
-        if (mint) supplies.set(address, mint.supply);
-        const token = decodeTokenAccount(address, owner, account.data);
-        if (token && !token.isNative) held.set(token.mint, (held.get(token.mint) ?? 0n) + token.amount);
-      }
+      const { supplies, held } = await storedSupplies(storage);
       expect(supplies.size).toBeGreaterThan(2);
       for (const [mint, supply] of supplies) expect(held.get(mint) ?? 0n, mint).toBe(supply);
     } finally {

@@ -4,9 +4,11 @@ import { findAssociatedTokenPda, getTransferCheckedInstruction } from "@solana-p
 import { signInstructions } from "../../src/chain/build-transaction.js";
 import type { Chain } from "../../src/chain/chain.js";
 import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../../src/chain/programs.js";
+import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
 import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
 import type { WallClock } from "../../src/chain/sandbox/slot-clock.js";
 import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
+import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import type { BackendSettings } from "../support/backends.js";
 
@@ -85,4 +87,21 @@ export async function usdcTransferTransaction(
     decimals: USDC_DECIMALS,
   });
   return signInstructions(from, [instruction], await chain.getLatestBlockhash());
+}
+
+/** Every mint's supply and the sum of its token accounts' balances, from the stored (durable) state. */
+export async function storedSupplies(
+  storage: Storage,
+): Promise<{ supplies: Map<string, bigint>; held: Map<string, bigint> }> {
+  const supplies = new Map<string, bigint>();
+  const held = new Map<string, bigint>();
+  for (const account of await new ChainStore(storage.db).loadAccounts()) {
+    const address = account.address as Address;
+    const owner = account.owner as Address;
+    const mint = decodeMint(address, owner, account.data);
+    if (mint) supplies.set(address, mint.supply);
+    const token = decodeTokenAccount(address, owner, account.data);
+    if (token && !token.isNative) held.set(token.mint, (held.get(token.mint) ?? 0n) + token.amount);
+  }
+  return { supplies, held };
 }

@@ -11,11 +11,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { USDC_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
-import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
-import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
 import { openStorage } from "../../src/storage/database.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
+import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { signWithKit } from "../support/kit.js";
 
@@ -170,16 +169,7 @@ describe("order settlement across a kill -9", () => {
       await kill(venue);
       const storage = await openStorage({ DATA_DIR: dir.dir });
       try {
-        const supplies = new Map<string, bigint>();
-        const held = new Map<string, bigint>();
-        for (const account of await new ChainStore(storage.db).loadAccounts()) {
-          const address = account.address as Address;
-          const owner = account.owner as Address;
-          const mint = decodeMint(address, owner, account.data);
-          if (mint) supplies.set(address, mint.supply);
-          const token = decodeTokenAccount(address, owner, account.data);
-          if (token && !token.isNative) held.set(token.mint, (held.get(token.mint) ?? 0n) + token.amount);
-        }
+        const { supplies, held } = await storedSupplies(storage);
         expect(supplies.get(USDC_MINT)).toBeGreaterThan(0n);
         for (const [mint, supply] of supplies) expect(held.get(mint) ?? 0n, mint).toBe(supply);
       } finally {
