@@ -18,6 +18,7 @@ import type { OrderDesk } from "../order.js";
 import { formatFraction } from "../order.js";
 import type { OrderRequest } from "../order-params.js";
 import type { PoolAuthorities } from "../pools/authority.js";
+import type { IntentQuoteResponse, SubmitIntentResponse } from "../routes/schemas.js";
 import { addressBytes, signedTransaction } from "../transaction.js";
 import { INTENT_EXPIRY_SLOTS, openMemoOf, openMessage } from "./escrow.js";
 import type { OrderKeeper } from "./keeper.js";
@@ -28,8 +29,6 @@ export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
 export interface IntentRequest extends OrderRequest {
   feeBudget: bigint;
 }
-
-import type { IntentQuoteResponse, SubmitIntentResponse } from "../routes/schemas.js";
 
 export type { IntentQuoteResponse, SubmitIntentResponse };
 
