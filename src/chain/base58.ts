@@ -3,7 +3,12 @@
  * signature and several account addresses as text, and the generic byte-at-a-time encoder costs
  * several microseconds per address. This one works in limbs of 58^5 and 16-bit input chunks, and
  * gives exactly the same text (it is checked against `bs58` in the tests).
+ *
+ * Decoding is the mirror image (five digits at a time into 16-bit limbs) with one more duty: it reads
+ * client text, so it refuses text too long for the bytes it must hold before doing any arithmetic.
  */
+
+import { WIRE_LIMITS } from "../limits.js";
 
 const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
@@ -77,4 +82,112 @@ export function addressOf(key: Uint8Array): string {
     addressCache.set(raw, address);
   }
   return address;
+}
+
+// Decoding. Client text reaches the decoder (addresses, signatures, transactions), and base58 is
+// quadratic in its length: every length is bounded before the first digit is read.
+
+// The value of each alphabet character by char code; 255 for characters outside the alphabet.
+const DIGITS = new Uint8Array(128).fill(255);
+for (let i = 0; i < ALPHABET.length; i++) DIGITS[ALPHABET.charCodeAt(i)] = i;
+// Five digits at a time into 16-bit limbs: limb * 58^5 + carry < 2^16 * 2^30 + 2^31 < 2^53.
+const POWERS = [1, 58, 3_364, 195_112, 11_316_496, LIMB];
+const BYTE_DIGITS = Math.log(256) / Math.log(58);
+
+/** Why base58 text was refused: too long (or short) for what it must hold, or not base58 at all. */
+export class Base58Error extends Error {
+  constructor(
+    readonly kind: "size" | "character",
+    message: string,
+  ) {
+    super(message);
+    this.name = "Base58Error";
+  }
+}
+
+/**
+ * The most characters base58 text of at most `bytes` bytes can have. It is exact: any longer text
+ * decodes to more than `bytes` bytes, so refusing it by length refuses nothing valid.
+ */
+export function maxBase58Chars(bytes: number): number {
+  return Math.ceil(bytes * BYTE_DIGITS);
+}
+
+// Scratch limbs of the decoder, reused like the encoder's.
+let decodeLimbs = new Float64Array(64);
+
+/**
+ * The bytes of base58 `text`, exactly as `bs58.decode` gives them, refusing with a Base58Error text
+ * that cannot fit in `maxBytes`: by its length before any arithmetic (so a 100,000-character input
+ * costs nothing), or by its value.
+ */
+export function decodeBase58(text: string, maxBytes: number): Uint8Array {
+  const length = text.length;
+  if (length > maxBase58Chars(maxBytes)) {
+    throw new Base58Error("size", `base58 text of ${length} characters exceeds ${maxBytes} bytes`);
+  }
+  let zeros = 0;
+  while (zeros < length && text.charCodeAt(zeros) === ONE) zeros++;
+  const maxLimbs = Math.ceil((length - zeros) / 2) + 2;
+  if (decodeLimbs.length < maxLimbs) decodeLimbs = new Float64Array(maxLimbs * 2);
+  const limbs = decodeLimbs;
+  // Little-endian 16-bit limbs of the value; the first chunk takes the odd digits, then fives.
+  let used = 0;
+  let i = zeros;
+  while (i < length) {
+    const take = i === zeros ? (length - zeros) % 5 || 5 : 5;
+    let chunk = 0;
+    for (const end = i + take; i < end; i++) {
+      const code = text.charCodeAt(i);
+      const digit = code < 128 ? (DIGITS[code] as number) : 255;
+      if (digit === 255) throw new Base58Error("character", `invalid base58 character at ${i}`);
+      chunk = chunk * 58 + digit;
+    }
+    const power = POWERS[take] as number;
+    let carry = chunk;
+    for (let j = 0; j < used; j++) {
+      const x = (limbs[j] as number) * power + carry;
+      carry = Math.floor(x / 65_536);
+      limbs[j] = x - carry * 65_536;
+    }
+    while (carry > 0) {
+      const next = Math.floor(carry / 65_536);
+      limbs[used++] = carry - next * 65_536;
+      carry = next;
+    }
+  }
+  // The value's big-endian bytes without leading zero bytes, after the zero bytes the '1's stand for.
+  let significant = used * 2;
+  if (used > 0 && (limbs[used - 1] as number) < 256) significant--;
+  if (zeros + significant > maxBytes) {
+    throw new Base58Error("size", `base58 text decodes to more than ${maxBytes} bytes`);
+  }
+  const bytes = new Uint8Array(zeros + significant);
+  let at = bytes.length;
+  for (let j = 0; j < used; j++) {
+    const limb = limbs[j] as number;
+    bytes[--at] = limb & 0xff;
+    if (at > zeros) bytes[--at] = limb >>> 8;
+  }
+  return bytes;
+}
+
+/** Decodes base58 text of exactly `size` bytes whose length lies in `chars`; Base58Error otherwise. */
+function decodeExact(text: string, size: number, chars: { min: number; max: number }, what: string) {
+  if (text.length < chars.min || text.length > chars.max) {
+    throw new Base58Error("size", `${what} must be ${chars.min} to ${chars.max} base58 characters`);
+  }
+  const bytes = decodeBase58(text, size);
+  if (bytes.length !== size) throw new Base58Error("size", `${what} must be ${size} bytes`);
+  return bytes;
+}
+
+/** The 32 bytes of a base58 address (32 to 44 characters); a Base58Error when it is not one. */
+export function decodeAddressBytes(text: string): Uint8Array {
+  return decodeExact(text, 32, WIRE_LIMITS.addressChars, "an address");
+}
+
+/** The 64 bytes of a base58 signature (64 to 88 characters); a Base58Error when it is not one. */
+export function decodeSignatureBytes(text: string): Uint8Array {
+  return decodeExact(text, 64, WIRE_LIMITS.signatureChars, "a signature");
 }

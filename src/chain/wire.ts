@@ -2,8 +2,8 @@
  * A direct reader of Solana's wire transaction format (legacy and v0). The sandbox's hot path needs
  * only offsets and account indexes, which is cheaper to read by hand than through kit's codecs.
  */
-import bs58 from "bs58";
-import { encodeBase58 } from "./base58.js";
+import { WIRE_LIMITS } from "../limits.js";
+import { Base58Error, decodeBase58, encodeBase58 } from "./base58.js";
 import { ChainError } from "./errors.js";
 
 export interface MessageHeader {
@@ -162,15 +162,32 @@ export function transactionId(tx: WireTransaction): string {
   return encodeBase58(first);
 }
 
-/** Decodes a base58 or base64 wire transaction as sent to `sendTransaction`. */
+/**
+ * Decodes a base58 or base64 wire transaction as sent to `sendTransaction`. Its length is checked
+ * before it is decoded (WIRE_LIMITS): a transaction never exceeds Solana's packet size.
+ */
 export function decodeWireTransaction(encoded: string, encoding: "base58" | "base64"): Uint8Array {
+  const maxChars =
+    encoding === "base64" ? WIRE_LIMITS.transactionBase64Chars : WIRE_LIMITS.transactionBase58Chars;
+  if (encoded.length > maxChars) throw tooLarge(encoding, encoded.length, maxChars);
   if (encoding === "base64") {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded)) throw malformed("invalid base64 encoding");
-    return new Uint8Array(Buffer.from(encoded, "base64"));
+    const bytes = new Uint8Array(Buffer.from(encoded, "base64"));
+    if (bytes.length > WIRE_LIMITS.transactionBytes) throw tooLarge(encoding, encoded.length, maxChars);
+    return bytes;
   }
   try {
-    return bs58.decode(encoded);
-  } catch {
+    return decodeBase58(encoded, WIRE_LIMITS.transactionBytes);
+  } catch (error) {
+    if (error instanceof Base58Error && error.kind === "size")
+      throw tooLarge(encoding, encoded.length, maxChars);
     throw malformed("invalid base58 encoding");
   }
+}
+
+// Solana's own words for an oversized transaction.
+function tooLarge(encoding: string, chars: number, maxChars: number): ChainError {
+  return ChainError.invalidParams(
+    `${encoding} encoded solana_transaction::versioned::VersionedTransaction too large: ${chars} bytes (max: encoded/raw ${maxChars}/${WIRE_LIMITS.transactionBytes})`,
+  );
 }

@@ -6,8 +6,8 @@
  * kit's decoder and the chain executes them.
  */
 import { AccountRole, type Address, type Instruction } from "@solana/kit";
-import bs58 from "bs58";
 import { LRUCache } from "lru-cache";
+import { decodeBase58 } from "../chain/base58.js";
 import type { Keypair } from "../chain/ed25519.js";
 
 const VERSION_0 = 0x80;
@@ -17,7 +17,7 @@ const decoded = new LRUCache<string, Uint8Array>({ max: 100_000 });
 export function addressBytes(address: string): Uint8Array {
   let bytes = decoded.get(address);
   if (!bytes) {
-    bytes = bs58.decode(address);
+    bytes = decodeBase58(address, 32);
     if (bytes.length !== 32) throw new Error(`${address} is not a 32-byte address`);
     decoded.set(address, bytes);
   }

@@ -1,7 +1,37 @@
 import { randomBytes } from "node:crypto";
 import bs58 from "bs58";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { addressOf, encodeBase58 } from "../../src/chain/base58.js";
+import {
+  addressOf,
+  Base58Error,
+  decodeAddressBytes,
+  decodeBase58,
+  decodeSignatureBytes,
+  encodeBase58,
+  maxBase58Chars,
+} from "../../src/chain/base58.js";
+
+const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/** bs58's answer as bytes or "refused", to compare with decodeBase58 under a byte bound. */
+function reference(text: string, maxBytes: number): Uint8Array | "refused" {
+  try {
+    const bytes = bs58.decode(text);
+    return bytes.length > maxBytes ? "refused" : bytes;
+  } catch {
+    return "refused";
+  }
+}
+
+function ours(text: string, maxBytes: number): Uint8Array | "refused" {
+  try {
+    return decodeBase58(text, maxBytes);
+  } catch (error) {
+    expect(error).toBeInstanceOf(Base58Error);
+    return "refused";
+  }
+}
 
 describe("base58 encoding of the sandbox's hot path", () => {
   it("gives exactly bs58's text for every length, leading zeros and all-ones bytes", () => {
@@ -19,5 +49,70 @@ describe("base58 encoding of the sandbox's hot path", () => {
     const view = new Uint8Array(Buffer.concat([randomBytes(7), key])).subarray(7);
     expect(addressOf(key)).toBe(bs58.encode(key));
     expect(addressOf(view)).toBe(bs58.encode(key));
+  });
+});
+
+describe("base58 decoding of client text", () => {
+  it("gives exactly bs58's bytes for encoded values of every length, leading zeros and all-ones", () => {
+    for (let n = 0; n < 5_000; n++) {
+      const bytes = randomBytes(n % 140);
+      if (n % 7 === 0) bytes.fill(0, 0, n % 5);
+      if (n % 11 === 0) bytes.fill(255);
+      const text = bs58.encode(bytes);
+      expect(decodeBase58(text, bytes.length)).toEqual(bs58.decode(text));
+    }
+    expect(decodeBase58("", 0)).toEqual(new Uint8Array(0));
+    expect(decodeBase58("1111", 4)).toEqual(new Uint8Array(4));
+  });
+
+  it("agrees with bs58 on random text: the same bytes, or both refuse (bad characters, too large)", () => {
+    const base58Text = fc.string({ unit: fc.constantFrom(...ALPHABET), maxLength: 120 });
+    const anyText = fc.oneof(base58Text, fc.string({ maxLength: 60 }), fc.string({ unit: "binary" }));
+    fc.assert(
+      fc.property(anyText, fc.integer({ min: 0, max: 100 }), (text, maxBytes) => {
+        expect(ours(text, maxBytes)).toEqual(reference(text, maxBytes));
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  it("bounds text by length exactly: the longest text of n bytes fits, one more character never does", () => {
+    for (let bytes = 1; bytes <= 1_232; bytes += bytes < 80 ? 1 : 97) {
+      const largest = bs58.encode(new Uint8Array(bytes).fill(255));
+      expect(largest.length).toBeLessThanOrEqual(maxBase58Chars(bytes));
+      const longer = "2".padEnd(maxBase58Chars(bytes) + 1, "1");
+      expect(bs58.decode(longer).length).toBeGreaterThan(bytes);
+    }
+    expect(maxBase58Chars(32)).toBe(44);
+    expect(maxBase58Chars(64)).toBe(88);
+  });
+
+  it("refuses a 100,000-character input in under 5 ms, before decoding it", () => {
+    const huge = "z".repeat(100_000);
+    const started = performance.now();
+    expect(() => decodeBase58(huge, 1_232)).toThrow(Base58Error);
+    expect(() => decodeAddressBytes(huge)).toThrow(Base58Error);
+    expect(() => decodeSignatureBytes(huge)).toThrow(Base58Error);
+    expect(performance.now() - started).toBeLessThan(5);
+  });
+
+  it("decodes addresses and signatures of their exact size only, and says why it refuses", () => {
+    const key = randomBytes(32);
+    expect(decodeAddressBytes(bs58.encode(key))).toEqual(new Uint8Array(key));
+    const signature = randomBytes(64);
+    expect(decodeSignatureBytes(bs58.encode(signature))).toEqual(new Uint8Array(signature));
+    const kind = (decode: () => unknown) => {
+      try {
+        decode();
+      } catch (error) {
+        return error instanceof Base58Error ? error.kind : "other";
+      }
+      return "accepted";
+    };
+    expect(kind(() => decodeAddressBytes(bs58.encode(randomBytes(31)).padStart(32, "1")))).toBe("size");
+    expect(kind(() => decodeAddressBytes("0".repeat(40)))).toBe("character");
+    expect(kind(() => decodeAddressBytes(bs58.encode(signature)))).toBe("size");
+    expect(kind(() => decodeSignatureBytes(bs58.encode(key)))).toBe("size");
+    expect(kind(() => decodeAddressBytes("1".repeat(31)))).toBe("size");
   });
 });

@@ -2,21 +2,54 @@
  * The sandbox's Solana PubSub WebSocket (default :8900): `signatureSubscribe`, `accountSubscribe`,
  * `slotSubscribe` and their unsubscribes, with notifications shaped as a validator sends them.
  * Signatures notify once, on commit (or at once if already committed), then end their subscription.
+ *
+ * Every socket is bounded (PUBSUB_LIMITS): inbound frame size, live subscriptions, bytes queued for a
+ * client that does not read, liveness (pings), and open sockets per client address.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Address, Signature } from "@solana/kit";
+import type http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { Address } from "@solana/kit";
 import { type WebSocket, WebSocketServer } from "ws";
+import { PUBSUB_LIMITS } from "../../limits.js";
 import { ChainError, RPC_ERROR } from "../errors.js";
 import { decodeMint } from "../token-layout.js";
-import { type AccountEncoding, encodeAccount } from "./rpc-encoding.js";
-import { type CommitEvent, decodeAddress, type SandboxChain } from "./sandbox-chain.js";
+import {
+  type AccountEncoding,
+  assertAddressParam,
+  assertSignatureParam,
+  encodeAccount,
+} from "./rpc-encoding.js";
+import {
+  type AccessGate,
+  createBoundedHttpServer,
+  type HttpListenerLimits,
+  httpLimitsWith,
+  type ListenerLogger,
+} from "./rpc-server.js";
+import type { CommitEvent, SandboxChain } from "./sandbox-chain.js";
 import { SLOT_MS } from "./slot-clock.js";
 
+/** Bounds of the PubSub (PUBSUB_LIMITS by default). */
+export interface PubSubLimits {
+  frameBytes: number;
+  subscriptionsPerSocket: number;
+  outboundBufferBytes: number;
+  pingMs: number;
+  socketsPerAddress: number;
+}
+
+/** One open socket and what it holds. */
+interface Peer {
+  socket: WebSocket;
+  ids: Set<number>;
+  /** Whether it answered the last ping (or sent anything) since. */
+  alive: boolean;
+}
+
 type Subscription =
-  | { kind: "signature"; socket: WebSocket; signature: string }
-  | { kind: "account"; socket: WebSocket; address: Address; encoding: AccountEncoding }
-  | { kind: "slot"; socket: WebSocket };
+  | { kind: "signature"; peer: Peer; signature: string }
+  | { kind: "account"; peer: Peer; address: Address; encoding: AccountEncoding }
+  | { kind: "slot"; peer: Peer };
 
 const NOTIFICATION_METHOD = {
   signature: "signatureNotification",
@@ -28,42 +61,111 @@ const UNSUBSCRIBE = {
   accountUnsubscribe: "account",
   slotUnsubscribe: "slot",
 } as const;
+const ACCOUNT_ENCODINGS = new Set<unknown>(["base64", "base58", "jsonParsed", "base64+zstd"]);
+
+// A socket closed by the server gets this long to take its close frame before it is cut.
+const CLOSE_GRACE_MS = 1_000;
 
 export interface PubSubServer {
   port: number;
+  /** Open sockets and live subscriptions, for tests and metrics. */
+  stats(): { sockets: number; subscriptions: number };
   close(): Promise<void>;
 }
 
-/** Starts the PubSub WebSocket server for `chain` on `host:port` (0 picks a free port). */
-export async function startPubSubServer(
-  chain: SandboxChain,
-  host: string,
-  port: number,
-): Promise<PubSubServer> {
-  const server = http.createServer((_request, response) => {
+export interface PubSubOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Overrides of PUBSUB_LIMITS and HTTP_LIMITS (tests shorten them). */
+  limits?: { pubsub?: Partial<PubSubLimits>; http?: Partial<HttpListenerLimits> };
+  /** Checks every upgrade (production with API keys). */
+  access?: AccessGate;
+  logger?: ListenerLogger;
+}
+
+/** Starts the PubSub WebSocket server for `chain` on `options.host:options.port`. */
+export async function startPubSubServer(chain: SandboxChain, options: PubSubOptions): Promise<PubSubServer> {
+  const limits: PubSubLimits = { ...PUBSUB_LIMITS, ...options.limits?.pubsub };
+  const { access, logger } = options;
+  const warn = (object: object, message: string) =>
+    (logger?.warn ?? logger?.info)?.call(logger, object, message);
+  const server = createBoundedHttpServer(httpLimitsWith(options.limits?.http), (_request, response) => {
     response.writeHead(426, { "content-type": "text/plain" }).end("WebSocket upgrade required");
   });
-  const wss = new WebSocketServer({ server });
+  // No per-message compression (the default): a small compressed frame could inflate past maxPayload.
+  // One message per event-loop turn: a socket sending a thousand subscribes in one packet must not
+  // hold the process for all of them at once (a signature's status may need a storage read).
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.frameBytes,
+    allowSynchronousEvents: false,
+  });
+  const peers = new Set<Peer>();
+  const openByAddress = new Map<string, number>();
   const subscriptions = new Map<number, Subscription>();
   const bySignature = new Map<string, Set<number>>();
+  const byAccount = new Map<string, Set<number>>();
+  const slotIds = new Set<number>();
   let nextId = 0;
 
-  const send = (socket: WebSocket, message: unknown) => {
-    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+  const indexAdd = (index: Map<string, Set<number>>, key: string, id: number) => {
+    let ids = index.get(key);
+    if (!ids) {
+      ids = new Set();
+      index.set(key, ids);
+    }
+    ids.add(id);
   };
-  const notify = (id: number, subscription: Subscription, result: unknown) =>
-    send(subscription.socket, {
-      jsonrpc: "2.0",
-      method: NOTIFICATION_METHOD[subscription.kind],
-      params: { result, subscription: id },
-    });
+  const indexDelete = (index: Map<string, Set<number>>, key: string, id: number) => {
+    const ids = index.get(key);
+    if (!ids) return;
+    ids.delete(id);
+    if (ids.size === 0) index.delete(key);
+  };
+  const add = (id: number, subscription: Subscription) => {
+    subscriptions.set(id, subscription);
+    subscription.peer.ids.add(id);
+    if (subscription.kind === "signature") indexAdd(bySignature, subscription.signature, id);
+    else if (subscription.kind === "account") indexAdd(byAccount, subscription.address, id);
+    else slotIds.add(id);
+  };
   const remove = (id: number) => {
     const subscription = subscriptions.get(id);
     if (!subscription) return false;
     subscriptions.delete(id);
-    if (subscription.kind === "signature") bySignature.get(subscription.signature)?.delete(id);
+    subscription.peer.ids.delete(id);
+    if (subscription.kind === "signature") indexDelete(bySignature, subscription.signature, id);
+    else if (subscription.kind === "account") indexDelete(byAccount, subscription.address, id);
+    else slotIds.delete(id);
     return true;
   };
+  const removeAll = (peer: Peer) => {
+    for (const id of peer.ids) remove(id);
+  };
+  /** Closes a socket now: its subscriptions end at once, and it is cut if it does not close soon. */
+  const drop = (peer: Peer, code: number, reason: string) => {
+    removeAll(peer);
+    peer.socket.close(code, reason);
+    setTimeout(() => peer.socket.terminate(), CLOSE_GRACE_MS).unref();
+  };
+
+  const send = (peer: Peer, message: unknown) => {
+    const { socket } = peer;
+    if (socket.readyState !== socket.OPEN) return;
+    socket.send(JSON.stringify(message));
+    // A client that does not read would otherwise make the server hold every notification for it.
+    if (socket.bufferedAmount > limits.outboundBufferBytes) {
+      warn({ bufferedBytes: socket.bufferedAmount }, "pubsub client does not read; socket closed (1008)");
+      drop(peer, 1008, "client too slow: outbound buffer limit exceeded");
+    }
+  };
+  const notify = (id: number, subscription: Subscription, result: unknown) =>
+    send(subscription.peer, {
+      jsonrpc: "2.0",
+      method: NOTIFICATION_METHOD[subscription.kind],
+      params: { result, subscription: id },
+    });
   const decimalsOf = (mint: Address) => {
     const account = chain.peekAccount(mint);
     return account ? decodeMint(mint, account.owner, account.data)?.decimals : undefined;
@@ -83,19 +185,31 @@ export async function startPubSubServer(
     for (const tx of event.transactions) {
       const ids = bySignature.get(tx.signature);
       if (!ids) continue;
-      for (const id of ids) {
+      for (const id of [...ids]) {
         const subscription = subscriptions.get(id);
+        remove(id);
         if (subscription) notify(id, subscription, { context, value: { err: tx.err } });
-        subscriptions.delete(id);
       }
-      bySignature.delete(tx.signature);
     }
-    for (const [id, subscription] of subscriptions) {
-      if (subscription.kind === "account" && event.accounts.has(subscription.address)) {
-        notify(id, subscription, {
-          context,
-          value: accountValue(subscription.address, subscription.encoding),
-        });
+    // The smaller side is walked: a commit's accounts, or the accounts anyone follows.
+    const walkCommit = event.accounts.size <= byAccount.size;
+    for (const address of walkCommit ? event.accounts.keys() : [...byAccount.keys()]) {
+      if (!walkCommit && !event.accounts.has(address)) continue;
+      const ids = byAccount.get(address);
+      if (!ids) continue;
+      for (const id of [...ids]) {
+        const subscription = subscriptions.get(id);
+        if (subscription?.kind !== "account") continue;
+        let value: unknown;
+        try {
+          value = accountValue(subscription.address, subscription.encoding);
+        } catch (error) {
+          // An encoding the account cannot take (base58 of a large account): the subscription ends.
+          remove(id);
+          if (!(error instanceof ChainError)) throw error;
+          continue;
+        }
+        notify(id, subscription, { context, value });
       }
     }
   };
@@ -106,9 +220,10 @@ export async function startPubSubServer(
     void chain.getSlot().then((slot) => {
       if (slot === lastSlot) return;
       lastSlot = slot;
-      for (const [id, subscription] of subscriptions) {
-        if (subscription.kind === "slot") {
-          const current = Number(slot);
+      const current = Number(slot);
+      for (const id of [...slotIds]) {
+        const subscription = subscriptions.get(id);
+        if (subscription) {
           notify(id, subscription, { parent: Math.max(0, current - 1), root: current, slot: current });
         }
       }
@@ -116,45 +231,66 @@ export async function startPubSubServer(
   }, SLOT_MS / 4);
   ticker.unref();
 
-  const subscribe = async (
-    socket: WebSocket,
-    method: string,
-    params: unknown[],
-  ): Promise<number | boolean> => {
+  // A socket that did not answer the previous ping (nor sent anything since) is gone.
+  const pinger = setInterval(() => {
+    for (const peer of peers) {
+      if (!peer.alive) {
+        removeAll(peer);
+        peer.socket.terminate();
+        continue;
+      }
+      peer.alive = false;
+      if (peer.socket.readyState === peer.socket.OPEN) peer.socket.ping();
+    }
+  }, limits.pingMs);
+  pinger.unref();
+
+  const subscribe = async (peer: Peer, method: string, params: unknown[]): Promise<number | boolean> => {
     const unsubscribeKind = UNSUBSCRIBE[method as keyof typeof UNSUBSCRIBE];
     if (unsubscribeKind) {
       const id = params[0];
       if (typeof id !== "number")
         throw ChainError.invalidParams("Invalid params: expected a subscription id");
       const subscription = subscriptions.get(id);
-      if (!subscription || subscription.kind !== unsubscribeKind || subscription.socket !== socket) {
+      if (!subscription || subscription.kind !== unsubscribeKind || subscription.peer !== peer) {
         throw ChainError.invalidParams("Invalid subscription id.");
       }
       return remove(id);
     }
+    if (method !== "slotSubscribe" && method !== "accountSubscribe" && method !== "signatureSubscribe") {
+      throw new ChainError(RPC_ERROR.methodNotFound, "Method not found");
+    }
+    if (peer.ids.size >= limits.subscriptionsPerSocket) {
+      // Solana's own words and code for its node-wide subscription limit.
+      throw new ChainError(
+        RPC_ERROR.internalError,
+        `Internal Error: Subscription refused. This socket holds ${limits.subscriptionsPerSocket} subscriptions, the limit; unsubscribe first`,
+      );
+    }
     const id = nextId++;
     if (method === "slotSubscribe") {
-      subscriptions.set(id, { kind: "slot", socket });
+      add(id, { kind: "slot", peer });
     } else if (method === "accountSubscribe") {
       const address = params[0];
       if (typeof address !== "string") throw ChainError.invalidParams("Invalid params: expected a pubkey");
-      decodeAddress(address);
-      const config = (params[1] ?? {}) as { encoding?: AccountEncoding };
-      subscriptions.set(id, {
-        kind: "account",
-        socket,
-        address: address as Address,
-        encoding: config.encoding ?? "base64",
-      });
-    } else if (method === "signatureSubscribe") {
+      assertAddressParam(address);
+      const config = params[1] ?? {};
+      if (typeof config !== "object" || Array.isArray(config)) {
+        throw ChainError.invalidParams("Invalid params: config must be an object");
+      }
+      const encoding = "encoding" in config ? config.encoding : "base64";
+      if (!isAccountEncoding(encoding)) throw ChainError.invalidParams("Invalid params: unknown encoding");
+      add(id, { kind: "account", peer, address, encoding });
+    } else {
       const signature = params[0];
       if (typeof signature !== "string")
         throw ChainError.invalidParams("Invalid params: expected a signature");
-      const [status] = await chain.getSignatureStatuses([signature as Signature]);
+      assertSignatureParam(signature);
+      const [status] = await chain.getSignatureStatuses([signature]);
       if (status) {
         // Already committed: a validator notifies at once (after the subscription id) and ends it.
         setImmediate(() =>
-          send(socket, {
+          send(peer, {
             jsonrpc: "2.0",
             method: "signatureNotification",
             params: {
@@ -165,73 +301,134 @@ export async function startPubSubServer(
         );
         return id;
       }
-      subscriptions.set(id, { kind: "signature", socket, signature });
-      let ids = bySignature.get(signature);
-      if (!ids) {
-        ids = new Set();
-        bySignature.set(signature, ids);
+      // The socket may have closed, or filled up, while the status was read.
+      if (peer.socket.readyState !== peer.socket.OPEN || peer.ids.size >= limits.subscriptionsPerSocket) {
+        throw new ChainError(RPC_ERROR.internalError, "Internal Error: Subscription refused.");
       }
-      ids.add(id);
-    } else {
-      throw new ChainError(RPC_ERROR.methodNotFound, "Method not found");
+      add(id, { kind: "signature", peer, signature });
     }
     return id;
   };
 
-  wss.on("connection", (socket) => {
-    socket.on("message", (raw) => {
-      let request: { id?: unknown; method?: unknown; params?: unknown };
-      try {
-        request = JSON.parse(raw.toString());
-      } catch {
-        send(socket, {
-          jsonrpc: "2.0",
-          error: { code: RPC_ERROR.parseError, message: "Parse error" },
-          id: null,
-        });
-        return;
-      }
-      const id = typeof request?.id === "number" || typeof request?.id === "string" ? request.id : null;
-      // Notifications (no id), such as web3.js's keep-alive pings, get no answer.
-      if (id === null) return;
-      if (typeof request.method !== "string") {
-        send(socket, {
-          jsonrpc: "2.0",
-          error: { code: RPC_ERROR.invalidRequest, message: "Invalid request" },
-          id,
-        });
-        return;
-      }
-      const params = Array.isArray(request.params) ? request.params : [];
-      subscribe(socket, request.method, params).then(
-        (result) => send(socket, { jsonrpc: "2.0", result, id }),
-        (error: unknown) => {
-          const body =
-            error instanceof ChainError
-              ? { code: error.code, message: error.message }
-              : { code: RPC_ERROR.internalError, message: "Internal error" };
-          send(socket, { jsonrpc: "2.0", error: body, id });
-        },
-      );
+  const onMessage = (peer: Peer, raw: Buffer | ArrayBuffer | Buffer[]) => {
+    peer.alive = true;
+    let request: { id?: unknown; method?: unknown; params?: unknown };
+    try {
+      request = JSON.parse(raw.toString());
+    } catch {
+      send(peer, {
+        jsonrpc: "2.0",
+        error: { code: RPC_ERROR.parseError, message: "Parse error" },
+        id: null,
+      });
+      return;
+    }
+    const id = typeof request?.id === "number" || typeof request?.id === "string" ? request.id : null;
+    // Notifications (no id), such as web3.js's keep-alive pings, get no answer.
+    if (id === null) return;
+    if (typeof request.method !== "string") {
+      send(peer, {
+        jsonrpc: "2.0",
+        error: { code: RPC_ERROR.invalidRequest, message: "Invalid request" },
+        id,
+      });
+      return;
+    }
+    const params = Array.isArray(request.params) ? request.params : [];
+    subscribe(peer, request.method, params).then(
+      (result) => send(peer, { jsonrpc: "2.0", result, id }),
+      (error: unknown) => {
+        const body =
+          error instanceof ChainError
+            ? { code: error.code, message: error.message }
+            : { code: RPC_ERROR.internalError, message: "Internal error" };
+        send(peer, { jsonrpc: "2.0", error: body, id });
+      },
+    );
+  };
+
+  const connect = (socket: WebSocket) => {
+    const peer: Peer = { socket, ids: new Set(), alive: true };
+    peers.add(peer);
+    socket.on("message", (raw) => onMessage(peer, raw));
+    socket.on("pong", () => {
+      peer.alive = true;
     });
     socket.on("close", () => {
-      for (const [id, subscription] of subscriptions) if (subscription.socket === socket) remove(id);
+      peers.delete(peer);
+      removeAll(peer);
     });
-    socket.on("error", () => socket.terminate());
+    // ws has already answered a protocol error (1009 for a frame over maxPayload) with a close frame.
+    socket.on("error", (error: Error & { code?: string }) => {
+      warn({ code: error.code, reason: error.message }, "pubsub socket error; socket closed");
+      removeAll(peer);
+      setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+    });
+  };
+
+  server.on("upgrade", (request: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    // Node removes its own handlers from an upgraded socket: a reset during the checks must not throw.
+    socket.on("error", () => socket.destroy());
+    const address = socket.remoteAddress ?? "unknown";
+    const open = openByAddress.get(address) ?? 0;
+    if (open >= limits.socketsPerAddress) {
+      refuseUpgrade(
+        socket,
+        429,
+        "rate_limit_exceeded",
+        `at most ${limits.socketsPerAddress} open sockets per client address`,
+      );
+      return;
+    }
+    // The socket counts from now (its checks included) until it closes, however it ends.
+    openByAddress.set(address, open + 1);
+    socket.once("close", () => {
+      const left = (openByAddress.get(address) ?? 1) - 1;
+      if (left > 0) openByAddress.set(address, left);
+      else openByAddress.delete(address);
+    });
+    const upgrade = () => wss.handleUpgrade(request, socket, head, connect);
+    if (!access) return upgrade();
+    access(request).then(
+      (refusal) => (refusal === null ? upgrade() : refuseUpgrade(socket, 401, "unauthorized", refusal)),
+      () => refuseUpgrade(socket, 401, "unauthorized", "the API key could not be checked"),
+    );
   });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => resolve());
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   return {
     port: (server.address() as AddressInfo).port,
+    stats: () => ({ sockets: peers.size, subscriptions: subscriptions.size }),
     async close() {
       clearInterval(ticker);
+      clearInterval(pinger);
       stopListening();
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function isAccountEncoding(value: unknown): value is AccountEncoding {
+  return ACCOUNT_ENCODINGS.has(value);
+}
+
+/** Answers an upgrade with an HTTP error and a `{code, msg}` JSON body, as the venue's API does. */
+function refuseUpgrade(socket: Socket, status: number, code: string, msg: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ code, msg });
+  const reason = status === 429 ? "Too Many Requests" : "Unauthorized";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  // A client that never closes its side is not waited for.
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }

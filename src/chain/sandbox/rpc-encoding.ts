@@ -2,8 +2,9 @@
  * Account encodings of the Solana JSON-RPC: `base64`, `base58` and `jsonParsed`, with SPL Token and
  * Token-2022 mints and token accounts parsed the way a real node parses them.
  */
-import type { Address } from "@solana/kit";
+import type { Address, Blockhash, Signature } from "@solana/kit";
 import bs58 from "bs58";
+import { Base58Error, decodeAddressBytes, decodeSignatureBytes } from "../base58.js";
 import type { AccountInfo } from "../chain.js";
 import { ChainError } from "../errors.js";
 import { TOKEN_2022_PROGRAM } from "../programs.js";
@@ -21,6 +22,40 @@ export type DecimalsLookup = (mint: Address) => number | undefined;
 
 // Base58 is only offered for small accounts, as on a real node.
 const MAX_BASE58_BYTES = 128;
+
+// A node's words for a bad key or signature: "WrongSize" for a bad length, "Invalid" for bad digits.
+function paramError(error: unknown): ChainError {
+  const size = error instanceof Base58Error && error.kind === "size";
+  return ChainError.invalidParams(`Invalid param: ${size ? "WrongSize" : "Invalid"}`);
+}
+
+/** The 32 bytes of a client's base58 address, its length checked first; -32602 when it is not one. */
+export function decodeAddressParam(text: string): Uint8Array {
+  try {
+    return decodeAddressBytes(text);
+  } catch (error) {
+    throw paramError(error);
+  }
+}
+
+/** Checks a client's text is a base58 address (see decodeAddressParam). */
+export function assertAddressParam(text: string): asserts text is Address {
+  decodeAddressParam(text);
+}
+
+/** Checks a client's text is a base58 blockhash: 32 bytes, like an address. */
+export function assertBlockhashParam(text: string): asserts text is Blockhash {
+  decodeAddressParam(text);
+}
+
+/** Checks a client's text is a base58 signature, its length first; -32602 when it is not one. */
+export function assertSignatureParam(text: string): asserts text is Signature {
+  try {
+    decodeSignatureBytes(text);
+  } catch (error) {
+    throw paramError(error);
+  }
+}
 
 /** Formats a token amount as Solana's `uiAmountString`: no exponent, no trailing zeros. */
 export function uiAmountString(amount: bigint, decimals: number): string {

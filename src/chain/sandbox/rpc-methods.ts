@@ -4,19 +4,38 @@
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import bs58 from "bs58";
+import { RPC_LIMITS } from "../../limits.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
 import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
 import { decodeWireTransaction, parseWireTransaction, type WireTransaction } from "../wire.js";
-import { type AccountEncoding, type DataSlice, encodeAccount, tokenAmount } from "./rpc-encoding.js";
-import { decodeAddress, type SandboxChain } from "./sandbox-chain.js";
+import {
+  type AccountEncoding,
+  assertAddressParam,
+  assertBlockhashParam,
+  assertSignatureParam,
+  type DataSlice,
+  encodeAccount,
+  tokenAmount,
+} from "./rpc-encoding.js";
+import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 
 /** What `getVersion` reports: the validator line whose RPC this mirrors. */
 export const SOLANA_CORE_VERSION = "2.2.20";
 const FEATURE_SET = 3_294_202_862;
-const MAX_MULTIPLE_ACCOUNTS = 100;
-const MAX_SIGNATURE_STATUSES = 256;
+
+/** How many inputs one call may name (RPC_LIMITS by default). */
+export interface RpcMethodLimits {
+  multipleAccounts: number;
+  signatureStatuses: number;
+}
+
+export interface RpcMethodOptions {
+  /** Production refuses `requestAirdrop`: it would pay out of the venue's treasury. */
+  mode?: "development" | "production";
+  limits?: Partial<RpcMethodLimits>;
+}
 
 type Params = unknown[];
 type Config = Record<string, unknown>;
@@ -40,10 +59,22 @@ function configParam(params: Params, index: number): Config {
   return value as Config;
 }
 
-function addressParam(params: Params, index: number): Address {
-  const value = stringParam(params, index, "pubkey");
-  decodeAddress(value);
-  return value as Address;
+function addressParam(params: Params, index: number, name = "pubkey"): Address {
+  const value = stringParam(params, index, name);
+  assertAddressParam(value);
+  return value;
+}
+
+function signatureParam(params: Params, index: number): Signature {
+  const value = stringParam(params, index, "signature");
+  assertSignatureParam(value);
+  return value;
+}
+
+// A client's value quoted in an error message, cut short: messages must not echo a huge input.
+function quoted(value: unknown): string {
+  if (typeof value !== "string") return value === null ? "null" : typeof value;
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
 }
 
 function u64Param(params: Params, index: number, name: string): bigint {
@@ -62,25 +93,30 @@ function encodingOf(config: Config, fallback: AccountEncoding): AccountEncoding 
     encoding !== "jsonParsed" &&
     encoding !== "base64+zstd"
   ) {
-    throw invalid(`Invalid params: unknown encoding ${String(encoding)}`);
+    throw invalid(`Invalid params: unknown encoding ${quoted(encoding)}`);
   }
   return encoding;
 }
 
 function dataSliceOf(config: Config): DataSlice | undefined {
-  const slice = config.dataSlice as { offset?: unknown; length?: unknown } | undefined;
-  if (slice === undefined) return undefined;
-  if (typeof slice?.offset !== "number" || typeof slice?.length !== "number") {
-    throw invalid("Invalid params: dataSlice needs numeric offset and length");
+  const slice = config.dataSlice;
+  if (slice === undefined || slice === null) return undefined;
+  const { offset, length } = typeof slice === "object" ? (slice as Record<string, unknown>) : {};
+  if (!isCount(offset) || !isCount(length)) {
+    throw invalid("Invalid params: dataSlice needs non-negative integer offset and length");
   }
-  return { offset: slice.offset, length: slice.length };
+  return { offset, length };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 function wireEncodingOf(config: Config): "base58" | "base64" {
   const encoding = config.encoding ?? "base58";
   if (encoding !== "base58" && encoding !== "base64") {
     throw invalid(
-      `Invalid params: unsupported encoding: ${String(encoding)}. Supported encodings: base58, base64`,
+      `Invalid params: unsupported encoding: ${quoted(encoding)}. Supported encodings: base58, base64`,
     );
   }
   return encoding;
@@ -104,7 +140,12 @@ function statusJson(err: TransactionError | null) {
 }
 
 /** Builds the method table over `chain`. */
-export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
+export function createRpcMethods(
+  chain: SandboxChain,
+  options: RpcMethodOptions = {},
+): Map<string, RpcMethod> {
+  const maxAccounts = options.limits?.multipleAccounts ?? RPC_LIMITS.multipleAccounts;
+  const maxSignatures = options.limits?.signatureStatuses ?? RPC_LIMITS.signatureStatuses;
   const context = async () => ({ slot: Number(await chain.getSlot()), apiVersion: SOLANA_CORE_VERSION });
   const withContext = async (value: unknown) => ({ context: await context(), value });
   const decimalsCache = new Map<string, number>();
@@ -161,8 +202,7 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
         lastValidBlockHeight: Number(latest.lastValidBlockHeight),
       });
     },
-    isBlockhashValid: async (params) =>
-      withContext(await chain.isBlockhashValid(stringParam(params, 0, "blockhash") as Blockhash)),
+    isBlockhashValid: async (params) => withContext(await chain.isBlockhashValid(blockhashParam(params, 0))),
     getBalance: async (params) => withContext(Number(await chain.getBalance(addressParam(params, 0)))),
     getMinimumBalanceForRentExemption: async (params) =>
       Number(await chain.getMinimumBalanceForRentExemption(Number(u64Param(params, 0, "data length")))),
@@ -173,9 +213,7 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
     getMultipleAccounts: async (params) => {
       const addresses = params[0];
       if (!Array.isArray(addresses)) throw invalid("Invalid params: expected an array of pubkeys");
-      if (addresses.length > MAX_MULTIPLE_ACCOUNTS) {
-        throw invalid(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
-      }
+      if (addresses.length > maxAccounts) throw invalid(`Too many inputs provided; max ${maxAccounts}`);
       const config = configParam(params, 1);
       const value = addresses.map((_, i) => {
         const address = addressParam(addresses, i);
@@ -198,14 +236,15 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
     },
     getTokenAccountsByOwner: async (params) => {
       const owner = addressParam(params, 0);
-      const filter = params[1] as { mint?: unknown; programId?: unknown } | undefined;
+      const filter: Config =
+        typeof params[1] === "object" && params[1] !== null ? configParam(params, 1) : {};
       let accounts: Awaited<ReturnType<SandboxChain["getTokenAccountsByOwner"]>>;
-      if (typeof filter?.mint === "string") {
-        const mint = addressParam([filter.mint], 0);
+      if (typeof filter.mint === "string") {
+        const mint = addressParam([filter.mint], 0, "mint");
         if (!chain.peekAccount(mint)) throw invalid("Invalid param: could not find mint");
         accounts = await chain.getTokenAccountsByOwner(owner, { mint });
-      } else if (typeof filter?.programId === "string") {
-        const programId = addressParam([filter.programId], 0);
+      } else if (typeof filter.programId === "string") {
+        const programId = addressParam([filter.programId], 0, "programId");
         accounts = await chain.getTokenAccountsByOwner(owner, { programId });
       } else {
         throw invalid("Invalid params: expected {mint} or {programId} as the second parameter");
@@ -219,13 +258,10 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
     },
     getSignatureStatuses: async (params) => {
       const signatures = params[0];
-      if (!Array.isArray(signatures) || !signatures.every((s) => typeof s === "string")) {
-        throw invalid("Invalid params: expected an array of signatures");
-      }
-      if (signatures.length > MAX_SIGNATURE_STATUSES) {
-        throw invalid(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
-      }
-      const statuses = await chain.getSignatureStatuses(signatures as Signature[]);
+      if (!Array.isArray(signatures)) throw invalid("Invalid params: expected an array of signatures");
+      if (signatures.length > maxSignatures) throw invalid(`Too many inputs provided; max ${maxSignatures}`);
+      const checked = signatures.map((_, i) => signatureParam(signatures, i));
+      const statuses = await chain.getSignatureStatuses(checked);
       return withContext(
         statuses.map((status) =>
           status === null
@@ -241,9 +277,9 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
       );
     },
     getTransaction: async (params) => {
-      const signature = stringParam(params, 0, "signature");
+      const signature = signatureParam(params, 0);
       const config = typeof params[1] === "string" ? { encoding: params[1] } : configParam(params, 1);
-      const record = await chain.getTransaction(signature as Signature);
+      const record = await chain.getTransaction(signature);
       if (!record) return null;
       const tx = parseWireTransaction(record.wire);
       const maxVersion = config.maxSupportedTransactionVersion;
@@ -258,7 +294,7 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
       if (encoding === "base64") transaction = [Buffer.from(record.wire).toString("base64"), "base64"];
       else if (encoding === "base58") transaction = [bs58.encode(record.wire), "base58"];
       else if (encoding === "json" || encoding === "jsonParsed") transaction = transactionJson(tx);
-      else throw invalid(`Invalid params: unknown encoding ${String(encoding)}`);
+      else throw invalid(`Invalid params: unknown encoding ${quoted(encoding)}`);
       return {
         slot: Number(record.slot),
         blockTime: record.blockTime,
@@ -309,8 +345,13 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
           : null,
       });
     },
-    requestAirdrop: async (params) =>
-      chain.requestAirdrop(addressParam(params, 0), u64Param(params, 1, "lamports")),
+    requestAirdrop: async (params) => {
+      if (options.mode === "production") {
+        // Every airdrop is paid from the venue's treasury: in production it would hand out its SOL.
+        throw new ChainError(RPC_ERROR.methodNotFound, "requestAirdrop is not available in production mode");
+      }
+      return chain.requestAirdrop(addressParam(params, 0), u64Param(params, 1, "lamports"));
+    },
     getFeeForMessage: async (params) => {
       const message = decodeWireTransaction(stringParam(params, 0, "message"), "base64");
       const tx = parseMessage(message);
@@ -319,6 +360,13 @@ export function createRpcMethods(chain: SandboxChain): Map<string, RpcMethod> {
     },
   };
   return new Map(Object.entries(methods));
+}
+
+// A blockhash is 32 bytes of base58, like an address.
+function blockhashParam(params: Params, index: number): Blockhash {
+  const value = stringParam(params, index, "blockhash");
+  assertBlockhashParam(value);
+  return value;
 }
 
 // A bare message (as getFeeForMessage takes it) read through the transaction parser with empty signatures.

@@ -1,15 +1,86 @@
 /**
  * The sandbox's Solana JSON-RPC endpoint over HTTP (default 127.0.0.1:8899): JSON-RPC 2.0 single and
- * batch requests, answered with HTTP 200 and JSON-RPC errors as a validator answers them.
+ * batch requests, answered with HTTP 200 and JSON-RPC errors as a validator answers them. Every
+ * request is bounded (src/limits.ts): its head and body in time and size, a batch in calls; in
+ * production an access gate may demand an API key first.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { HTTP_LIMITS, RPC_LIMITS } from "../../limits.js";
 import { RPC_ERROR } from "../errors.js";
-import { createRpcMethods, type RpcMethod, rpcErrorOf } from "./rpc-methods.js";
-import type { SandboxChain } from "./sandbox-chain.js";
+import { createRpcMethods, type RpcMethod, type RpcMethodOptions, rpcErrorOf } from "./rpc-methods.js";
+import type { ChainLogger, SandboxChain } from "./sandbox-chain.js";
 
-// Large enough for a batch of a few hundred transactions; a single one is at most 1,232 bytes.
-const BODY_LIMIT = 4 * 1024 * 1024;
+/**
+ * JSON-RPC error code of a request refused for want of an accepted API key (with HTTP 401). Solana
+ * nodes use -32001 to -32016 for their own server errors, so this sits apart from them and echoes
+ * the HTTP status.
+ */
+export const RPC_UNAUTHORIZED = -32401;
+
+/** Time and size bounds of an HTTP listener (HTTP_LIMITS by default). */
+export interface HttpListenerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxHeaderBytes: number;
+}
+
+/** Bounds of the JSON-RPC (RPC_LIMITS by default). */
+export interface RpcLimits {
+  bodyBytes: number;
+  batchCalls: number;
+  multipleAccounts: number;
+  signatureStatuses: number;
+}
+
+/**
+ * Decides whether a request (a JSON-RPC call or a PubSub upgrade) may go on: null when it may, else
+ * the reason it is refused, for the 401 body.
+ */
+export type AccessGate = (request: http.IncomingMessage) => Promise<string | null>;
+
+/** A chain logger that may also warn (pino's does). */
+export type ListenerLogger = ChainLogger & { warn?: ChainLogger["info"] };
+
+/** HTTP_LIMITS with a test's overrides. */
+export function httpLimitsWith(overrides: Partial<HttpListenerLimits> = {}): HttpListenerLimits {
+  return {
+    headersTimeoutMs: HTTP_LIMITS.headersTimeoutMs,
+    requestTimeoutMs: HTTP_LIMITS.requestTimeoutMs,
+    keepAliveTimeoutMs: HTTP_LIMITS.keepAliveTimeoutMs,
+    idleTimeoutMs: HTTP_LIMITS.idleTimeoutMs,
+    maxHeaderBytes: HTTP_LIMITS.maxHeaderBytes,
+    ...overrides,
+  };
+}
+
+/**
+ * A `node:http` server with the listener bounds set: a slow head or body is cut (408), an idle
+ * socket closed, a large head refused (431). Node checks the head and request deadlines only every
+ * `connectionsCheckingInterval` (30 s by default), so that interval is shortened to match them.
+ */
+export function createBoundedHttpServer(
+  limits: HttpListenerLimits,
+  handler: http.RequestListener,
+): http.Server {
+  const server = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(
+        10,
+        Math.min(1_000, limits.headersTimeoutMs / 4, limits.requestTimeoutMs / 4),
+      ),
+    },
+    handler,
+  );
+  server.timeout = limits.idleTimeoutMs;
+  return server;
+}
 
 type JsonRpcId = string | number | null;
 
@@ -49,8 +120,19 @@ export async function answerRequest(
   }
 }
 
-/** Answers a raw HTTP body: one request or a batch; null when a batch held only notifications. */
-export async function answerBody(methods: Map<string, RpcMethod>, body: string): Promise<unknown> {
+// A batch's calls run synchronously up to their first await; past this much work in one go the
+// batch yields, so that other clients' requests are answered meanwhile.
+const BATCH_SLICE_MS = 5;
+
+/**
+ * Answers a raw HTTP body: one request or a batch of at most `maxBatch` calls (a larger batch gets
+ * one error and none of its calls runs).
+ */
+export async function answerBody(
+  methods: Map<string, RpcMethod>,
+  body: string,
+  maxBatch: number = RPC_LIMITS.batchCalls,
+): Promise<unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -59,13 +141,36 @@ export async function answerBody(methods: Map<string, RpcMethod>, body: string):
   }
   if (!Array.isArray(parsed)) return answerRequest(methods, parsed);
   if (parsed.length === 0) return errorResponse(null, RPC_ERROR.invalidRequest, "Invalid request");
-  return Promise.all(parsed.map((request) => answerRequest(methods, request)));
+  if (parsed.length > maxBatch) {
+    return errorResponse(
+      null,
+      RPC_ERROR.invalidRequest,
+      `Invalid request: a batch of ${parsed.length} calls exceeds the limit of ${maxBatch}`,
+    );
+  }
+  const answers: Promise<JsonRpcResponse>[] = [];
+  let sliceStart = performance.now();
+  for (const request of parsed) {
+    answers.push(answerRequest(methods, request));
+    if (performance.now() - sliceStart > BATCH_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return Promise.all(answers);
 }
 
 export interface RpcServer {
   /** Starts listening; resolves with the bound port. */
   listen(options: { host: string; port: number }): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface RpcServerOptions extends Pick<RpcMethodOptions, "mode"> {
+  /** Overrides of HTTP_LIMITS and RPC_LIMITS (tests shorten them). */
+  limits?: { http?: Partial<HttpListenerLimits>; rpc?: Partial<RpcLimits> };
+  /** Checks every JSON-RPC request before its body is read (production with API keys). */
+  access?: AccessGate;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -80,22 +185,32 @@ function sendJson(response: http.ServerResponse, status: number, body: string): 
  * `node:http`: one route, a body read as text (malformed JSON gets JSON-RPC's -32700 whatever its
  * content type), and no per-request framework work on the `sendTransaction` hot path.
  */
-export function createRpcServer(chain: SandboxChain): RpcServer {
-  const methods = createRpcMethods(chain);
-  const server = http.createServer((request, response) => {
+export function createRpcServer(chain: SandboxChain, options: RpcServerOptions = {}): RpcServer {
+  const rpcLimits: RpcLimits = { ...RPC_LIMITS, ...options.limits?.rpc };
+  const methods = createRpcMethods(chain, { mode: options.mode, limits: rpcLimits });
+  const { access } = options;
+  const serve = (request: http.IncomingMessage, response: http.ServerResponse) =>
+    readBody(request, response, rpcLimits.bodyBytes, (body) => {
+      answerBody(methods, body, rpcLimits.batchCalls).then(
+        (answer) => sendJson(response, 200, JSON.stringify(answer)),
+        () =>
+          sendJson(
+            response,
+            500,
+            JSON.stringify(errorResponse(null, RPC_ERROR.internalError, "Internal error")),
+          ),
+      );
+    });
+  const server = createBoundedHttpServer(httpLimitsWith(options.limits?.http), (request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0];
     if (path === "/" && request.method === "POST") {
-      readBody(request, response, (body) => {
-        answerBody(methods, body).then(
-          (answer) => sendJson(response, 200, JSON.stringify(answer)),
-          () =>
-            sendJson(
-              response,
-              500,
-              JSON.stringify(errorResponse(null, RPC_ERROR.internalError, "Internal error")),
-            ),
-        );
-      });
+      if (!access) return serve(request, response);
+      const unauthorized = (reason: string) =>
+        refuse(request, response, 401, errorResponse(null, RPC_UNAUTHORIZED, `unauthorized: ${reason}`));
+      access(request).then(
+        (refusal) => (refusal === null ? serve(request, response) : unauthorized(refusal)),
+        () => unauthorized("the API key could not be checked"),
+      );
       return;
     }
     if (path === "/health" && (request.method === "GET" || request.method === "HEAD")) {
@@ -103,19 +218,12 @@ export function createRpcServer(chain: SandboxChain): RpcServer {
       response.end(request.method === "HEAD" ? undefined : "ok");
       return;
     }
-    request.resume();
-    sendJson(
-      response,
-      404,
-      JSON.stringify({
-        message: `Route ${request.method}:${request.url} not found`,
-        error: "Not Found",
-        statusCode: 404,
-      }),
-    );
+    refuse(request, response, 404, {
+      message: `Route ${request.method}:${(request.url ?? "").slice(0, 200)} not found`,
+      error: "Not Found",
+      statusCode: 404,
+    });
   });
-  // As Fastify did: keep idle client connections open well past Node's 5 s default.
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
   return {
     listen: ({ host, port }) =>
       new Promise((resolve, reject) => {
@@ -134,32 +242,40 @@ export function createRpcServer(chain: SandboxChain): RpcServer {
   };
 }
 
-const KEEP_ALIVE_MS = 72_000;
-
-// Reads the whole body as UTF-8 text, refusing one larger than BODY_LIMIT with 413.
+// Reads the whole body as UTF-8 text, refusing one larger than `limit` bytes with 413.
 function readBody(
   request: http.IncomingMessage,
   response: http.ServerResponse,
+  limit: number,
   onBody: (body: string) => void,
 ): void {
+  const tooLarge = () =>
+    refuse(
+      request,
+      response,
+      413,
+      errorResponse(null, RPC_ERROR.invalidRequest, `Invalid request: the body exceeds ${limit} bytes`),
+    );
   const declared = Number(request.headers["content-length"]);
-  if (declared > BODY_LIMIT) {
-    tooLarge(request, response);
+  if (declared > limit) {
+    tooLarge();
     return;
   }
   const chunks: Buffer[] = [];
   let size = 0;
   let refused = false;
-  request.on("data", (chunk: Buffer) => {
-    if (refused) return;
+  const onData = (chunk: Buffer) => {
     size += chunk.length;
-    if (size > BODY_LIMIT) {
-      refused = true;
-      tooLarge(request, response);
+    if (size <= limit) {
+      chunks.push(chunk);
       return;
     }
-    chunks.push(chunk);
-  });
+    refused = true;
+    chunks.length = 0;
+    request.off("data", onData);
+    tooLarge();
+  };
+  request.on("data", onData);
   request.on("end", () => {
     if (refused) return;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
@@ -170,12 +286,29 @@ function readBody(
   });
 }
 
-function tooLarge(request: http.IncomingMessage, response: http.ServerResponse): void {
-  request.resume();
+// After a refusal the rest of a body is read and dropped for a moment (a client still sending would
+// otherwise get a reset before it reads the answer), up to these bounds; then the socket is cut.
+const LINGER_MS = 1_000;
+const LINGER_BYTES = 1024 * 1024;
+
+/** Answers `status` with a JSON body and closes the connection without reading the rest of the body. */
+function refuse(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  status: number,
+  body: unknown,
+): void {
+  if (response.headersSent) return;
   response.setHeader("connection", "close");
-  sendJson(
-    response,
-    413,
-    JSON.stringify({ statusCode: 413, error: "Payload Too Large", message: "Request body is too large" }),
-  );
+  sendJson(response, status, JSON.stringify(body));
+  if (request.complete) return;
+  const cut = () => request.socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS).unref();
+  let dropped = 0;
+  request.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) cut();
+  });
+  request.once("close", () => clearTimeout(timer));
+  request.resume();
 }

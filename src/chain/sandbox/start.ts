@@ -1,10 +1,17 @@
 /** Starts the embedded chain: state from storage, genesis, JSON-RPC on :8899 and PubSub on :8900. */
+import type http from "node:http";
 import type { Storage } from "../../storage/database.js";
 import { buildAirdropTransaction } from "../faucet.js";
 import { applyGenesis, type GenesisMarket } from "./genesis.js";
-import { startPubSubServer } from "./pubsub-server.js";
-import { createRpcServer } from "./rpc-server.js";
-import { type ChainLogger, SandboxChain } from "./sandbox-chain.js";
+import { type PubSubLimits, startPubSubServer } from "./pubsub-server.js";
+import {
+  type AccessGate,
+  createRpcServer,
+  type HttpListenerLimits,
+  type ListenerLogger,
+  type RpcLimits,
+} from "./rpc-server.js";
+import { SandboxChain } from "./sandbox-chain.js";
 import type { WallClock } from "./slot-clock.js";
 import { loadVenueKeys, type VenueKeys, type VenueSigners, venueSigners } from "./venue-keys.js";
 
@@ -20,7 +27,24 @@ export interface SandboxChainSettings {
   wsPort?: number;
   host?: string;
   clock?: WallClock;
-  logger?: ChainLogger;
+  logger?: ListenerLogger;
+  /**
+   * `production` closes the chain (default `development`): `requestAirdrop` is refused, and every
+   * JSON-RPC request and PubSub upgrade needs a key `authorize` accepts; without `authorize` the
+   * listeners bind to 127.0.0.1 only, whatever `host` says.
+   */
+  mode?: "development" | "production";
+  /** Whether a request's headers carry an accepted API key (`x-api-key`); used in production. */
+  authorize?: (headers: http.IncomingHttpHeaders) => Promise<boolean>;
+  /** Overrides of src/limits.ts for the listeners; tests shorten timeouts with it. */
+  limits?: SandboxListenerLimits;
+}
+
+/** Listener bounds that override src/limits.ts (HTTP_LIMITS, RPC_LIMITS, PUBSUB_LIMITS). */
+export interface SandboxListenerLimits {
+  http?: Partial<HttpListenerLimits>;
+  rpc?: Partial<RpcLimits>;
+  pubsub?: Partial<PubSubLimits>;
 }
 
 export interface StartedSandboxChain {
@@ -31,14 +55,60 @@ export interface StartedSandboxChain {
   signers: VenueSigners;
   /** Creates the accounts of markets tokenized after start (idempotent). */
   addMarkets(markets: readonly GenesisMarket[]): Promise<number>;
+  /** Open PubSub sockets and live subscriptions. */
+  pubsubStats(): { sockets: number; subscriptions: number };
   close(): Promise<void>;
 }
 
 const DEFAULT_RPC_PORT = 8899;
+const LOOPBACK = "127.0.0.1";
+
+/** Query parameter names under which clients paste keys; matched case-insensitively, never accepted. */
+const KEY_QUERY_NAMES = new Set([
+  "api_key",
+  "apikey",
+  "x-api-key",
+  "key",
+  "api-key",
+  "token",
+  "access_token",
+]);
+
+function hasKeyInQuery(url: string): boolean {
+  const start = url.indexOf("?");
+  if (start === -1) return false;
+  for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
+    if (KEY_QUERY_NAMES.has(name.toLowerCase())) return true;
+  }
+  return false;
+}
+
+/** The production access check of the chain's listeners: an `x-api-key` header `authorize` accepts. */
+export function apiKeyGate(authorize: NonNullable<SandboxChainSettings["authorize"]>): AccessGate {
+  return async (request) => {
+    if (hasKeyInQuery(request.url ?? "")) {
+      return "API keys go in the x-api-key header, never in the URL (URLs end up in logs); rotate a key sent this way";
+    }
+    if (request.headers["x-api-key"] === undefined) {
+      return "this chain requires an API key in the x-api-key header";
+    }
+    return (await authorize(request.headers)) ? null : "unknown or revoked API key in x-api-key";
+  };
+}
 
 /** Opens the sandbox chain on `storage`, applies genesis and starts its RPC and PubSub servers. */
 export async function startSandboxChain(settings: SandboxChainSettings): Promise<StartedSandboxChain> {
-  const host = settings.host ?? "127.0.0.1";
+  const mode = settings.mode ?? "development";
+  const access = mode === "production" && settings.authorize ? apiKeyGate(settings.authorize) : undefined;
+  let host = settings.host ?? LOOPBACK;
+  if (mode === "production" && !access) {
+    // Nothing would check who calls: only this machine may.
+    settings.logger?.info(
+      { requestedHost: host, host: LOOPBACK },
+      "sandbox chain in production without an API key check: JSON-RPC and PubSub listen on 127.0.0.1 only",
+    );
+    host = LOOPBACK;
+  }
   const venueKeys = loadVenueKeys(settings.dataDir);
   const signers = await venueSigners(venueKeys);
   const chain = await SandboxChain.open({
@@ -54,14 +124,23 @@ export async function startSandboxChain(settings: SandboxChainSettings): Promise
   const created = await addMarkets(settings.markets);
   if (created > 0) settings.logger?.info({ accounts: created }, "sandbox chain genesis accounts created");
 
-  const rpc = createRpcServer(chain);
+  const limits = settings.limits ?? {};
+  const rpc = createRpcServer(chain, { mode, access, limits: { http: limits.http, rpc: limits.rpc } });
   const rpcPort = settings.rpcPort ?? DEFAULT_RPC_PORT;
-  const boundRpcPort = await rpc.listen({ host, port: rpcPort });
+  let boundRpcPort: number;
   let pubsub: Awaited<ReturnType<typeof startPubSubServer>>;
   try {
-    pubsub = await startPubSubServer(chain, host, settings.wsPort ?? (rpcPort === 0 ? 0 : rpcPort + 1));
+    boundRpcPort = await rpc.listen({ host, port: rpcPort });
+    pubsub = await startPubSubServer(chain, {
+      host,
+      port: settings.wsPort ?? (rpcPort === 0 ? 0 : rpcPort + 1),
+      access,
+      logger: settings.logger,
+      limits: { http: limits.http, pubsub: limits.pubsub },
+    });
   } catch (error) {
     await rpc.close();
+    await chain.close();
     throw error;
   }
   const urlHost = host.includes(":") ? `[${host}]` : host;
@@ -72,6 +151,7 @@ export async function startSandboxChain(settings: SandboxChainSettings): Promise
     venueKeys,
     signers,
     addMarkets,
+    pubsubStats: () => pubsub.stats(),
     async close() {
       await rpc.close();
       await pubsub.close();

@@ -1,0 +1,71 @@
+/**
+ * Every bound the venue puts on what a client can send or hold, in one place. Each is checked before
+ * the input it bounds is parsed or kept; the README's "Limits" table lists them.
+ */
+
+/** Every HTTP listener (API, JSON-RPC, PubSub upgrades): time and size of one request. */
+export const HTTP_LIMITS = {
+  /** The request head must arrive within this (slowloris). */
+  headersTimeoutMs: 10_000,
+  /** The whole request, body included, must arrive within this. */
+  requestTimeoutMs: 30_000,
+  /** An idle keep-alive connection is closed after this: longer than a load balancer's usual 60 s, so the balancer closes first. */
+  keepAliveTimeoutMs: 65_000,
+  /** A socket with no traffic either way (a response its client stopped reading, say) is closed after this. */
+  idleTimeoutMs: 120_000,
+  /** Request head size (Node's default, stated). Larger heads get 431. */
+  maxHeaderBytes: 16 * 1024,
+  /** Request body of the HTTP API. */
+  apiBodyBytes: 64 * 1024,
+} as const;
+
+/** Solana JSON-RPC of the sandbox chain. */
+export const RPC_LIMITS = {
+  /** Whole request body: a batch of 100 base64 transactions fits. */
+  bodyBytes: 256 * 1024,
+  /** Calls in one batch. */
+  batchCalls: 100,
+  /** Addresses in one getMultipleAccounts (Solana's own bound). */
+  multipleAccounts: 100,
+  /** Signatures in one getSignatureStatuses (Solana's own bound). */
+  signatureStatuses: 256,
+} as const;
+
+/** Solana PubSub of the sandbox chain. */
+export const PUBSUB_LIMITS = {
+  /** Largest inbound frame. */
+  frameBytes: 64 * 1024,
+  /** Live subscriptions one socket may hold. */
+  subscriptionsPerSocket: 1_000,
+  /** Bytes queued for a socket that does not read; past this it is closed (1008). */
+  outboundBufferBytes: 4 * 1024 * 1024,
+  /** Pings this often; a socket silent for two intervals is closed. */
+  pingMs: 15_000,
+  /** Open sockets per client address. */
+  socketsPerAddress: 64,
+} as const;
+
+/** Encoded sizes, checked before any decoding. */
+export const WIRE_LIMITS = {
+  /** A base58 public key is 32 to 44 characters. */
+  addressChars: { min: 32, max: 44 },
+  /** A base58 signature is 64 to 88 characters. */
+  signatureChars: { min: 64, max: 88 },
+  /** Solana's packet size bounds a wire transaction. */
+  transactionBytes: 1_232,
+  /** base64 of 1,232 bytes. */
+  transactionBase64Chars: 1_644,
+  /** base58 of 1,232 bytes (log 256 / log 58 ≈ 1.366 characters a byte, rounded up). */
+  transactionBase58Chars: 1_684,
+} as const;
+
+/**
+ * Firm quotes: output reserved for a user until its transaction lands or expires (about a minute).
+ * Defaults of FIRM_QUOTES_PER_WALLET and FIRM_QUOTES_PER_CLIENT.
+ */
+export const RESERVATION_LIMITS = {
+  /** Live firm quotes of one wallet. */
+  perWallet: 8,
+  /** Live firm quotes asked for by one client: its API key, or its address without one. */
+  perClientAddress: 1_024,
+} as const;

@@ -1,0 +1,403 @@
+/**
+ * The sandbox chain's JSON-RPC under the "process freezes" attacks (issue 15): base58 text far too
+ * long for what it must hold is refused before it is decoded, a body, a batch and the inputs of one
+ * call are bounded, and slow heads and bodies are cut at their time limits. Each attack gets its
+ * error code while a concurrent cheap request is still answered in under 50 ms.
+ */
+import net from "node:net";
+import bs58 from "bs58";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Chain } from "../../src/chain/chain.js";
+import { RPC_ERROR } from "../../src/chain/errors.js";
+import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
+import { decodeWireTransaction } from "../../src/chain/wire.js";
+import { ApiError } from "../../src/http/errors.js";
+import { HTTP_LIMITS, RPC_LIMITS, WIRE_LIMITS } from "../../src/limits.js";
+import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
+import { OrderStatusDesk } from "../../src/trading/orders/status.js";
+import { addressBytes } from "../../src/trading/transaction.js";
+import { TEST_MARKETS, TEST_VENUE_SEED } from "../chain/harness.js";
+import { tempDir } from "../support/backends.js";
+
+const dir = tempDir();
+let storage: Storage;
+let started: StartedSandboxChain;
+let port: number;
+
+beforeAll(async () => {
+  storage = await openStorage({ DATA_DIR: dir.dir });
+  started = await startSandboxChain({
+    storage,
+    dataDir: dir.dir,
+    venueSeed: TEST_VENUE_SEED,
+    markets: TEST_MARKETS,
+    rpcPort: 0,
+    wsPort: 0,
+    limits: { http: { headersTimeoutMs: 600, requestTimeoutMs: 1_500 } },
+  });
+  port = Number(new URL(started.rpcUrl).port);
+  // Warm up (connections, JIT) so that the measurements below time the attacks, not a cold start.
+  for (let round = 0; round < 3; round++) {
+    await post(call("getSlot"));
+    await post(call("getBalance", ["z".repeat(1_000)]));
+    await post(call("sendTransaction", ["2".repeat(2_000)]));
+    await post(call("sendTransaction", ["A".repeat(2_000), { encoding: "base64" }]));
+    await post(largestBatch());
+  }
+});
+afterAll(async () => {
+  await started?.close();
+  await storage?.close();
+  await dir.cleanup();
+});
+
+interface RpcAnswer {
+  status: number;
+  body: unknown;
+}
+
+async function post(body: unknown): Promise<RpcAnswer> {
+  const response = await fetch(started.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+function call(method: string, params: unknown[] = [], id: number | string = 1) {
+  return { jsonrpc: "2.0", id, method, params };
+}
+
+/** The JSON-RPC error of a single answer (fails when it is a result). */
+function errorOf(answer: RpcAnswer): { code: number; message: string } {
+  const body = answer.body as { error?: { code: number; message: string } };
+  expect(body.error, JSON.stringify(body).slice(0, 200)).toBeDefined();
+  return body.error as { code: number; message: string };
+}
+
+/**
+ * Runs `attack` while cheap `getSlot`s are sent beside it, one after another; returns the attack's
+ * result and the quickest probe's round trip. A process the attack holds answers none of them
+ * quickly; the best of three keeps a busy test machine's scheduling out of the measure.
+ */
+async function underAttack<T>(attack: () => Promise<T>): Promise<{ result: T; probeMs: number }> {
+  const running = attack();
+  await new Promise((resolve) => setImmediate(resolve));
+  let probeMs = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const probeStart = performance.now();
+    const probe = await post(call("getSlot"));
+    probeMs = Math.min(probeMs, performance.now() - probeStart);
+    expect(typeof (probe.body as { result?: unknown }).result).toBe("number");
+  }
+  return { result: await running, probeMs };
+}
+
+function expectResponsive(measured: { probeMs: number }): void {
+  expect(measured.probeMs).toBeLessThan(50);
+}
+
+const hugeAddress = (length: number) => "z".repeat(length);
+
+/** The largest getMultipleAccounts batch under the body limit: 50 calls of 100 addresses. */
+function largestBatch() {
+  const addresses = Array.from({ length: RPC_LIMITS.multipleAccounts }, (_, i) =>
+    i % 2 === 0 ? TEST_MARKETS[0]!.yesMint : "11111111111111111111111111111111",
+  );
+  return Array.from({ length: 50 }, (_, i) => call("getMultipleAccounts", [addresses], i));
+}
+
+describe("base58 text is bounded before it is decoded", () => {
+  for (const length of [40_000, 100_000]) {
+    it(`refuses a ${length.toLocaleString("en")}-character address to every method that takes one`, async () => {
+      const address = hugeAddress(length);
+      const measured = await underAttack(() =>
+        Promise.all([
+          post(call("getBalance", [address])),
+          post(call("getAccountInfo", [address])),
+          post(call("getTokenSupply", [address])),
+          post(call("getTokenAccountBalance", [address])),
+          post(call("getTokenAccountsByOwner", [address, { mint: address }])),
+          post(call("requestAirdrop", [address, 1])),
+          post(call("isBlockhashValid", [address])),
+        ]),
+      );
+      for (const answer of measured.result) {
+        expect(answer.status).toBe(200);
+        expect(errorOf(answer)).toEqual({
+          code: RPC_ERROR.invalidParams,
+          message: "Invalid param: WrongSize",
+        });
+      }
+      expectResponsive(measured);
+    });
+  }
+
+  it("refuses a huge base58 or base64 transaction to sendTransaction and simulateTransaction", async () => {
+    const base58 = "2".repeat(100_000);
+    const base64 = "A".repeat(100_000);
+    const measured = await underAttack(() =>
+      Promise.all([
+        post(call("sendTransaction", [base58])),
+        post(call("simulateTransaction", [base58])),
+        post(call("sendTransaction", [base58, { encoding: "base58" }])),
+        post(call("sendTransaction", [base64, { encoding: "base64" }])),
+        post(call("simulateTransaction", [base64, { encoding: "base64" }])),
+        post(call("getFeeForMessage", [base64])),
+      ]),
+    );
+    for (const answer of measured.result) {
+      const error = errorOf(answer);
+      expect(error.code).toBe(RPC_ERROR.invalidParams);
+      expect(error.message).toMatch(/too large: 100000 bytes \(max: encoded\/raw (1684|1644)\/1232\)/);
+    }
+    expectResponsive(measured);
+  });
+
+  it("bounds transactions by WIRE_LIMITS: the longest base58 and base64 pass the length check, one more does not", () => {
+    const most = new Uint8Array(WIRE_LIMITS.transactionBytes).fill(255);
+    expect(() => decodeWireTransaction(bs58.encode(most), "base58")).not.toThrow();
+    expect(() => decodeWireTransaction(Buffer.from(most).toString("base64"), "base64")).not.toThrow();
+    const over = new Uint8Array(WIRE_LIMITS.transactionBytes + 1).fill(255);
+    expect(() => decodeWireTransaction(bs58.encode(over), "base58")).toThrow(/too large/);
+    expect(() => decodeWireTransaction(Buffer.from(over).toString("base64"), "base64")).toThrow(/too large/);
+    expect(() => decodeWireTransaction("z".repeat(WIRE_LIMITS.transactionBase58Chars + 1), "base58")).toThrow(
+      /too large/,
+    );
+  });
+
+  it("refuses long signatures to getSignatureStatuses and getTransaction", async () => {
+    const signature = "z".repeat(16_000);
+    const measured = await underAttack(() =>
+      Promise.all([
+        post(call("getSignatureStatuses", [[signature]])),
+        post(call("getTransaction", [signature])),
+      ]),
+    );
+    for (const answer of measured.result) {
+      expect(errorOf(answer)).toEqual({ code: RPC_ERROR.invalidParams, message: "Invalid param: WrongSize" });
+    }
+    expectResponsive(measured);
+  });
+
+  it("refuses a 16,000-character signature to GET /order-status before decoding it", async () => {
+    // The desk checks the signature before touching storage or the chain.
+    const desk = new OrderStatusDesk({ db: {} as Kysely<Tables>, chain: {} as Chain });
+    await desk.status("not a signature").catch(() => {});
+    const begun = performance.now();
+    const error = await desk.status("z".repeat(16_000)).catch((thrown: unknown) => thrown);
+    expect(performance.now() - begun).toBeLessThan(5);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe("invalid_signature");
+  });
+
+  it("refuses a 100,000-character address to the transaction compiler in under 5 ms", () => {
+    const begun = performance.now();
+    expect(() => addressBytes(hugeAddress(100_000))).toThrow();
+    expect(performance.now() - begun).toBeLessThan(5);
+  });
+});
+
+describe("bodies, batches and the inputs of one call are bounded", () => {
+  it("refuses 10,000 addresses to getMultipleAccounts, and a batch of 10,000 such calls", async () => {
+    // 5,000 addresses: 10,000 would already be refused by the body limit.
+    const addresses = Array.from({ length: 5_000 }, () => "11111111111111111111111111111111");
+    const single = await post(call("getMultipleAccounts", [addresses]));
+    expect(errorOf(single)).toEqual({
+      code: RPC_ERROR.invalidParams,
+      message: `Too many inputs provided; max ${RPC_LIMITS.multipleAccounts}`,
+    });
+    // 10,000 calls do not even fit in the body limit; 2,000 do, and are refused as a batch.
+    const batch = (calls: number) =>
+      Array.from({ length: calls }, (_, i) =>
+        call("getMultipleAccounts", [["11111111111111111111111111111111"]], i),
+      );
+    const measured = await underAttack(() => Promise.all([post(batch(10_000)), post(batch(2_000))]));
+    const [tooLarge, tooMany] = measured.result;
+    expect(tooLarge.status).toBe(413);
+    expect(errorOf(tooLarge)).toEqual({
+      code: RPC_ERROR.invalidRequest,
+      message: `Invalid request: the body exceeds ${RPC_LIMITS.bodyBytes} bytes`,
+    });
+    expect(tooMany.status).toBe(200);
+    expect(tooMany.body).toEqual({
+      jsonrpc: "2.0",
+      error: {
+        code: RPC_ERROR.invalidRequest,
+        message: `Invalid request: a batch of 2000 calls exceeds the limit of ${RPC_LIMITS.batchCalls}`,
+      },
+      id: null,
+    });
+    expectResponsive(measured);
+  });
+
+  it("runs none of a batch over the limit, and all of one at the limit", async () => {
+    const recipient = bs58.encode(new Uint8Array(32).fill(7));
+    const over = Array.from({ length: RPC_LIMITS.batchCalls + 1 }, (_, i) =>
+      call("requestAirdrop", [recipient, 1_000], i),
+    );
+    expect(errorOf(await post(over)).code).toBe(RPC_ERROR.invalidRequest);
+    expect(await started.chain.getBalance(recipient as never)).toBe(0n);
+    const full = Array.from({ length: RPC_LIMITS.batchCalls }, (_, i) => call("getSlot", [], i));
+    const answers = (await post(full)).body as { id: number; result: number }[];
+    expect(answers.map((answer) => answer.id)).toEqual(full.map((request) => request.id));
+    expect(answers.every((answer) => typeof answer.result === "number")).toBe(true);
+  });
+
+  it("keeps the process responsive through the largest batch that fits: 50 calls of 100 addresses", async () => {
+    const measured = await underAttack(() => post(largestBatch()));
+    expect((measured.result.body as unknown[]).length).toBe(50);
+    expectResponsive(measured);
+  });
+
+  it("refuses more than RPC_LIMITS.signatureStatuses signatures in one getSignatureStatuses", async () => {
+    const signature = bs58.encode(new Uint8Array(64).fill(9));
+    const answer = await post(
+      call("getSignatureStatuses", [Array(RPC_LIMITS.signatureStatuses + 1).fill(signature)]),
+    );
+    expect(errorOf(answer)).toEqual({
+      code: RPC_ERROR.invalidParams,
+      message: `Too many inputs provided; max ${RPC_LIMITS.signatureStatuses}`,
+    });
+  });
+
+  it("answers a declared body over RPC_LIMITS.bodyBytes with 413 and a JSON-RPC error, unread", async () => {
+    const answer = await rawRequest(
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n`,
+      // The client goes on sending; the server reads at most a bounded amount more, then cuts.
+      { flood: 8 * 1024 * 1024 },
+    );
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toEqual({
+      jsonrpc: "2.0",
+      error: {
+        code: RPC_ERROR.invalidRequest,
+        message: `Invalid request: the body exceeds ${RPC_LIMITS.bodyBytes} bytes`,
+      },
+      id: null,
+    });
+    expect(answer.closedAfterMs).toBeLessThan(3_000);
+    expect(answer.written).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it("answers a chunked body that grows past the limit with 413 and closes", async () => {
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const chunked = `${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`;
+    const answer = await rawRequest(
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.repeat(5)}`,
+    );
+    expect(answer.status).toBe(413);
+    expect(answer.body).toContain(String(RPC_LIMITS.bodyBytes));
+  });
+});
+
+describe("slow requests are cut", () => {
+  it("cuts a body sent one byte a second at the request timeout", async () => {
+    const answer = await rawRequest(
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`,
+      { drip: "[", dripMs: 1_000 },
+    );
+    expect(answer.status).toBe(408);
+    expect(answer.closedAfterMs).toBeLessThan(3_000);
+  });
+
+  it("cuts a head sent one byte at a time at the headers timeout, on JSON-RPC and PubSub alike", async () => {
+    for (const url of [started.rpcUrl, started.wsUrl]) {
+      const answer = await rawRequest("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", {
+        drip: "a",
+        dripMs: 100,
+        port: Number(new URL(url).port),
+      });
+      expect(answer.status).toBe(408);
+      expect(answer.closedAfterMs).toBeLessThan(2_000);
+    }
+  });
+
+  it("takes HTTP_LIMITS unless told otherwise", async () => {
+    const plainDir = tempDir();
+    const plainStorage = await openStorage({ DATA_DIR: plainDir.dir });
+    const plain = await startSandboxChain({
+      storage: plainStorage,
+      dataDir: plainDir.dir,
+      venueSeed: TEST_VENUE_SEED,
+      markets: [],
+      rpcPort: 0,
+      wsPort: 0,
+    });
+    try {
+      // A head of 20 KiB is over HTTP_LIMITS.maxHeaderBytes: Node answers 431 by itself.
+      const big = `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(HTTP_LIMITS.maxHeaderBytes + 4096)}\r\n\r\n`;
+      for (const url of [plain.rpcUrl, plain.wsUrl]) {
+        const answer = await rawRequest(big, { port: Number(new URL(url).port) });
+        expect(answer.status).toBe(431);
+      }
+    } finally {
+      await plain.close();
+      await plainStorage.close();
+      await plainDir.cleanup();
+    }
+  });
+});
+
+interface RawAnswer {
+  status: number;
+  body: string;
+  closedAfterMs: number;
+  /** Bytes of `flood` written before the server closed the connection. */
+  written: number;
+}
+
+/**
+ * Writes `head` on a fresh connection, then `drip` one character every `dripMs`, or `flood` bytes as
+ * fast as the server takes them, and reads what comes back until the server closes the connection.
+ */
+function rawRequest(
+  head: string,
+  options: { drip?: string; dripMs?: number; flood?: number; port?: number } = {},
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const begun = Date.now();
+    let written = 0;
+    const socket = net.connect(options.port ?? port, "127.0.0.1", () => {
+      socket.write(head);
+      if (options.flood) flood();
+    });
+    const block = Buffer.alloc(64 * 1024, 0x20);
+    const flood = () => {
+      while (!socket.destroyed && written < (options.flood ?? 0)) {
+        written += block.length;
+        if (!socket.write(block)) {
+          socket.once("drain", flood);
+          return;
+        }
+      }
+    };
+    const dripper = options.drip
+      ? setInterval(() => {
+          if (!socket.destroyed) socket.write(options.drip as string);
+        }, options.dripMs ?? 1_000)
+      : undefined;
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", () => {});
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error("the server did not close the connection within 10 s"));
+    }, 10_000);
+    socket.on("close", () => {
+      clearInterval(dripper);
+      clearTimeout(giveUp);
+      const text = Buffer.concat(chunks).toString("utf8");
+      const split = text.indexOf("\r\n\r\n");
+      const statusLine = text.slice(0, text.indexOf("\r\n"));
+      resolve({
+        status: Number(statusLine.split(" ")[1] ?? 0),
+        body: split === -1 ? "" : text.slice(split + 4),
+        closedAfterMs: Date.now() - begun,
+        written,
+      });
+    });
+  });
+}
