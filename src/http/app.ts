@@ -3,6 +3,8 @@
  * operations routes, and the API groups. Everything a request can hit is registered here.
  */
 import { randomUUID } from "node:crypto";
+import { type ServerResponse, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import cors from "@fastify/cors";
 import websocket from "@fastify/websocket";
 import scalarApiReference from "@scalar/fastify-api-reference";
@@ -20,6 +22,7 @@ import type { Logger } from "pino";
 import type { ChainConnection } from "../chain/connect.js";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
+import { HTTP_LIMITS } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
@@ -44,17 +47,28 @@ export interface AppDependencies {
   trading?: TradingApi;
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
+  /** Shorter listener timeouts than HTTP_LIMITS', so tests of them need not wait 10 s or more. */
+  timeouts?: Partial<HttpTimeouts>;
 }
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
+/** The listener time limits of HTTP_LIMITS that a test may shorten. */
+export interface HttpTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** Builds the Fastify app (not yet listening). */
 export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
+  const timeouts: HttpTimeouts = { ...HTTP_LIMITS, ...deps.timeouts };
   const app = Fastify({
     ...(deps.logger
-      ? { loggerInstance: deps.logger }
+      ? // A child, so that its request serializer replaces Fastify's, which would log the URL as sent.
+        { loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) }
       : {
           logger: {
             level: deps.config.LOG_LEVEL,
@@ -62,12 +76,25 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
               paths: ['req.headers["x-api-key"]', "req.headers.authorization"],
               censor: "[redacted]",
             },
+            serializers: { req: serializeRequest },
           },
         }),
-    bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 72_000,
+    bodyLimit: HTTP_LIMITS.apiBodyBytes,
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionTimeout: timeouts.idleTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    http: {
+      maxHeaderSize: HTTP_LIMITS.maxHeaderBytes,
+      // Slow-header (slowloris) connections are cut, not kept.
+      headersTimeout: timeouts.headersTimeoutMs,
+      // How often Node looks for requests past their time (30 s by default, which would let a
+      // 10 s limit run to 40 s).
+      connectionsCheckingInterval: Math.max(
+        10,
+        Math.min(1_000, Math.floor(Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) / 4)),
+      ),
+    },
+    clientErrorHandler: answerClientError,
     trustProxy: trustedProxies(deps.config.TRUST_PROXY),
     requestIdHeader: false,
     genReqId: (request) => {
@@ -85,8 +112,6 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     logController: new AccessLog(),
   }).withTypeProvider<ZodTypeProvider>();
 
-  // A client gets 10 s to send its headers: slow-header (slowloris) connections are cut, not kept.
-  app.server.headersTimeout = 10_000;
   // Every body this API takes is JSON; Fastify's default text parser would let text through to validation.
   app.removeContentTypeParser("text/plain");
   app.setValidatorCompiler(validatorCompiler);
@@ -128,7 +153,21 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     });
   }
   installAccessControl(app, deps.access);
-  await app.register(websocket, { options: { maxPayload: BODY_LIMIT_BYTES } });
+  await app.register(websocket, {
+    options: { maxPayload: HTTP_LIMITS.apiBodyBytes },
+    errorHandler: (error, socket, request) => {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "string" && code.startsWith("WS_ERR_")) {
+        // A client breaking the protocol (a frame over maxPayload, bad UTF-8, ...): ws has already
+        // closed the connection with the matching code (1009 for size). It is the client's fault, so
+        // one line and no stack.
+        request.log.warn({ code }, `stream closed: ${error.message}`);
+        return;
+      }
+      request.log.error({ err: error }, "stream handler failed");
+      socket.terminate();
+    },
+  });
   const metrics = installMetrics(app);
   deps.catalog.onReplace((catalog) => {
     metrics.catalogEvents.set(catalog.events.length);
@@ -187,6 +226,41 @@ class AccessLog extends LogController {
     if (error) reply.log.error({ ...line, err: error }, "request errored");
     else reply.log.info(line, "request");
   }
+}
+
+/**
+ * Answers the requests Node's HTTP server refuses before Fastify sees them (a malformed request, a
+ * head over HTTP_LIMITS.maxHeaderBytes, a request past its time limit) with a `{code,msg}` body like
+ * every other error, where Node and Fastify would write their own.
+ */
+function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const wire = toWireError(error);
+  const id = randomUUID();
+  // No URL and no raw bytes: the request may not even have parsed, and could hold a key.
+  this.log.info({ reqId: id, status: wire.status, code: wire.body.code, reason: error.code }, wire.body.msg);
+  // As Node does: answer only if no response to this request has started on the socket.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = JSON.stringify(wire.body);
+    socket.write(
+      `HTTP/1.1 ${wire.status} ${STATUS_CODES[wire.status] ?? ""}\r\n` +
+        "content-type: application/json; charset=utf-8\r\n" +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/** pino's request serializer, with key-like query parameters hidden (Fastify's logs the URL as sent). */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactQueryKeys(request.url ?? ""),
+    remoteAddress: request.ip,
+  };
 }
 
 /**

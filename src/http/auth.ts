@@ -4,10 +4,12 @@
  * draws from a token bucket (per key by tier, per client IP without a key).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { WebSocket } from "ws";
 import type { Config } from "../config.js";
-import type { KeyGrant, KeyTier } from "../keys/store.js";
+import { hashSecret, type KeyGrant, type KeyTier } from "../keys/store.js";
 import { ApiError } from "./errors.js";
 import type { BucketState, RateStore } from "./rate-limit.js";
+import { StreamCredentials } from "./stream-peers.js";
 
 /** Checks a secret; the KeyRing in production, a stub in tests that need no keys. */
 export interface KeyChecker {
@@ -15,6 +17,11 @@ export interface KeyChecker {
   lookup(secret: string): KeyGrant | undefined;
   /** The same, after looking in storage for a key this instance has not seen yet. */
   check(secret: string): Promise<KeyGrant | undefined>;
+  /**
+   * Hears the hashes of secrets that stopped being valid (revoked, rotated, past their grace), so
+   * streams opened with them can be closed; returns a function that stops listening.
+   */
+  onInvalidated?(listener: (secretHashes: ReadonlySet<string>) => void): () => void;
 }
 
 export interface AccessControl {
@@ -32,12 +39,23 @@ declare module "fastify" {
   }
 }
 
-/** Query parameter names under which clients commonly paste keys; matched case-insensitively. */
-const KEY_QUERY_NAMES = new Set(["api_key", "apikey", "x-api-key", "key"]);
+/**
+ * Query parameter names under which clients commonly paste keys or tokens, in the normalized form
+ * `isKeyParameter` compares (lower case, `-` as `_`): `apiKey`, `api-key`, `X-Api-Key`, `access-token`...
+ */
+const KEY_QUERY_NAMES = new Set([
+  "api_key",
+  "apikey",
+  "x_api_key",
+  "key",
+  "token",
+  "access_token",
+  "accesstoken",
+]);
 
 /** Whether a (decoded) query parameter name is one under which clients paste keys. */
 export function isKeyParameter(name: string): boolean {
-  return KEY_QUERY_NAMES.has(name.toLowerCase());
+  return KEY_QUERY_NAMES.has(name.toLowerCase().replaceAll("-", "_"));
 }
 
 function hasKeyInQuery(url: string): boolean {
@@ -56,11 +74,22 @@ function hasKeyInQuery(url: string): boolean {
  */
 export function installAccessControl(app: FastifyInstance, access: AccessControl): void {
   app.decorateRequest("grant", null);
-  // Every WebSocket route gets the streams check, so a new stream cannot forget it.
+  // Streams stay under the access rules after the upgrade: a key that stops being valid ends its streams.
+  const streams = new StreamCredentials();
+  const stopListening = access.keys.onInvalidated?.((secretHashes) => streams.closeInvalidated(secretHashes));
+  if (stopListening) app.addHook("onClose", async () => stopListening());
+  // Every WebSocket route gets the upgrade and streams checks, so a new stream cannot forget them.
   app.addHook("onRoute", (route) => {
     if (!route.websocket) return;
     const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
-    route.onRequest = [...own, requireStreamPermission];
+    route.onRequest = [...own, requireUpgrade, requireStreamPermission];
+    const handler = route.handler as unknown as WebSocketHandler;
+    // Still the stream's handler here: @fastify/websocket, registered after this hook, takes it next.
+    route.handler = function (this: FastifyInstance, socket: WebSocket, request: FastifyRequest) {
+      const offered = request.headers["x-api-key"];
+      if (request.grant && typeof offered === "string") streams.track(socket, hashSecret(offered));
+      return handler.call(this, socket, request);
+    } as unknown as typeof route.handler;
   });
   app.addHook("onRequest", (request, reply, done) => {
     // A refused request still draws from its address's bucket: guessing keys is not free.
@@ -141,6 +170,21 @@ function limitRate(
   } catch (error) {
     storeUnavailable(error);
   }
+}
+
+type WebSocketHandler = (this: FastifyInstance, socket: WebSocket, request: FastifyRequest) => unknown;
+
+/**
+ * A WebSocket route asked for with plain HTTP gets a `{code,msg}` 426 saying so (rather than the
+ * empty 404 @fastify/websocket would send).
+ */
+export async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.ws) return;
+  reply.header("upgrade", "websocket");
+  throw new ApiError(
+    "upgrade_required",
+    `${request.url.split("?")[0]} is a WebSocket stream: open it with a WebSocket client (Upgrade: websocket)`,
+  );
 }
 
 /**

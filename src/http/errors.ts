@@ -3,6 +3,7 @@
  * whether retrying the same request can help. `toWireError` is the one place that turns any thrown
  * value into the `{code, msg}` body.
  */
+import { HTTP_LIMITS } from "../limits.js";
 
 interface ErrorSpec {
   readonly status: number;
@@ -22,9 +23,14 @@ export const ERRORS = {
   orderbook_not_found: { status: 404, retryable: false },
   upstream_rejected: { status: 400, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
+  // The client took longer than the listener allows to send its request (HTTP_LIMITS).
+  request_timeout: { status: 408, retryable: true },
   payload_too_large: { status: 413, retryable: false },
   uri_too_long: { status: 414, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
+  // A WebSocket endpoint asked for with plain HTTP.
+  upgrade_required: { status: 426, retryable: false },
+  headers_too_large: { status: 431, retryable: false },
   // Trade API codes, named as the reference service names them (contract §3).
   invalid_input_mint: { status: 400, retryable: false },
   invalid_output_mint: { status: 400, retryable: false },
@@ -47,6 +53,9 @@ export const ERRORS = {
   invalid_signature: { status: 400, retryable: false },
   open_transaction_expired: { status: 400, retryable: false },
   open_transaction_simulation_failed: { status: 400, retryable: false },
+  // The venue's own, for firm quotes it will not back (no reference code covers them).
+  insufficient_funds: { status: 400, retryable: true },
+  too_many_firm_quotes: { status: 429, retryable: true },
   rate_limit_exceeded: { status: 429, retryable: true },
   internal: { status: 500, retryable: true },
   upstream_unavailable: { status: 502, retryable: true },
@@ -96,6 +105,31 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_MAX_PARAM_LENGTH: "uri_too_long",
 };
 
+/**
+ * Node's HTTP server's own client errors (its `clientError` event), which it raises before any route
+ * runs: the parser's (`HPE_*`) and the listener's time limits.
+ */
+function nodeClientError(code: string): WireError | undefined {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return wire(
+        "request_timeout",
+        `the request did not arrive in time: its head must come within ${HTTP_LIMITS.headersTimeoutMs / 1000} s and all of it within ${HTTP_LIMITS.requestTimeoutMs / 1000} s`,
+      );
+    case "HPE_HEADER_OVERFLOW":
+      return wire(
+        "headers_too_large",
+        `the request line and headers exceed the ${HTTP_LIMITS.maxHeaderBytes / 1024} KiB limit`,
+      );
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return wire("payload_too_large", "chunk extensions too large");
+    default:
+      return code.startsWith("HPE_")
+        ? wire("bad_request", `malformed HTTP/1.1 request (${code})`)
+        : undefined;
+  }
+}
+
 /** Turns any thrown value into a status and `{code, msg}` body; never leaks a stack trace. */
 export function toWireError(error: unknown): WireError {
   if (error instanceof ApiError) {
@@ -104,6 +138,8 @@ export function toWireError(error: unknown): WireError {
   const candidate = error as { code?: unknown; statusCode?: unknown; message?: unknown; name?: unknown };
   const fastifyCode = typeof candidate?.code === "string" ? FASTIFY_CODES[candidate.code] : undefined;
   if (fastifyCode) return wire(fastifyCode, describeFastifyError(fastifyCode, candidate));
+  const nodeError = typeof candidate?.code === "string" ? nodeClientError(candidate.code) : undefined;
+  if (nodeError) return nodeError;
   // Fastify's JSON parser throws a plain SyntaxError with statusCode 400 for malformed bodies.
   if (candidate?.name === "SyntaxError" && candidate.statusCode === 400) {
     return wire("invalid_json", `request body is not valid JSON: ${String(candidate.message)}`);
@@ -133,7 +169,7 @@ function describeFastifyError(code: ErrorCode, error: { message?: unknown }): st
     case "unsupported_media_type":
       return "content-type must be application/json";
     case "payload_too_large":
-      return "request body exceeds the 64 KiB limit";
+      return `request body exceeds the ${HTTP_LIMITS.apiBodyBytes / 1024} KiB limit`;
     case "invalid_json":
       return `request body is not valid JSON: ${String(error.message ?? "")}`;
     default:

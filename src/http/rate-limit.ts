@@ -10,9 +10,13 @@ export interface BucketState {
   allowed: boolean;
   /** Whole tokens left after this request. */
   remaining: number;
-  /** Seconds until one token is available again (0 when allowed). */
+  /** Seconds until one token is available again (0 when allowed): the 429's Retry-After. */
   retryAfterSeconds: number;
-  /** Seconds until the bucket is full again. */
+  /**
+   * The `t` (reset) of the `RateLimit` header: with tokens left, the seconds until the bucket is full
+   * again; with none (`remaining` 0), the seconds until the next one, the moment Retry-After names,
+   * as the ratelimit-headers draft asks of a response carrying both.
+   */
   resetSeconds: number;
 }
 
@@ -30,11 +34,13 @@ const MINUTE_MS = 60_000;
 /** Derives what a caller is told from a bucket's token count after the take. */
 function describe(tokens: number, allowed: boolean, limitPerMinute: number): BucketState {
   const perMs = limitPerMinute / MINUTE_MS;
+  const remaining = Math.max(0, Math.floor(tokens));
+  const untilNextToken = Math.max(1, Math.ceil((1 - tokens) / perMs / 1000));
   return {
     allowed,
-    remaining: Math.max(0, Math.floor(tokens)),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
-    resetSeconds: Math.ceil((limitPerMinute - tokens) / perMs / 1000),
+    remaining,
+    retryAfterSeconds: allowed ? 0 : untilNextToken,
+    resetSeconds: remaining === 0 ? untilNextToken : Math.ceil((limitPerMinute - tokens) / perMs / 1000),
   };
 }
 

@@ -2,7 +2,8 @@
  * The connection rules every WebSocket stream shares (contract §6 and the streams issue): the server
  * pings every `pingMs` and ends a peer silent for `silenceMs`; a peer may send at most
  * `maxMessagesPerSecond` messages; a message that is not JSON or breaks the rate gets a
- * `{"type":"bad_request","message"}` frame and the socket stays open.
+ * `{"type":"bad_request","message"}` frame and the socket stays open. A connection opened with a key
+ * is closed (1008) once that key stops being valid (`StreamCredentials`).
  */
 import type { WebSocket } from "ws";
 
@@ -109,4 +110,52 @@ export class StreamPeers<P extends { readonly socket: WebSocket }> implements It
 /** Tells a peer its message was refused; the connection stays open. */
 export function badRequest(socket: WebSocket, message: string): void {
   socket.send(JSON.stringify({ type: "bad_request", message }));
+}
+
+/** The close code of a stream whose key stopped being valid (policy violation). */
+export const KEY_INVALIDATED_CLOSE = 1008;
+
+/**
+ * The open stream connections by the secret that opened them (its hash), for every stream of one app:
+ * when the key ring reports secrets that stopped being valid (a revocation, a rotation, the end of a
+ * grace period), their connections are closed within that refresh, whichever stream they belong to.
+ */
+export class StreamCredentials {
+  private readonly bySecret = new Map<string, Set<WebSocket>>();
+
+  /** Remembers that `socket` was opened with the secret hashed to `secretHash`, until it closes. */
+  track(socket: WebSocket, secretHash: string): void {
+    let sockets = this.bySecret.get(secretHash);
+    if (!sockets) {
+      sockets = new Set();
+      this.bySecret.set(secretHash, sockets);
+    }
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && this.bySecret.get(secretHash) === sockets) this.bySecret.delete(secretHash);
+    });
+  }
+
+  /** Closes (1008) every connection opened with one of these secrets; returns how many. */
+  closeInvalidated(secretHashes: Iterable<string>): number {
+    let closed = 0;
+    for (const hash of secretHashes) {
+      const sockets = this.bySecret.get(hash);
+      if (!sockets) continue;
+      this.bySecret.delete(hash);
+      for (const socket of sockets) {
+        socket.close(KEY_INVALIDATED_CLOSE, "API key revoked or expired");
+        closed += 1;
+      }
+    }
+    return closed;
+  }
+
+  /** Connections opened with a key, open now. */
+  get size(): number {
+    let size = 0;
+    for (const sockets of this.bySecret.values()) size += sockets.size;
+    return size;
+  }
 }

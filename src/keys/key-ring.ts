@@ -1,7 +1,9 @@
 /**
  * The keys a running instance accepts, held in memory so checking a key costs a hash and a map
  * lookup. It follows storage by polling the keys version, so a revocation made anywhere takes effect
- * here within REFRESH_MS; key use is remembered in memory and written in batches.
+ * here within REFRESH_MS, and tells its listeners which secrets stopped being valid then (or when a
+ * grace period ran out), so open streams can be closed; key use is remembered in memory and written
+ * in batches.
  */
 
 import type { FastifyBaseLogger } from "fastify";
@@ -32,6 +34,10 @@ export class KeyRing {
   private refreshing: Promise<void> | undefined;
   private readonly lastUse = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
+  /** Hashes of the secrets valid at the last sweep, and when the first of them with a grace period ends. */
+  private valid = new Set<string>();
+  private nextExpiry = Number.POSITIVE_INFINITY;
+  private readonly invalidationListeners = new Set<(secretHashes: ReadonlySet<string>) => void>();
 
   private log: FastifyBaseLogger | undefined;
 
@@ -88,20 +94,57 @@ export class KeyRing {
     return this.lookup(secret);
   }
 
+  /**
+   * Hears, after a refresh, the hashes of the secrets that were valid and no longer are: revoked,
+   * rotated without grace, or past their grace period. Returns a function that stops listening.
+   */
+  onInvalidated(listener: (secretHashes: ReadonlySet<string>) => void): () => void {
+    this.invalidationListeners.add(listener);
+    return () => this.invalidationListeners.delete(listener);
+  }
+
   /** Reloads the grants when the keys version moved; concurrent callers share one reload. */
   refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
         const version = await readCounter(this.db, KEYS_VERSION);
-        if (version === this.version) return;
-        this.grants = await loadGrants(this.db);
-        this.recent.clear();
-        this.version = version;
+        if (version !== this.version) {
+          this.grants = await loadGrants(this.db);
+          this.recent.clear();
+          this.version = version;
+        } else if (Date.now() <= this.nextExpiry) return;
+        this.sweep();
       } finally {
         this.refreshing = undefined;
       }
     })();
     return this.refreshing;
+  }
+
+  /** Works out which secrets are valid now and tells the listeners about those that no longer are. */
+  private sweep(): void {
+    const now = Date.now();
+    const valid = new Set<string>();
+    let nextExpiry = Number.POSITIVE_INFINITY;
+    for (const [hash, grant] of this.grants) {
+      if (grant.validUntil === undefined) valid.add(hash);
+      else if (now <= grant.validUntil) {
+        valid.add(hash);
+        nextExpiry = Math.min(nextExpiry, grant.validUntil);
+      }
+    }
+    const gone = new Set<string>();
+    for (const hash of this.valid) if (!valid.has(hash)) gone.add(hash);
+    this.valid = valid;
+    this.nextExpiry = nextExpiry;
+    if (gone.size === 0) return;
+    for (const listener of this.invalidationListeners) {
+      try {
+        listener(gone);
+      } catch (error) {
+        this.log?.error({ err: error }, "a listener to key invalidations failed");
+      }
+    }
   }
 
   private async flushUse(): Promise<void> {

@@ -39,6 +39,34 @@ describe("error catalogue", () => {
     expect(toWireError(syntax).body.code).toBe("invalid_json");
   });
 
+  it("has a code for every refusal the listener itself makes", () => {
+    expect(ERRORS.request_timeout).toEqual({ status: 408, retryable: true });
+    expect(ERRORS.upgrade_required).toEqual({ status: 426, retryable: false });
+    expect(ERRORS.headers_too_large).toEqual({ status: 431, retryable: false });
+    // Codes are unique per meaning; the statuses Node's parser uses are all covered.
+    const statuses = new Set<number>(Object.values(ERRORS).map((spec) => spec.status));
+    for (const status of [400, 408, 413, 426, 431]) expect(statuses.has(status), String(status)).toBe(true);
+  });
+
+  it("maps Node's own client errors (parser, time limits) onto the catalogue", () => {
+    const nodeError = (code: string) => Object.assign(new Error(`Parse Error: ${code}`), { code });
+    expect(toWireError(nodeError("ERR_HTTP_REQUEST_TIMEOUT"))).toMatchObject({
+      status: 408,
+      body: { code: "request_timeout" },
+    });
+    expect(toWireError(nodeError("HPE_HEADER_OVERFLOW"))).toMatchObject({
+      status: 431,
+      body: { code: "headers_too_large" },
+    });
+    expect(toWireError(nodeError("HPE_INVALID_METHOD"))).toEqual({
+      status: 400,
+      body: { code: "bad_request", msg: "malformed HTTP/1.1 request (HPE_INVALID_METHOD)" },
+    });
+    expect(toWireError(nodeError("HPE_CHUNK_EXTENSIONS_OVERFLOW")).status).toBe(413);
+    // Any other coded error stays an unexpected one.
+    expect(toWireError(nodeError("EPIPE")).status).toBe(500);
+  });
+
   it("never answers a thrown non-error with a 5xx body that leaks it", () => {
     expect(toWireError("boom")).toEqual({ status: 500, body: expect.objectContaining({ code: "internal" }) });
     expect(toWireError(undefined).status).toBe(500);

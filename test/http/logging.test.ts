@@ -40,11 +40,16 @@ describe("request logging", () => {
       headers: { "x-api-key": "og_HEADERSECRET456" },
     });
     await fetch(`${t.url}/api/v1/nope?apiKey=og_QUERYSECRET789`);
+    await fetch(`${t.url}/api/v1/events?token=og_TOKENSECRET1&Access-Token=og_TOKENSECRET2`);
+    await fetch(`${t.url}/api/v1/ws?api-key=og_STREAMSECRET3`);
     const text = lines.join("\n");
     expect(text).toContain("/api/v1/events");
     expect(text).not.toContain("og_QUERYSECRET123");
     expect(text).not.toContain("og_HEADERSECRET456");
     expect(text).not.toContain("og_QUERYSECRET789");
+    for (const secret of ["og_TOKENSECRET1", "og_TOKENSECRET2", "og_STREAMSECRET3"]) {
+      expect(text).not.toContain(secret);
+    }
   });
 
   it("redacts key parameters whose names are percent-encoded, as the access check decodes them", () => {
@@ -56,6 +61,11 @@ describe("request logging", () => {
   it("redacts every key-like query parameter and keeps the rest", () => {
     expect(redactQueryKeys("/a?limit=1&api_key=s1&x-api-key=s2&KEY=s3&apikey=s4&keyword=ok")).toBe(
       "/a?limit=1&api_key=[redacted]&x-api-key=[redacted]&KEY=[redacted]&apikey=[redacted]&keyword=ok",
+    );
+    expect(
+      redactQueryKeys("/a?api-key=s1&token=s2&Access_Token=s3&access-token=s4&tokens=ok&apiKey=s5"),
+    ).toBe(
+      "/a?api-key=[redacted]&token=[redacted]&Access_Token=[redacted]&access-token=[redacted]&tokens=ok&apiKey=[redacted]",
     );
   });
 });

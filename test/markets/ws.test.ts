@@ -72,6 +72,16 @@ const best = (side: Record<string, number>) => Math.max(...Object.keys(side).map
 const DOLLARS = /^(0|1)\.\d{4}$/;
 
 describe("/api/v1/ws", () => {
+  it("answers plain HTTP with a {code,msg} 426 that says to open a WebSocket", async () => {
+    const response = await fetch(`${t.url}/api/v1/ws`);
+    expect(response.status).toBe(426);
+    expect(response.headers.get("upgrade")).toBe("websocket");
+    expect(await response.json()).toEqual({
+      code: "upgrade_required",
+      msg: expect.stringContaining("WebSocket"),
+    });
+  });
+
   it("sends a market's prices on subscribe, consistent with its relayed order book", async () => {
     const ticker = tickers[0] as string;
     const client = await connect();

@@ -60,6 +60,20 @@ const streamUrl = () => `${t.url.replace("http", "ws")}/quote-stream`;
 const pair = { base_mint: WRAPPED_SOL_MINT, quote_mint: USDC_MINT };
 
 describe("/quote-stream", () => {
+  it("answers plain HTTP with a {code,msg} 426 that says to open a WebSocket", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const response = await fetch(`${t.url}/quote-stream`, { method });
+      expect(response.status, method).toBe(426);
+      expect(response.headers.get("upgrade")).toBe("websocket");
+      if (method === "GET") {
+        expect(await response.json()).toEqual({
+          code: "upgrade_required",
+          msg: expect.stringContaining("WebSocket"),
+        });
+      }
+    }
+  });
+
   it("acknowledges a subscription and sends the pair's current quote, then only changes", async () => {
     const client = await connect(streamUrl());
     try {

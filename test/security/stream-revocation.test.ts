@@ -1,0 +1,146 @@
+/**
+ * A key's streams live no longer than the key (issue 15): revoking it, rotating it without grace, or
+ * its grace running out closes every stream it opened, `/quote-stream` and `/api/v1/ws` alike, with
+ * 1008 within a second; other keys' streams stay open.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { loadConfig } from "../../src/config.js";
+import { KEY_INVALIDATED_CLOSE } from "../../src/http/stream-peers.js";
+import { KeyRing } from "../../src/keys/key-ring.js";
+import { createKey, hashSecret, revokeKey, rotateKey } from "../../src/keys/store.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { tempDir } from "../support/backends.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const STREAMS = ["/quote-stream", "/api/v1/ws"];
+
+let t: TestServer;
+let storage: Storage;
+beforeAll(async () => {
+  t = await startTestServer({ settings: { MODE: "production" } });
+  storage = await openStorage(loadConfig({}, t.settings));
+}, 120_000);
+afterAll(async () => {
+  await storage?.close();
+  await t?.stop();
+});
+
+interface Stream {
+  socket: WebSocket;
+  /** Resolves with the close code and when the close arrived. */
+  closed: Promise<{ code: number; at: number }>;
+  /** Messages received after `stopCounting` was set. */
+  late: number;
+  stopCounting: number;
+}
+
+/** Opens `path` with `secret` in the x-api-key header. */
+async function open(path: string, secret: string): Promise<Stream> {
+  const socket = new WebSocket(`${t.url.replace("http", "ws")}${path}`, { headers: { "x-api-key": secret } });
+  const stream: Stream = {
+    socket,
+    closed: new Promise((resolve) => socket.once("close", (code) => resolve({ code, at: Date.now() }))),
+    late: 0,
+    stopCounting: Number.POSITIVE_INFINITY,
+  };
+  socket.on("message", () => {
+    if (Date.now() > stream.stopCounting) stream.late += 1;
+  });
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  return stream;
+}
+
+/** Keeps a stream busy, so that a stream left open would keep receiving data. */
+function subscribe(stream: Stream, path: string): void {
+  if (path === "/quote-stream")
+    stream.socket.send(JSON.stringify({ op: "subscribe_all_prediction_markets" }));
+  else stream.socket.send(JSON.stringify({ type: "subscribe", channel: "prices", all: true }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("open streams of a key that stops being valid", () => {
+  it("are closed with 1008 within a second of its revocation; other keys' streams stay open", async () => {
+    const doomed = await createKey(storage.db, { name: "doomed", streams: true });
+    const kept = await createKey(storage.db, { name: "kept", streams: true });
+    const doomedStreams = await Promise.all(STREAMS.map((path) => open(path, doomed.secret)));
+    const keptStreams = await Promise.all(STREAMS.map((path) => open(path, kept.secret)));
+    STREAMS.forEach((path, i) => {
+      subscribe(doomedStreams[i] as Stream, path);
+      subscribe(keptStreams[i] as Stream, path);
+    });
+    await sleep(500);
+    await revokeKey(storage.db, doomed.key.id);
+    const revokedAt = Date.now();
+    for (const stream of doomedStreams) {
+      const { code, at } = await stream.closed;
+      expect(code).toBe(KEY_INVALIDATED_CLOSE);
+      expect(at - revokedAt).toBeLessThan(1_000);
+      stream.stopCounting = at;
+    }
+    await sleep(1_000);
+    for (const stream of doomedStreams) expect(stream.late).toBe(0);
+    for (const stream of keptStreams) {
+      expect(stream.socket.readyState).toBe(WebSocket.OPEN);
+      stream.socket.close();
+    }
+  }, 20_000);
+
+  it("are closed when a rotation ends their secret: at once without grace, at the grace's end with it", async () => {
+    const key = await createKey(storage.db, { name: "rotating", streams: true });
+    const first = await open("/quote-stream", key.secret);
+    const rotated = await rotateKey(storage.db, key.key.id, 0);
+    const rotatedAt = Date.now();
+    const firstClosed = await first.closed;
+    expect(firstClosed.code).toBe(KEY_INVALIDATED_CLOSE);
+    expect(firstClosed.at - rotatedAt).toBeLessThan(1_000);
+
+    const second = await open("/api/v1/ws", rotated.secret);
+    const graced = await rotateKey(storage.db, key.key.id, 2);
+    const gracedAt = Date.now();
+    const third = await open("/api/v1/ws", graced.secret);
+    // The old secret works through its grace period...
+    await sleep(1_000);
+    expect(second.socket.readyState).toBe(WebSocket.OPEN);
+    // ...and its stream ends within a second of the period's end.
+    const secondClosed = await second.closed;
+    expect(secondClosed.code).toBe(KEY_INVALIDATED_CLOSE);
+    expect(secondClosed.at - gracedAt).toBeGreaterThanOrEqual(1_900);
+    expect(secondClosed.at - gracedAt).toBeLessThan(3_000);
+    expect(third.socket.readyState).toBe(WebSocket.OPEN);
+    third.socket.close();
+  }, 20_000);
+});
+
+describe("KeyRing.onInvalidated", () => {
+  it("reports the hashes of secrets that stopped being valid, once each", async () => {
+    const dir = tempDir();
+    const db = await openStorage({ DATA_DIR: dir.dir });
+    const ring = new KeyRing(db.db);
+    try {
+      const a = await createKey(db.db, { name: "a" });
+      const b = await createKey(db.db, { name: "b" });
+      await ring.start();
+      const reports: string[][] = [];
+      const stop = ring.onInvalidated((hashes) => reports.push([...hashes]));
+      await revokeKey(db.db, a.key.id);
+      const rotated = await rotateKey(db.db, b.key.id, 0);
+      await ring.refresh();
+      await ring.refresh();
+      expect(reports.flat().sort()).toEqual([hashSecret(a.secret), hashSecret(b.secret)].sort());
+      expect(ring.lookup(rotated.secret)?.id).toBe(b.key.id);
+      stop();
+      await revokeKey(db.db, b.key.id);
+      await ring.refresh();
+      expect(reports.flat()).toHaveLength(2);
+    } finally {
+      await ring.stop();
+      await db.close();
+      await dir.cleanup();
+    }
+  });
+});
