@@ -171,7 +171,8 @@ async function accessControl(): Promise<void> {
     const keyed = { "x-api-key": secret };
     const on = await startServer({
       dataDir,
-      env: { MODE: "production", RATE_LIMIT_PRO: "1000000000" },
+      // One instance runs the sandbox chain of a database; the second uses it.
+      env: { MODE: "production", RATE_LIMIT_PRO: "1000000000", SOLANA_RPC_URL: off.rpcUrl },
       headers: keyed,
     });
     try {

@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { RESERVATION_LIMITS } from "./limits.js";
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const optionalUrl = (protocols: string[]) =>
@@ -39,6 +40,8 @@ export const ConfigSchema = z.object({
   /** Which markets new to a sync get outcome tokens: none, those open for trading (tradable), or all. */
   SYNC_TOKENIZE: z.enum(["none", "tradable", "all"]).default("tradable"),
   SOLANA_RPC_URL: optionalUrl(["http", "https"]),
+  /** An API key sent as `x-api-key` to SOLANA_RPC_URL: the chain of an Oddsgate instance in production wants one. */
+  SOLANA_RPC_KEY: z.string().min(1).optional(),
   RPC_PORT: port.default(8899),
   MARKETS_PORT: port.optional(),
   TRADE_PORT: port.optional(),
@@ -66,6 +69,10 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_STANDARD: z.coerce.number().int().min(0).default(600),
   /** Requests per minute per key of the pro tier; 0 means unlimited. */
   RATE_LIMIT_PRO: z.coerce.number().int().min(0).default(6000),
+  /** Live firm quotes (output reserved) one wallet may hold; 0 means unbounded. */
+  FIRM_QUOTES_PER_WALLET: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perWallet),
+  /** Live firm quotes one client (API key, or address without a key) may hold; 0 means unbounded. */
+  FIRM_QUOTES_PER_CLIENT: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perClientAddress),
   /** Prefix of every Redis key this deployment writes, so deployments can share a Redis. */
   REDIS_PREFIX: z.string().min(1).default("oddsgate:"),
   /** Whether `serve` loads the bundled demo catalogue into an empty database. */

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import cliProgress from "cli-progress";
 import { Command, Option } from "commander";
 import { RpcChain } from "./chain/rpc-client.js";
+import { ChainLeaseHeldError } from "./chain/sandbox/lease.js";
 import { loadVenueKeys, venueSigners } from "./chain/sandbox/venue-keys.js";
 import {
   airdropSol,
@@ -502,7 +503,8 @@ program.parseAsync().catch((error: unknown) => {
     error instanceof ImportFormatError ||
     error instanceof CliError ||
     error instanceof KeyError ||
-    error instanceof ApiError
+    error instanceof ApiError ||
+    error instanceof ChainLeaseHeldError
   ) {
     console.error(`oddsgate: ${error.message}`);
   } else {

@@ -93,9 +93,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // The chain and trading log through the app's logger, which exists only once the app is built.
     const lateLogger = {
       info: (object: object, message: string) => app?.log.info(object, message),
+      warn: (object: object, message: string) => app?.log.warn(object, message),
       error: (object: object, message: string) => app?.log.error(object, message),
     };
-    chain = await connectChain(config, { storage, venueSeed, logger: lateLogger });
+    const keyRing = keys;
+    chain = await connectChain(config, {
+      storage,
+      venueSeed,
+      logger: lateLogger,
+      // In production the sandbox's JSON-RPC and PubSub take the same API keys as the HTTP API.
+      sandbox: {
+        mode: config.MODE,
+        authorize: async (headers) => {
+          const secret = headers["x-api-key"];
+          return typeof secret === "string" && (await keyRing.check(secret)) !== undefined;
+        },
+      },
+    });
     const connectedChain = chain;
     const relay = new MarketRelay(upstreamClient);
     marketStream = new MarketStreamHub({ catalog, relay, upstream: upstreamClient, logger: lateLogger });

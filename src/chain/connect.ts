@@ -1,7 +1,9 @@
 /**
  * Chooses the chain from the configuration: `SOLANA_RPC_URL` when set, else the embedded sandbox
  * (LiteSVM, durable in the venue's storage, JSON-RPC on `RPC_PORT` and PubSub on `RPC_PORT + 1`).
- * Either way trading code sees the same `Chain` interface.
+ * Either way trading code sees the same `Chain` interface. One process at a time runs the sandbox
+ * of a database (it holds the database's chain lease, see sandbox/lease.ts); another instance on the
+ * same database refuses to start its own and says which SOLANA_RPC_URL to use instead.
  */
 import type { Config } from "../config.js";
 import type { Storage } from "../storage/database.js";
@@ -9,7 +11,7 @@ import type { Chain } from "./chain.js";
 import { RpcChain } from "./rpc-client.js";
 import type { GenesisMarket } from "./sandbox/genesis.js";
 import type { ChainLogger } from "./sandbox/sandbox-chain.js";
-import { type StartedSandboxChain, startSandboxChain } from "./sandbox/start.js";
+import { type SandboxChainSettings, type StartedSandboxChain, startSandboxChain } from "./sandbox/start.js";
 
 export interface ChainConnection {
   chain: Chain;
@@ -22,20 +24,29 @@ export interface ChainConnection {
   close(): Promise<void>;
 }
 
-type ChainSettings = Pick<Config, "HOST" | "DATA_DIR" | "SOLANA_RPC_URL" | "RPC_PORT">;
+type ChainSettings = Pick<Config, "HOST" | "DATA_DIR" | "SOLANA_RPC_URL" | "SOLANA_RPC_KEY" | "RPC_PORT">;
 
-/** Connects to the configured chain, starting the sandbox when none is configured. */
+/**
+ * Connects to the configured chain, starting the sandbox when none is configured; throws
+ * ChainLeaseHeldError (its message names the SOLANA_RPC_URL to set) when another live instance
+ * runs the sandbox of this database.
+ */
 export async function connectChain(
   config: ChainSettings,
   deps: {
     storage: Pick<Storage, "db"> & Partial<Pick<Storage, "dialect" | "location">>;
     venueSeed: string;
     logger?: ChainLogger;
+    /** Further settings of the sandbox chain, passed through as they are. */
+    sandbox?: Partial<Omit<SandboxChainSettings, "storage" | "dataDir" | "venueSeed" | "markets">>;
   },
 ): Promise<ChainConnection> {
   if (config.SOLANA_RPC_URL) {
     return {
-      chain: new RpcChain({ url: config.SOLANA_RPC_URL }),
+      chain: new RpcChain({
+        url: config.SOLANA_RPC_URL,
+        ...(config.SOLANA_RPC_KEY ? { apiKey: config.SOLANA_RPC_KEY } : {}),
+      }),
       rpcUrl: config.SOLANA_RPC_URL,
       addMarkets: async () => 0,
       close: async () => {},
@@ -50,7 +61,15 @@ export async function connectChain(
     host: config.HOST,
     rpcPort: config.RPC_PORT,
     ...(deps.logger ? { logger: deps.logger } : {}),
+    ...deps.sandbox,
   });
+  try {
+    // Another instance that finds the lease held names this URL in its refusal.
+    await sandbox.chain.lease.publishRpcUrl(sandbox.rpcUrl);
+  } catch (error) {
+    await sandbox.close();
+    throw error;
+  }
   return {
     chain: sandbox.chain,
     sandbox,

@@ -44,6 +44,8 @@ export interface RpcChainOptions {
   commitment?: Commitment;
   /** How often `sendTransaction` polls for its signature's status (default 400 ms, one slot). */
   pollIntervalMs?: number;
+  /** Sent as `x-api-key` on every call: another Oddsgate instance's chain wants one in production. */
+  apiKey?: string;
 }
 
 type RawAccount = {
@@ -90,8 +92,8 @@ export function chainErrorFromJsonRpc(error: {
 
 // kit's transport, but a JSON-RPC error becomes our ChainError before kit reshapes it, and a
 // transport failure (refused connection, HTTP 5xx) becomes a ChainError too.
-function chainErrorTransport(url: string): RpcTransport {
-  const base = createDefaultRpcTransport({ url });
+function chainErrorTransport(url: string, apiKey: string | undefined): RpcTransport {
+  const base = createDefaultRpcTransport({ url, ...(apiKey ? { headers: { "x-api-key": apiKey } } : {}) });
   return (async (config: Parameters<RpcTransport>[0]) => {
     let response: unknown;
     try {
@@ -135,7 +137,7 @@ export class RpcChain implements Chain {
   private readonly pollIntervalMs: number;
 
   constructor(options: RpcChainOptions) {
-    this.rpc = createSolanaRpcFromTransport(chainErrorTransport(options.url));
+    this.rpc = createSolanaRpcFromTransport(chainErrorTransport(options.url, options.apiKey));
     this.commitment = options.commitment ?? "confirmed";
     this.pollIntervalMs = options.pollIntervalMs ?? 400;
   }

@@ -80,6 +80,22 @@ export interface ChainTransactionsTable {
   wire: string;
 }
 
+/** The one row (id 1) naming the process that runs the sandbox chain; see chain/sandbox/lease.ts. */
+export interface ChainLeaseTable {
+  id: number;
+  /** Random per start of a chain, readable: `hostname/pid/random`. */
+  holder: string;
+  /** The holder's host and PID namespace, to recognise a crashed predecessor on this host. */
+  host: string;
+  pid: number;
+  /** The holder's JSON-RPC URL, once it listens. */
+  rpc_url: string | null;
+  /** Grows by one on every takeover; a commit proves its holder's epoch still holds the lease. */
+  epoch: number | string | bigint;
+  /** Milliseconds since 1970 by the database's clock. */
+  expires_at: number | string | bigint;
+}
+
 /** A mint that had a pool at least once. */
 export interface TradingTokensTable {
   mint: string;
@@ -146,6 +162,7 @@ export interface Tables {
   api_keys: ApiKeysTable;
   chain_accounts: ChainAccountsTable;
   chain_transactions: ChainTransactionsTable;
+  chain_lease: ChainLeaseTable;
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;
   orders: OrdersTable;

@@ -145,6 +145,24 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("orders_status").on("orders").column("status").execute();
     },
   },
+  "0006_chain_lease": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // One row (id 1): the process that runs the sandbox chain of this database (see
+      // chain/sandbox/lease.ts). `epoch` grows on every takeover; `expires_at` is in milliseconds
+      // since 1970 by the database's clock, so hosts whose clocks differ still agree on it.
+      await db.schema
+        .createTable("chain_lease")
+        .addColumn("id", "integer", (c) => c.primaryKey())
+        .addColumn("holder", "varchar(128)", (c) => c.notNull())
+        .addColumn("host", "varchar(255)", (c) => c.notNull())
+        .addColumn("pid", "integer", (c) => c.notNull())
+        .addColumn("rpc_url", "varchar(255)")
+        .addColumn("epoch", "bigint", (c) => c.notNull())
+        .addColumn("expires_at", "bigint", (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -1,7 +1,8 @@
 /** Starts a sandbox chain on fresh storage for a test, and builds the transactions tests send. */
 import { type Address, getTransactionEncoder, type KeyPairSigner } from "@solana/kit";
+import { getTransferSolInstruction } from "@solana-program/system";
 import { findAssociatedTokenPda, getTransferCheckedInstruction } from "@solana-program/token";
-import { signInstructions } from "../../src/chain/build-transaction.js";
+import { buildSignedTransaction, signInstructions } from "../../src/chain/build-transaction.js";
 import type { Chain } from "../../src/chain/chain.js";
 import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../../src/chain/programs.js";
 import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
@@ -87,6 +88,17 @@ export async function usdcTransferTransaction(
     decimals: USDC_DECIMALS,
   });
   return signInstructions(from, [instruction], await chain.getLatestBlockhash());
+}
+
+/** A signed transfer of `lamports` from `from` to `to`, wire bytes. */
+export async function solTransfer(
+  chain: Pick<Chain, "getLatestBlockhash">,
+  from: KeyPairSigner,
+  to: Address,
+  lamports: bigint,
+): Promise<Uint8Array> {
+  const instruction = getTransferSolInstruction({ source: from, destination: to, amount: lamports });
+  return buildSignedTransaction(from, [instruction], await chain.getLatestBlockhash());
 }
 
 /** Every mint's supply and the sum of its token accounts' balances, from the stored (durable) state. */

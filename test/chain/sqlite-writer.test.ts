@@ -1,11 +1,12 @@
 /**
  * The SQLite commit worker takes several commits in flight and writes them in order; once one
  * fails, those sent after it are refused (they were executed on top of its effects) until it is
- * told to resume.
+ * told to resume; and it writes nothing once another process has taken the chain's lease.
  */
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CommitBatch, StoredTransaction } from "../../src/chain/sandbox/chain-store.js";
+import { ChainLease, ChainLeaseLostError } from "../../src/chain/sandbox/lease.js";
 import { SqliteWriter } from "../../src/chain/sandbox/sqlite-writer.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";
@@ -44,6 +45,10 @@ describe("SQLite commit worker", () => {
     cleanups.push(dir.cleanup);
     const storage: Storage = await openStorage({ DATA_DIR: dir.dir });
     cleanups.push(() => storage.close());
+    const lease = new ChainLease(storage.db);
+    await lease.acquire();
+    cleanups.push(() => lease.release());
+    const fence = lease.fenceToken();
     const writer = new SqliteWriter(path.join(dir.dir, "oddsgate.db"));
     cleanups.push(() => writer.close());
     const lamportsOf = async (address: string) =>
@@ -56,23 +61,38 @@ describe("SQLite commit worker", () => {
       )?.lamports;
 
     // Sent together: the second overwrites the first, as it would when executed after it.
-    await Promise.all([writer.commit(batch("A", 10n, "s1")), writer.commit(batch("A", 20n, "s2"))]);
+    await Promise.all([
+      writer.commit(batch("A", 10n, "s1"), fence),
+      writer.commit(batch("A", 20n, "s2"), fence),
+    ]);
     expect(String(await lamportsOf("A"))).toBe("20");
 
     // The first of three clashes on a stored signature; the two behind it are refused unwritten.
     const outcomes = await Promise.allSettled([
-      writer.commit(batch("B", 1n, "s1")),
-      writer.commit(batch("B", 2n, "s3")),
-      writer.commit(batch("C", 3n, "s4")),
+      writer.commit(batch("B", 1n, "s1"), fence),
+      writer.commit(batch("B", 2n, "s3"), fence),
+      writer.commit(batch("C", 3n, "s4"), fence),
     ]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect(await lamportsOf("B")).toBeUndefined();
     expect(await lamportsOf("C")).toBeUndefined();
-    await expect(writer.commit(batch("C", 3n, "s4"))).rejects.toThrow(/earlier commit failed/);
+    await expect(writer.commit(batch("C", 3n, "s4"), fence)).rejects.toThrow(/earlier commit failed/);
 
     writer.resume();
-    await writer.commit(batch("C", 3n, "s4"));
+    await writer.commit(batch("C", 3n, "s4"), fence);
     expect(String(await lamportsOf("C"))).toBe("3");
     expect(writer.usable).toBe(true);
+
+    // Another process takes the lease over (this one's has expired): the next commit is refused unwritten.
+    await storage.db.updateTable("chain_lease").set({ expires_at: 0 }).execute();
+    const successor = new ChainLease(storage.db);
+    await successor.acquire();
+    cleanups.push(() => successor.release());
+    await expect(writer.commit(batch("D", 4n, "s5"), fence)).rejects.toBeInstanceOf(ChainLeaseLostError);
+    expect(await lamportsOf("D")).toBeUndefined();
+    // The holder's own proof passes.
+    writer.resume();
+    await writer.commit(batch("D", 4n, "s5"), successor.fenceToken());
+    expect(String(await lamportsOf("D"))).toBe("4");
   });
 });

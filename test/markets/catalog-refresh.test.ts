@@ -29,7 +29,10 @@ describe.each(BACKENDS)("catalog on $name", (backend) => {
     async () => {
       const first = await startTestServer({ backend, catalogue: miniCatalogue() });
       // A second instance over the same storage (PostgreSQL: another server; SQLite: same file).
-      const second = await startServer(loadConfig({}, { ...first.settings, PORT: "0" }));
+      // One instance runs the sandbox chain of a database; the second uses it.
+      const second = await startServer(
+        loadConfig({}, { ...first.settings, PORT: "0", SOLANA_RPC_URL: first.server.chain.rpcUrl }),
+      );
       try {
         const secondClient = new MarketsClient({ baseUrl: second.url });
         expect((await secondClient.listEvents()).events).toHaveLength(3);

@@ -1,11 +1,13 @@
 /**
  * The sandbox chain's durable state in the relational store: every account as of the last commit,
  * every landed transaction, and the genesis parameters. A batch of transactions commits in one
- * database transaction, so a crash leaves either all of a batch or none of it.
+ * database transaction, so a crash leaves either all of a batch or none of it; that transaction
+ * first proves the chain's lease (lease.ts), so only the process that holds it writes.
  */
 import { CompiledQuery, type Kysely } from "kysely";
 import type { Tables } from "../../storage/database.js";
 import type { TransactionError } from "../errors.js";
+import { type ChainLease, ChainLeaseLostError } from "./lease.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 
 /** An account as stored and as loaded into LiteSVM. */
@@ -61,18 +63,22 @@ export interface ChainStoreOptions {
    * thread's own connection to it (see sqlite-writer.ts). Reads always use `db`.
    */
   sqliteFile?: string;
+  /** The lease every commit proves in its own transaction; a store without one only reads. */
+  lease?: ChainLease;
 }
 
 export class ChainStore {
   private readonly statements = new Map<string, string>();
   private numbered: boolean | undefined;
   private writer: SqliteWriter | null;
+  private readonly lease: ChainLease | undefined;
 
   constructor(
     private readonly db: Kysely<Tables>,
     options: ChainStoreOptions = {},
   ) {
-    this.writer = options.sqliteFile ? new SqliteWriter(options.sqliteFile) : null;
+    this.lease = options.lease;
+    this.writer = options.sqliteFile && options.lease ? new SqliteWriter(options.sqliteFile) : null;
   }
 
   /** Stops the commit worker, if any (after the commits already started). */
@@ -192,15 +198,25 @@ export class ChainStore {
     this.writer?.resume();
   }
 
-  /** Writes a batch atomically; resolves once it is durable. */
+  /**
+   * Writes a batch atomically if this process still holds the lease (else ChainLeaseLostError, and
+   * nothing is written); resolves once it is durable.
+   */
   async commit(batch: CommitBatch): Promise<void> {
+    const lease = this.lease;
+    if (!lease) throw new Error("this chain store has no lease: it cannot commit");
     if (this.writer && !this.writer.usable) {
       // The worker failed: fall back to the shared connection.
       this.writer = null;
     }
-    if (this.writer) return this.writer.commit(batch);
+    if (this.writer) {
+      return this.writer.commit(batch, lease.fenceToken()).catch((error: unknown) => {
+        throw error instanceof ChainLeaseLostError ? lease.lose() : error;
+      });
+    }
     const { accounts: upserts, deletions, transactions } = encodeBatch(batch);
     await this.db.transaction().execute(async (trx) => {
+      await lease.fence(trx);
       for (const group of chunks(upserts, ROWS_PER_STATEMENT * ACCOUNT_COLUMNS.length)) {
         await trx.executeQuery(this.statement("upsertAccounts", group));
       }

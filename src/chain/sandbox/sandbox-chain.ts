@@ -3,7 +3,9 @@
  * or by LiteSVM when that is busy), the sandbox enforces what LiteSVM leaves out (the 150-block
  * blockhash window, replay protection over every recent signature) and makes every landed
  * transaction durable before answering. Sends queue up and commit in groups:
- * one database transaction per group, every caller answered only after it.
+ * one database transaction per group, every caller answered only after it. The chain runs only
+ * while it holds its database's lease (lease.ts): it takes it before reading any state, every
+ * commit proves it, and once another process has taken it the chain refuses every send.
  */
 import fs from "node:fs";
 import type { Address, Blockhash, Signature } from "@solana/kit";
@@ -33,6 +35,8 @@ import {
 } from "../token-layout.js";
 import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
 import { ChainStore, type CommitBatch, type StoredAccount, type StoredTransaction } from "./chain-store.js";
+import { ChainLease, type ChainLeaseLostError, type ChainLeaseSettings } from "./lease.js";
+import { decodeAddressParam } from "./rpc-encoding.js";
 import { type SignatureVerdict, SignatureVerifier } from "./signature-verifier.js";
 import { BLOCKHASH_VALIDITY_BLOCKS, SlotClock, systemClock, type WallClock } from "./slot-clock.js";
 import {
@@ -130,6 +134,8 @@ export interface SandboxChainOptions {
   storage: Pick<Storage, "db"> & Partial<Pick<Storage, "dialect" | "location">>;
   clock?: WallClock;
   logger?: ChainLogger;
+  /** Timings of the lease (tests shorten them); see lease.ts. */
+  lease?: ChainLeaseSettings;
 }
 
 export class SandboxChain implements Chain {
@@ -152,32 +158,56 @@ export class SandboxChain implements Chain {
   private airdropBuilder: AirdropBuilder | null = null;
   private landedCount = 0;
   private needsReload = false;
+  /** Set once the lease is lost: what every send is refused with from then on. */
+  private halted: ChainError | null = null;
 
   private constructor(
     private readonly store: ChainStore,
     readonly slots: SlotClock,
     readonly genesisHash: string,
     private readonly logger: ChainLogger | undefined,
+    /** The lease this chain runs under. */
+    readonly lease: ChainLease,
   ) {
     this.svm = createSvm();
+    lease.onLost((error) => this.leaseLost(error));
   }
 
-  /** Opens the chain on `storage`, rebuilding its state exactly from what was committed. */
+  /**
+   * Opens the chain on `storage`, rebuilding its state exactly from what was committed; throws
+   * ChainLeaseHeldError when another live process runs the chain of this database.
+   */
   static async open(options: SandboxChainOptions): Promise<SandboxChain> {
     const clock = options.clock ?? systemClock;
-    const store = new ChainStore(options.storage.db, { sqliteFile: sqliteFileOf(options.storage) });
-    const genesis = await store.settleGenesis({
-      genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
-      genesisMs: clock.now(),
+    const lease = new ChainLease(options.storage.db, {
+      ...options.lease,
+      dialect: options.storage.dialect,
+      logger: options.logger,
     });
-    const chain = new SandboxChain(
-      store,
-      new SlotClock(genesis.genesisMs, genesis.genesisHash, clock),
-      genesis.genesisHash,
-      options.logger,
-    );
-    await chain.loadFromStore();
-    return chain;
+    // Taken before any state is read: what is read then includes every commit of the previous
+    // holder, which can commit nothing after this.
+    await lease.acquire();
+    let store: ChainStore | undefined;
+    try {
+      store = new ChainStore(options.storage.db, { sqliteFile: sqliteFileOf(options.storage), lease });
+      const genesis = await store.settleGenesis({
+        genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
+        genesisMs: clock.now(),
+      });
+      const chain = new SandboxChain(
+        store,
+        new SlotClock(genesis.genesisMs, genesis.genesisHash, clock),
+        genesis.genesisHash,
+        options.logger,
+        lease,
+      );
+      await chain.loadFromStore();
+      return chain;
+    } catch (error) {
+      await store?.close();
+      await lease.release();
+      throw error;
+    }
   }
 
   // Reads everything first and swaps it in at once, so that reads meanwhile see the old state, not
@@ -388,12 +418,13 @@ export class SandboxChain implements Chain {
     return found;
   }
 
-  /** Stops taking sends and waits for those already queued to be answered. */
+  /** Stops taking sends, waits for those already queued to be answered, and releases the lease. */
   async close(): Promise<void> {
     this.closed = true;
     while (this.draining) await this.draining;
     await this.verifier.close();
     await this.store.close();
+    await this.lease.release();
   }
 
   /** An account as LiteSVM holds it now, read synchronously (for the RPC server's encoders). */
@@ -420,6 +451,10 @@ export class SandboxChain implements Chain {
   }
 
   private enqueue(job: Job): void {
+    if (this.halted) {
+      job.reject(this.halted);
+      return;
+    }
     if (this.closed) {
       job.reject(new ChainError(RPC_ERROR.nodeUnhealthy, "Node is shutting down"));
       return;
@@ -459,6 +494,15 @@ export class SandboxChain implements Chain {
 
   private async drainQueue(): Promise<void> {
     for (;;) {
+      if (this.halted) {
+        // Nothing more executes or commits; the commits in flight fail their lease check.
+        for (const job of this.queue.splice(0)) job.reject(this.halted);
+        this.rejectUncommitted(this.halted);
+        if (this.commitsInFlight === 0) {
+          this.draining = null;
+          return;
+        }
+      }
       if (this.needsReload && this.commitsInFlight === 0) {
         await this.loadFromStore();
         this.store.resumeCommits();
@@ -585,12 +629,27 @@ export class SandboxChain implements Chain {
 
   // A failed commit fails its own jobs and every job executed after it (they ran on its effects);
   // LiteSVM is rebuilt from storage before anything else executes.
+  // After the lease is lost (the store then failed the commit), they are refused for good instead.
   private commitFailed(group: UncommittedGroup, error: unknown): void {
-    this.logger?.error({ err: error }, "sandbox chain commit failed; reloading state from storage");
-    const failure = new ChainError(RPC_ERROR.internalError, "Transaction could not be committed; retry");
+    const failure =
+      this.halted ?? new ChainError(RPC_ERROR.internalError, "Transaction could not be committed; retry");
+    if (!this.halted) {
+      this.logger?.error({ err: error }, "sandbox chain commit failed; reloading state from storage");
+      this.needsReload = true;
+    }
     for (const { job } of group.jobs) job.reject(failure);
     this.rejectUncommitted(failure);
-    this.needsReload = true;
+  }
+
+  // Another process runs the chain now: what LiteSVM holds may be stale, and nothing can be stored.
+  private leaseLost(error: ChainLeaseLostError): void {
+    if (this.halted) return;
+    this.logger?.error({ err: error }, "sandbox chain lost its lease; it takes no more transactions");
+    this.halted = new ChainError(
+      RPC_ERROR.nodeUnhealthy,
+      `Node no longer runs the sandbox chain: ${error.message}; restart it to use the instance that does`,
+    );
+    this.wakeDrain();
   }
 
   private rejectUncommitted(failure: ChainError): void {
@@ -757,14 +816,7 @@ function sqliteFileOf(storage: SandboxChainOptions["storage"]): string | undefin
   return fs.existsSync(storage.location) ? storage.location : undefined;
 }
 
-/** Decodes a base58 address; throws -32602 when it is not 32 bytes of base58. */
+/** Decodes a base58 address (its length checked first); throws -32602 when it is not 32 bytes of base58. */
 export function decodeAddress(address: string): Uint8Array {
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(address);
-  } catch {
-    throw ChainError.invalidParams(`Invalid param: Invalid`);
-  }
-  if (bytes.length !== 32) throw ChainError.invalidParams("Invalid param: WrongSize");
-  return bytes;
+  return decodeAddressParam(address);
 }

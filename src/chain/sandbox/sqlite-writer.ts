@@ -5,13 +5,16 @@
  * WAL mode with synchronous=NORMAL, as on the main connection: when `commit` resolves, the batch
  * survives a crash of the process. Commits may be sent before the previous one has finished (they are
  * written in the order sent); once one fails, the worker refuses every commit after it until it is
- * told to resume, because those were executed on top of the failed one's effects. The worker is
- * plain JavaScript (evaluated, not loaded from a
- * file) so that it runs the same under tsx, vitest and the compiled build.
+ * told to resume, because those were executed on top of the failed one's effects. Each batch's
+ * transaction first proves that this process still holds the chain's lease (see lease.ts), on the
+ * worker's connection, so nothing is written once another process has taken over. The worker is
+ * plain JavaScript (evaluated, not loaded from a file) so that it runs the same under tsx, vitest
+ * and the compiled build.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { type CommitBatch, encodeBatch } from "./chain-store.js";
+import { ChainLeaseLostError, type LeaseFence, SQLITE_NOW_MS } from "./lease.js";
 
 // Runs in the worker. Rows arrive as flat arrays of column values, already encoded: strings and
 // numbers cost little to copy between threads, byte arrays and nested objects much more.
@@ -31,7 +34,14 @@ const insert = db.prepare(
   'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire") ' +
     "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
-const write = db.transaction((batch) => {
+const fence = db.prepare(
+  'update "chain_lease" set "expires_at" = ' + workerData.nowMs + ' + ? where "id" = 1 and "holder" = ? and "epoch" = ?',
+);
+class LeaseLost extends Error {}
+const write = db.transaction((batch, lease) => {
+  if (fence.run(lease.ttlMs, lease.holder, lease.epoch).changes !== 1) {
+    throw new LeaseLost("another instance took over the sandbox chain's lease (this holder " + lease.holder + ", epoch " + lease.epoch + ")");
+  }
   const a = batch.accounts;
   for (let i = 0; i < a.length; i += 5) upsert.run(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4]);
   for (const address of batch.deletions) remove.run(address);
@@ -56,11 +66,16 @@ parentPort.on("message", (message) => {
     return;
   }
   try {
-    write(message.batch);
+    write(message.batch, message.lease);
     parentPort.postMessage({ id: message.id, ok: true });
   } catch (error) {
     refusing = true;
-    parentPort.postMessage({ id: message.id, ok: false, message: String((error && error.message) || error) });
+    parentPort.postMessage({
+      id: message.id,
+      ok: false,
+      message: String((error && error.message) || error),
+      leaseLost: error instanceof LeaseLost,
+    });
   }
 });
 `;
@@ -72,7 +87,7 @@ interface Pending {
   reject(error: Error): void;
 }
 
-type Reply = { id: number; ok: true } | { id: number; ok: false; message: string };
+type Reply = { id: number; ok: true } | { id: number; ok: false; message: string; leaseLost: boolean };
 
 export class SqliteWriter {
   private readonly worker: Worker;
@@ -84,7 +99,7 @@ export class SqliteWriter {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { file, driver, busyTimeoutMs: BUSY_TIMEOUT_MS },
+      workerData: { file, driver, busyTimeoutMs: BUSY_TIMEOUT_MS, nowMs: SQLITE_NOW_MS },
     });
     // Only a commit in flight keeps the process alive.
     this.worker.unref();
@@ -94,6 +109,7 @@ export class SqliteWriter {
       this.pending.delete(reply.id);
       if (this.pending.size === 0) this.worker.unref();
       if (reply.ok) waiting.resolve();
+      else if (reply.leaseLost) waiting.reject(new ChainLeaseLostError(reply.message));
       else waiting.reject(new Error(`sandbox chain commit failed: ${reply.message}`));
     });
     const fail = (error: Error) => {
@@ -111,17 +127,18 @@ export class SqliteWriter {
   }
 
   /**
-   * Writes `batch` in one SQLite transaction, after the batches sent before it; resolves once it is
-   * committed. After a failed commit, every later one fails too until `resume`.
+   * Writes `batch` in one SQLite transaction, after the batches sent before it, if `lease` still
+   * holds (else it fails with ChainLeaseLostError); resolves once it is committed. After a failed
+   * commit, every later one fails too until `resume`.
    */
-  commit(batch: CommitBatch): Promise<void> {
+  commit(batch: CommitBatch, lease: LeaseFence): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const { accounts, deletions, transactions } = encodeBatch(batch);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) this.worker.ref();
-      this.worker.postMessage({ id, batch: { accounts, deletions, transactions } });
+      this.worker.postMessage({ id, batch: { accounts, deletions, transactions }, lease });
     });
   }
 
