@@ -48,11 +48,15 @@ export interface TradingBookOptions {
   authorities: PoolAuthorities;
   /** Outcome tokens against USDC; without it only pools trade. */
   prediction?: PredictionVenue;
+  /** Keys of the venue's own that are not pools' (the sandbox's treasury and mint authority). */
+  venueKeys?: readonly string[];
   logger?: BookLogger;
 }
 
 export class TradingBook {
   private pools = new Map<Address, CpmmPool>();
+  /** Each pool by its authority and by its vaults: the accounts the venue signs for. */
+  private poolsByAccount = new Map<string, CpmmPool>();
   private tokens = new Map<Address, TokenRecord>();
   private version = -1;
   private timer: NodeJS.Timeout | undefined;
@@ -63,7 +67,11 @@ export class TradingBook {
   tokensJson = "[]";
   tokensWithDecimalsJson = "[]";
 
-  constructor(private readonly options: TradingBookOptions) {}
+  private readonly venueKeys: ReadonlySet<string>;
+
+  constructor(private readonly options: TradingBookOptions) {
+    this.venueKeys = new Set(options.venueKeys);
+  }
 
   /** Whether the token registry has been loaded from storage. */
   get loaded(): boolean {
@@ -103,6 +111,16 @@ export class TradingBook {
   /** The pool with this address. */
   pool(address: Address): CpmmPool | undefined {
     return this.pools.get(address);
+  }
+
+  /** The pool whose authority or vault `address` is, if any. */
+  poolOf(address: string): CpmmPool | undefined {
+    return this.poolsByAccount.get(address);
+  }
+
+  /** Whether `address` is one of the venue's own keys or accounts: a pool authority or vault, the treasury, a mint authority. */
+  isVenueAccount(address: string): boolean {
+    return this.poolsByAccount.has(address) || this.venueKeys.has(address);
   }
 
   allPools(): CpmmPool[] {
@@ -165,6 +183,11 @@ export class TradingBook {
       );
     }
     this.pools = pools;
+    this.poolsByAccount = new Map();
+    for (const pool of pools.values()) {
+      this.poolsByAccount.set(pool.authority.address, pool);
+      for (const vault of pool.vaults) this.poolsByAccount.set(vault, pool);
+    }
     this.tokens = tokens;
     this.tokensJson = JSON.stringify(tokenRecords.map((token) => token.mint));
     this.tokensWithDecimalsJson = JSON.stringify(tokenRecords.map((token) => [token.mint, token.decimals]));

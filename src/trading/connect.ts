@@ -35,7 +35,15 @@ export interface Trading {
 
 /** Loads the trading state; with the sandbox chain and the demo enabled, creates the demo pools once. */
 export async function startTrading(
-  config: Pick<Config, "DATA_DIR" | "DEMO_CATALOGUE" | "REDIS_URL" | "REDIS_PREFIX">,
+  config: Pick<
+    Config,
+    | "DATA_DIR"
+    | "DEMO_CATALOGUE"
+    | "REDIS_URL"
+    | "REDIS_PREFIX"
+    | "FIRM_QUOTES_PER_WALLET"
+    | "FIRM_QUOTES_PER_CLIENT"
+  >,
   deps: {
     storage: Pick<Storage, "db">;
     chain: ChainConnection;
@@ -54,17 +62,25 @@ export async function startTrading(
           deps.venueSeed,
         )
       : 0;
+  // The sandbox's treasury and mint authority are the venue's too: no order may name them.
+  const venueKeys = sandbox ? Object.values(sandbox.venueKeys).map((keypair) => keypair.address) : [];
   const book = new TradingBook({
     db: deps.storage.db,
     chain: deps.chain.chain,
     authorities,
+    venueKeys,
     ...(deps.fetchBook ? { prediction: new PredictionVenue(deps.fetchBook) } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await book.start();
   const { db } = deps.storage;
   const chain = deps.chain.chain;
-  const desk = new OrderDesk(book, chain, { db, authorities });
+  const desk = new OrderDesk(
+    book,
+    chain,
+    { db, authorities },
+    { perWallet: config.FIRM_QUOTES_PER_WALLET, perClient: config.FIRM_QUOTES_PER_CLIENT },
+  );
   // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({

@@ -6,9 +6,13 @@
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
+import { WRAPPED_SOL_MINT } from "../chain/programs.js";
 import { ApiError } from "../http/errors.js";
+import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
+import { type FirmQuoteLimits, FirmQuoteRefused, FirmQuotes } from "./firm-quotes.js";
+import type { TradingMarket } from "./market.js";
 import { AUTO_SLIPPAGE_BPS, type OrderRequest } from "./order-params.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "./order-transaction.js";
 import { issuePredictionOrder } from "./orders/prediction-orders.js";
@@ -16,8 +20,10 @@ import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route } from "./router.js";
 import type { OrderResponse, RoutePlanLeg } from "./routes/schemas.js";
+import { checkVenueSignatures, UnsafeTransactionError } from "./signing-guard.js";
+import { associatedTokenAddress } from "./token-accounts.js";
 import { BPS } from "./venues/cpmm.js";
-import type { CpmmPool } from "./venues/cpmm-pool.js";
+import { CpmmPool } from "./venues/cpmm-pool.js";
 
 export type { OrderResponse, RoutePlanLeg };
 
@@ -35,14 +41,25 @@ export interface PricedRoute {
   threshold: bigint;
 }
 
+/** Who asks for a firm quote: the key or the address its bound is counted against. */
+export type ClientId = string;
+
 /** Quotes (and, with a user, issues) orders from the trading book. */
 export class OrderDesk {
+  private readonly firmQuotes: FirmQuotes;
+
   constructor(
     private readonly book: TradingBook,
     private readonly chain: Chain,
     /** Where async (prediction-market) orders are recorded; without it they are quotes only. */
     private readonly orders?: { db: Kysely<Tables>; authorities: PoolAuthorities },
-  ) {}
+    limits: FirmQuoteLimits = {
+      perWallet: RESERVATION_LIMITS.perWallet,
+      perClient: RESERVATION_LIMITS.perClientAddress,
+    },
+  ) {
+    this.firmQuotes = new FirmQuotes(limits);
+  }
 
   /** Routes and prices a request: the part `/order` and `/intent` share. */
   async price(request: OrderRequest): Promise<PricedRoute> {
@@ -51,8 +68,13 @@ export class OrderDesk {
       throw new ApiError("amm_map_not_initialized", "the pools are still loading; retry shortly");
     const input = this.listed(request.inputMint, "invalid_input_mint", "inputMint");
     const output = this.listed(request.outputMint, "invalid_output_mint", "outputMint");
-    if (request.platformFeeBps > 0 && request.feeAccount)
-      await this.checkFeeAccount(request.feeAccount, output);
+    if (request.userPublicKey && book.isVenueAccount(request.userPublicKey)) {
+      throw new ApiError(
+        "invalid_user_public_key",
+        `userPublicKey ${request.userPublicKey} is one of the venue's own accounts`,
+      );
+    }
+    if (request.feeAccount) await this.checkFeeAccount(request.feeAccount, output);
     await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
 
@@ -91,7 +113,8 @@ export class OrderDesk {
     return { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold };
   }
 
-  async order(request: OrderRequest): Promise<OrderResponse> {
+  /** Quotes `request` and, with a user, issues its transaction; `client` is who asks, for the bounds of firm quotes. */
+  async order(request: OrderRequest, client: ClientId = "local"): Promise<OrderResponse> {
     const { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold } =
       await this.price(request);
     const response: OrderResponse = {
@@ -127,6 +150,12 @@ export class OrderDesk {
       if (request.userPublicKey) {
         if (!this.orders)
           throw new ApiError("route_not_found", "this venue takes no prediction-market orders");
+        // Nothing is held for an async order, so its funds are checked only against itself.
+        const balance = await this.balanceOf(request.userPublicKey, input, false);
+        this.admit(
+          { wallet: request.userPublicKey, client, inputMint: input.mint, inAmount: request.amount, balance },
+          clock.blockHeight,
+        );
         const opened = await issuePredictionOrder(
           this.orders,
           { ...request, userPublicKey: request.userPublicKey },
@@ -135,17 +164,43 @@ export class OrderDesk {
         return { ...response, ...opened, prioritizationFeeLamports: 0 };
       }
     }
-    if (!request.userPublicKey) return response;
-
-    // Reserved before any await, so a concurrent quote already prices without these tokens.
-    const { lastValidBlockHeight } = clock.latest;
-    const releases = route.legs.map((leg, index) =>
-      (leg.market as CpmmPool).reserve(
-        leg.outputMint,
-        index === route.legs.length - 1 ? outAmount + platformFee : leg.outAmount,
-        lastValidBlockHeight,
-      ),
+    const user = request.userPublicKey;
+    if (!user) return response;
+    return this.issue(
+      { ...request, userPublicKey: user },
+      client,
+      { input, output, clock, route, platformFee, outAmount },
+      response,
     );
+  }
+
+  /** Issues a firm spot quote's transaction, signed by its pools, holding their output for the user. */
+  private async issue(
+    request: OrderRequest & { userPublicKey: Address },
+    client: ClientId,
+    priced: Pick<PricedRoute, "input" | "output" | "clock" | "route" | "platformFee" | "outAmount">,
+    response: OrderResponse,
+  ): Promise<OrderResponse> {
+    const { input, output, clock, route, platformFee, outAmount } = priced;
+    const pools = route.legs.map((leg) => poolOf(leg.market));
+    const firm = {
+      wallet: request.userPublicKey,
+      client,
+      inputMint: request.inputMint,
+      inAmount: route.inAmount,
+      balance: await this.balanceOf(request.userPublicKey, input, request.wrapAndUnwrapSol),
+    };
+    // From the admission to the holds nothing awaits, so a concurrent quote already prices without these tokens.
+    const { lastValidBlockHeight } = clock.latest;
+    this.admit(firm, clock.blockHeight);
+    const legs = route.legs.map((leg, index) => ({
+      pool: pools[index] as CpmmPool,
+      inputMint: leg.inputMint,
+      inAmount: leg.inAmount,
+      outputMint: leg.outputMint,
+      maxOut: index === route.legs.length - 1 ? outAmount + platformFee : leg.outAmount,
+    }));
+    const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
     const microLamports =
       (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(ORDER_COMPUTE_UNIT_LIMIT);
     try {
@@ -160,6 +215,12 @@ export class OrderDesk {
         microLamportsPerComputeUnit: microLamports,
         lifetime: clock.latest,
       });
+      checkVenueSignatures(
+        wire,
+        { payer: request.userPublicKey, payerSignedByVenue: false, legs },
+        this.book,
+      );
+      this.firmQuotes.add(firm, lastValidBlockHeight, holds);
       // Solana charges ceil(limit × price / 10^6) lamports of priority fee.
       const priorityLamports = (BigInt(ORDER_COMPUTE_UNIT_LIMIT) * microLamports + 999_999n) / 1_000_000n;
       return {
@@ -176,8 +237,34 @@ export class OrderDesk {
         },
       };
     } catch (error) {
-      for (const release of releases) release();
+      for (const hold of holds) hold.release();
+      if (error instanceof UnsafeTransactionError) throw new ApiError("bad_request", error.message);
       throw error;
+    }
+  }
+
+  /** What `user` can pay of `token` now: its token account, or its lamports when native SOL is wrapped for it. */
+  private async balanceOf(user: Address, token: TokenRecord, wrapSol: boolean): Promise<bigint> {
+    if (wrapSol && token.mint === WRAPPED_SOL_MINT) return this.chain.getBalance(user);
+    const account = await this.chain.getTokenAccount(
+      await associatedTokenAddress(user, token.mint, token.program),
+    );
+    return account?.amount ?? 0n;
+  }
+
+  /** Admits a firm quote under the funds and bounds rules, mapping a refusal to its API error. */
+  private admit(
+    firm: { wallet: Address; client: ClientId; inputMint: Address; inAmount: bigint; balance: bigint },
+    blockHeight: bigint,
+  ): void {
+    try {
+      this.firmQuotes.admit(firm, blockHeight);
+    } catch (error) {
+      if (!(error instanceof FirmQuoteRefused)) throw error;
+      throw new ApiError(
+        error.reason === "insufficient_funds" ? "insufficient_funds" : "too_many_firm_quotes",
+        error.message,
+      );
     }
   }
 
@@ -198,6 +285,11 @@ export class OrderDesk {
   }
 
   private async checkFeeAccount(feeAccount: Address, output: TokenRecord): Promise<void> {
+    if (this.book.isVenueAccount(feeAccount))
+      throw new ApiError(
+        "invalid_fee_account",
+        `feeAccount ${feeAccount} is one of the venue's own accounts`,
+      );
     const account = await this.chain.getTokenAccount(feeAccount);
     if (!account || account.mint !== output.mint) {
       throw new ApiError(
@@ -205,7 +297,19 @@ export class OrderDesk {
         `feeAccount ${feeAccount} must be an existing token account of the output mint ${output.mint}`,
       );
     }
+    if (this.book.isVenueAccount(account.owner)) {
+      throw new ApiError(
+        "invalid_fee_account",
+        `feeAccount ${feeAccount} belongs to ${account.owner}, one of the venue's own accounts`,
+      );
+    }
   }
+}
+
+/** The pool behind a spot leg: a firm spot quote routes through pools only. */
+function poolOf(market: TradingMarket): CpmmPool {
+  if (!(market instanceof CpmmPool)) throw new Error(`a spot route leg is on ${market.venue}, not a pool`);
+  return market;
 }
 
 /** 1 − output / output at the marginal prices, never negative. */

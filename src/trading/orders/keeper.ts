@@ -21,6 +21,7 @@ import type { BookLogger, TradingBook } from "../book.js";
 import { SLOT_MS } from "../book.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { TokenRecord } from "../pools/store.js";
+import { checkVenueSignatures } from "../signing-guard.js";
 import { associatedTokenAddress } from "../token-accounts.js";
 import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
@@ -220,9 +221,29 @@ export class OrderKeeper {
       ...(fill ? { fill: { legs: fill.route.legs, userOut: fill.route.outAmount } } : {}),
       blockhash: clock.latest.blockhash,
     });
-    const releases = fill
-      ? fill.route.legs.map((leg) =>
-          (leg.market as CpmmPool).reserve(leg.outputMint, leg.outAmount, clock.latest.lastValidBlockHeight),
+    // The escrow is the venue's own key here, so the settlement is checked like any transaction it signs.
+    checkVenueSignatures(
+      wire,
+      {
+        payer: escrow.address,
+        payerSignedByVenue: true,
+        legs: (fill?.route.legs ?? []).map((leg, index) => ({
+          pool: fill?.legs[index] as CpmmPool,
+          inputMint: leg.inputMint,
+          inAmount: leg.inAmount,
+          outputMint: leg.outputMint,
+          maxOut: leg.outAmount,
+        })),
+      },
+      book,
+    );
+    const holds = fill
+      ? fill.route.legs.map((leg, index) =>
+          (fill.legs[index] as CpmmPool).reserve(
+            leg.outputMint,
+            leg.outAmount,
+            clock.latest.lastValidBlockHeight,
+          ),
         )
       : [];
     const close = {
@@ -237,11 +258,11 @@ export class OrderKeeper {
       ...(opening !== undefined ? { openSlot: opening } : {}),
     });
     if (!closing) {
-      for (const release of releases) release();
+      for (const hold of holds) hold.release();
       return undefined;
     }
     await chain.sendTransaction(wire).catch((error: unknown) => {
-      for (const release of releases) release();
+      for (const hold of holds) hold.release();
       this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
     });
     return closing;

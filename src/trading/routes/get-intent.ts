@@ -41,12 +41,14 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
   );
 }
 
+const U64_MAX = 2n ** 64n - 1n;
+
 function feeBudget(value: string | undefined): bigint {
   if (value === undefined) return MIN_FEE_BUDGET;
-  if (!/^\d{1,19}$/.test(value)) {
+  if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX) {
     throw new ApiError(
-      "requested_fee_budget_too_low",
-      `feeBudget must be an integer number of lamports, got ${JSON.stringify(value.slice(0, 32))}`,
+      "bad_request",
+      `feeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
     );
   }
   const lamports = BigInt(value);

@@ -48,7 +48,9 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
       },
     },
     async (request, reply) => {
-      const order = await desk.order(parseOrderRequest(request.query, book.venues()));
+      // Firm quotes are bounded per client: its key when it has one, else its address.
+      const client = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
+      const order = await desk.order(parseOrderRequest(request.query, book.venues()), client);
       return sendJson(reply, JSON.stringify(order));
     },
   );

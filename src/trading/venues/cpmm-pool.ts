@@ -17,6 +17,16 @@ interface Reservation {
   amount: bigint;
   /** The promise lapses once the chain passes this block height. */
   lastValidBlockHeight: bigint;
+  /** Still counted in `reserved`. */
+  open: boolean;
+}
+
+/** Output a pool holds for one firm quote. */
+export interface PoolHold {
+  /** Gives the output back to the pool at once. */
+  release(): void;
+  /** False once the output was delivered, the quote expired or the hold was released. */
+  isOpen(): boolean;
 }
 
 export class CpmmPool implements TradingMarket {
@@ -79,19 +89,27 @@ export class CpmmPool implements TradingMarket {
 
   /**
    * Holds `amount` of `outputMint` for a firm quote until the chain passes `lastValidBlockHeight`;
-   * returns a function that releases it early (when the quote could not be issued after all).
+   * the hold can be released early (when the quote could not be issued after all).
    */
-  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): () => void {
-    const reservation: Reservation = { side: this.sideOf(outputMint), amount, lastValidBlockHeight };
+  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): PoolHold {
+    const reservation: Reservation = {
+      side: this.sideOf(outputMint),
+      amount,
+      lastValidBlockHeight,
+      open: true,
+    };
     this.reserved[reservation.side] += amount;
     this.approximateAgain();
     this.reservations.push(reservation);
-    return () => {
-      const index = this.reservations.indexOf(reservation);
-      if (index === -1) return;
-      this.reservations.splice(index, 1);
-      this.reserved[reservation.side] -= reservation.amount;
-      this.approximateAgain();
+    return {
+      release: () => {
+        if (!reservation.open) return;
+        reservation.open = false;
+        this.reservations.splice(this.reservations.indexOf(reservation), 1);
+        this.reserved[reservation.side] -= reservation.amount;
+        this.approximateAgain();
+      },
+      isOpen: () => reservation.open,
     };
   }
 
@@ -112,7 +130,10 @@ export class CpmmPool implements TradingMarket {
         reservation.amount -= released;
         this.reserved[side] -= released;
         delivered -= released;
-        if (reservation.amount === 0n) continue;
+        if (reservation.amount === 0n) {
+          reservation.open = false;
+          continue;
+        }
       }
       kept.push(reservation);
     }
@@ -126,7 +147,10 @@ export class CpmmPool implements TradingMarket {
     const live: Reservation[] = [];
     for (const reservation of this.reservations) {
       if (reservation.lastValidBlockHeight >= blockHeight) live.push(reservation);
-      else this.reserved[reservation.side] -= reservation.amount;
+      else {
+        reservation.open = false;
+        this.reserved[reservation.side] -= reservation.amount;
+      }
     }
     this.reservations = live;
     this.approximateAgain();

@@ -1,0 +1,176 @@
+/**
+ * Reservations need funds (issue "Security first", item 3): a firm quote holds pool output for about
+ * a minute, so an unfunded wallet gets none, a funded one cannot promise the same funds twice, and a
+ * wallet and a client hold only so many at once. The griefing attack that made SOL/USDC unroutable
+ * with four quotes for 2^64−1 lamports is refused and the pair keeps quoting.
+ */
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
+import type { PoolHold } from "../../src/trading/venues/cpmm-pool.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const VENUE_SEED = "firm-quotes-test";
+const U64_MAX = 2n ** 64n - 1n;
+let t: TestServer;
+let chain: RpcChain;
+let dETH: Address;
+
+beforeAll(async () => {
+  t = await startTestServer({
+    settings: {
+      DEMO_CATALOGUE: "true",
+      VENUE_SEED,
+      FIRM_QUOTES_PER_WALLET: "8",
+      FIRM_QUOTES_PER_CLIENT: "12",
+    },
+  });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+}, 120_000);
+afterAll(async () => t?.stop());
+
+async function order(query: Record<string, string | bigint | number>) {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+  const response = await fetch(`${t.url}/order?${params}`);
+  return {
+    status: response.status,
+    body: (await response.json()) as {
+      code?: string;
+      msg?: string;
+      transaction?: string;
+      outAmount?: string;
+    },
+  };
+}
+
+async function wallet(usdc: bigint): Promise<KeyPairSigner> {
+  const signer = await generateKeyPairSigner();
+  await chain.requestAirdrop(signer.address, 1_000_000_000n);
+  const response = await fetch(`${t.url}/dev/faucet`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ wallet: signer.address, mint: USDC_MINT, amount: usdc.toString() }),
+  });
+  expect(response.status).toBe(200);
+  return signer;
+}
+
+describe("firm quotes over HTTP", () => {
+  it("refuses firm quotes for 2^64-1 lamports from an unfunded wallet, and SOL/USDC keeps routing", async () => {
+    const unfunded = await generateKeyPairSigner();
+    for (let i = 0; i < 4; i++) {
+      const { status, body } = await order({
+        inputMint: WRAPPED_SOL_MINT,
+        outputMint: USDC_MINT,
+        amount: U64_MAX,
+        userPublicKey: unfunded.address,
+        priceImpactTolerancePct: 100,
+      });
+      expect(status).toBe(400);
+      expect(body.code).toBe("insufficient_funds");
+    }
+    const quote = await order({ inputMint: WRAPPED_SOL_MINT, outputMint: USDC_MINT, amount: 1_000_000_000n });
+    expect(quote.status, JSON.stringify(quote.body)).toBe(200);
+    expect(BigInt(quote.body.outAmount ?? 0)).toBeGreaterThan(0n);
+  });
+
+  it("does not let one balance back two firm quotes", async () => {
+    const user = await wallet(10_000_000n);
+    const first = await order({
+      inputMint: USDC_MINT,
+      outputMint: dETH,
+      amount: 6_000_000n,
+      userPublicKey: user.address,
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.transaction).toBeTypeOf("string");
+    const second = await order({
+      inputMint: USDC_MINT,
+      outputMint: dETH,
+      amount: 6_000_000n,
+      userPublicKey: user.address,
+    });
+    expect(second.status).toBe(400);
+    expect(second.body.code).toBe("insufficient_funds");
+    expect(second.body.msg).toContain("holds 4000000");
+    // What is left is still good for a smaller one.
+    const third = await order({
+      inputMint: USDC_MINT,
+      outputMint: dETH,
+      amount: 4_000_000n,
+      userPublicKey: user.address,
+    });
+    expect(third.status, JSON.stringify(third.body)).toBe(200);
+  });
+
+  it("bounds the live firm quotes of a wallet, then of a client", async () => {
+    const [a, b] = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
+    const ask = (user: KeyPairSigner) =>
+      order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n, userPublicKey: user.address });
+    for (let i = 0; i < 8; i++) expect((await ask(a)).status).toBe(200);
+    const ninth = await ask(a);
+    expect(ninth.status).toBe(429);
+    expect(ninth.body.code).toBe("too_many_firm_quotes");
+    expect(ninth.body.msg).toContain(a.address);
+    // This client already holds the 2 quotes of the test above and wallet a's 8: 2 more reach its 12.
+    for (let i = 0; i < 2; i++) expect((await ask(b)).status).toBe(200);
+    const over = await ask(b);
+    expect(over.status).toBe(429);
+    expect(over.body.code).toBe("too_many_firm_quotes");
+    expect(over.body.msg).toContain("this client");
+    // Quotes without a user reserve nothing and stay unbounded.
+    expect((await order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n })).status).toBe(200);
+  });
+});
+
+describe("FirmQuotes", () => {
+  const wallet = "Wa11et1111111111111111111111111111111111111" as Address;
+  const mint = USDC_MINT;
+  function hold(): PoolHold & { close(): void } {
+    const state = { open: true };
+    const close = () => {
+      state.open = false;
+    };
+    return { release: close, isOpen: () => state.open, close };
+  }
+
+  it("forgets a quote once its blockhash expires: a caller who never pays holds nothing after that", () => {
+    const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
+    const quote = { wallet, client: "ip:1", inputMint: mint, inAmount: 10n, balance: 10n };
+    quotes.admit(quote, 100n);
+    quotes.add(quote, 250n, [hold()]);
+    expect(() => quotes.admit(quote, 250n)).toThrow(FirmQuoteRefused);
+    expect(() => quotes.admit(quote, 251n)).not.toThrow();
+    expect(quotes.liveCount(wallet)).toBe(0);
+  });
+
+  it("forgets a quote once every pool delivered its output", () => {
+    const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
+    const quote = { wallet, client: "ip:1", inputMint: mint, inAmount: 10n, balance: 10n };
+    const holds = [hold(), hold()];
+    quotes.add(quote, 250n, holds);
+    holds[0]?.close();
+    expect(() => quotes.admit(quote, 101n)).toThrow(/already holds 1/);
+    holds[1]?.close();
+    expect(() => quotes.admit(quote, 102n)).not.toThrow();
+  });
+
+  it("counts a client's quotes across wallets and frees them as they end", () => {
+    const quotes = new FirmQuotes({ perWallet: 0, perClient: 2 });
+    const other = "Other11111111111111111111111111111111111111" as Address;
+    for (const owner of [wallet, other]) {
+      const quote = { wallet: owner, client: "key:k1", inputMint: mint, inAmount: 1n, balance: 10n };
+      quotes.admit(quote, 100n);
+      quotes.add(quote, 100n + (owner === wallet ? 0n : 50n), [hold()]);
+    }
+    const third = { wallet, client: "key:k1", inputMint: mint, inAmount: 1n, balance: 10n };
+    expect(() => quotes.admit(third, 100n)).toThrow(/this client already holds 2/);
+    // Another client is counted on its own.
+    expect(() => quotes.admit({ ...third, client: "key:k2" }, 100n)).not.toThrow();
+    expect(() => quotes.admit(third, 101n)).not.toThrow();
+  });
+});

@@ -1,0 +1,354 @@
+/**
+ * The venue signs only what it means (issue "Security first", item 1): the attacks that drained pools
+ * through `GET /order` and `GET /intent`, each refused with its code and nothing moved; the signing
+ * guard on transactions built past the parameter checks; and the general rule as a property: whatever
+ * venue key a request names, an issued transaction still needs a non-venue signature, and once the
+ * user signs it no pool pays more than it quoted or receives less than it was promised.
+ */
+import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addressOf } from "../../src/chain/base58.js";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { parseWireTransaction } from "../../src/chain/wire.js";
+import type { OrderResponse } from "../../src/trading/order.js";
+import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/order-transaction.js";
+import { checkVenueSignatures, UnsafeTransactionError } from "../../src/trading/signing-guard.js";
+import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
+import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+import { signWithKit } from "../support/kit.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const VENUE_SEED = "venue-signing-test";
+const U64_MAX = 2n ** 64n - 1n;
+let t: TestServer;
+let chain: RpcChain;
+let dETH: Address;
+let attacker: KeyPairSigner;
+
+type OrderBody = OrderResponse & { code?: string; msg?: string };
+
+beforeAll(async () => {
+  t = await startTestServer({
+    settings: { DEMO_CATALOGUE: "true", VENUE_SEED, FIRM_QUOTES_PER_WALLET: "0" },
+  });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+  attacker = await fundedWallet([
+    [USDC_MINT, 1_000_000_000_000n],
+    [dETH, 1_000_000_000_000n],
+  ]);
+}, 120_000);
+afterAll(async () => t?.stop());
+
+async function order(
+  query: Record<string, string | bigint | number>,
+): Promise<{ status: number; body: OrderBody }> {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+  const response = await fetch(`${t.url}/order?${params}`);
+  return { status: response.status, body: (await response.json()) as OrderBody };
+}
+
+async function fundedWallet(grants: [Address, bigint][]): Promise<KeyPairSigner> {
+  const wallet = await generateKeyPairSigner();
+  await chain.requestAirdrop(wallet.address, 100_000_000_000n);
+  for (const [mint, amount] of grants) {
+    const response = await fetch(`${t.url}/dev/faucet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ wallet: wallet.address, mint, amount: amount.toString() }),
+    });
+    expect(response.status).toBe(200);
+  }
+  return wallet;
+}
+
+function book() {
+  return t.server.trading.book;
+}
+
+/** The pool a quote's first leg uses. */
+async function poolOf(inputMint: Address, outputMint: Address, amount: bigint): Promise<CpmmPool> {
+  const quote = await order({ inputMint, outputMint, amount, onlyDirectRoutes: "true" });
+  expect(quote.status, JSON.stringify(quote.body)).toBe(200);
+  const pool = book().poolOf(quote.body.routePlan[0]?.marketKey as string);
+  if (!pool) throw new Error("no pool behind the quote");
+  return pool;
+}
+
+/** Every vault balance of every pool, by vault. */
+async function vaultBalances(): Promise<Map<string, bigint>> {
+  const vaults = book()
+    .allPools()
+    .flatMap((pool) => pool.vaults);
+  const accounts = await chain.getMultipleAccounts(vaults);
+  const balances = new Map<string, bigint>();
+  for (const [index, vault] of vaults.entries()) {
+    const account = accounts[index];
+    balances.set(vault, account ? Buffer.from(account.data).readBigUInt64LE(64) : 0n);
+  }
+  return balances;
+}
+
+async function sendSigned(wallet: KeyPairSigner, transaction: string): Promise<void> {
+  const rpc = createSolanaRpc(t.server.chain.rpcUrl);
+  const signature = await rpc
+    .sendTransaction(await signWithKit(wallet, transaction), { encoding: "base64" })
+    .send();
+  const [status] = await chain.getSignatureStatuses([signature]);
+  expect(status?.err ?? null).toBeNull();
+}
+
+describe("the pool drain", () => {
+  it("refuses a pool's authority as the user, with a fee to the attacker, and moves nothing", async () => {
+    const pool = await poolOf(USDC_MINT, WRAPPED_SOL_MINT, 1_000_000n);
+    const before = await vaultBalances();
+    const usdcVault = pool.vaults[pool.sideOf(USDC_MINT)];
+    const attackerSol = await associatedTokenAddress(
+      attacker.address,
+      WRAPPED_SOL_MINT,
+      pool.tokens[pool.sideOf(WRAPPED_SOL_MINT)].program,
+    );
+    const { status, body } = await order({
+      inputMint: USDC_MINT,
+      outputMint: WRAPPED_SOL_MINT,
+      amount: before.get(usdcVault) as bigint,
+      userPublicKey: pool.authority.address,
+      platformFeeBps: 9999,
+      feeAccount: attackerSol,
+      priceImpactTolerancePct: 100,
+    });
+    expect(status).toBe(400);
+    expect(body.code).toBe("invalid_user_public_key");
+    expect(body.transaction).toBeUndefined();
+    expect(await vaultBalances()).toEqual(before);
+  });
+
+  it("refuses a pool's authority as the user of a wrapped-SOL output (the vault close)", async () => {
+    const pool = await poolOf(USDC_MINT, WRAPPED_SOL_MINT, 1_000_000n);
+    const { status, body } = await order({
+      inputMint: USDC_MINT,
+      outputMint: WRAPPED_SOL_MINT,
+      amount: 1_000_000n,
+      userPublicKey: pool.authority.address,
+      wrapAndUnwrapSol: "true",
+    });
+    expect(status).toBe(400);
+    expect(body.code).toBe("invalid_user_public_key");
+  });
+
+  it("refuses a vault, the treasury and the mint authority as the user", async () => {
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    const { treasury, mintAuthority } = t.server.chain.sandbox?.venueKeys ?? {};
+    for (const user of [pool.vaults[0], pool.vaults[1], treasury?.address, mintAuthority?.address]) {
+      const { status, body } = await order({
+        inputMint: USDC_MINT,
+        outputMint: dETH,
+        amount: 1_000_000n,
+        userPublicKey: user as string,
+      });
+      expect(status, `${user}`).toBe(400);
+      expect(body.code).toBe("invalid_user_public_key");
+    }
+  });
+
+  it("refuses a pool vault or a treasury account as the fee account", async () => {
+    const pool = await poolOf(dETH, USDC_MINT, 1_000_000n);
+    const treasury = t.server.chain.sandbox?.venueKeys.treasury.address as Address;
+    const treasuryUsdc = await associatedTokenAddress(
+      treasury,
+      USDC_MINT,
+      pool.tokens[pool.sideOf(USDC_MINT)].program,
+    );
+    for (const feeAccount of [pool.vaults[pool.sideOf(USDC_MINT)], treasuryUsdc]) {
+      const { status, body } = await order({
+        inputMint: dETH,
+        outputMint: USDC_MINT,
+        amount: 1_000_000n,
+        userPublicKey: attacker.address,
+        platformFeeBps: 100,
+        feeAccount,
+      });
+      expect(status, feeAccount).toBe(400);
+      expect(body.code).toBe("invalid_fee_account");
+    }
+  });
+
+  it("refuses a venue account as the user of an intent", async () => {
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    const response = await fetch(
+      `${t.url}/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000&userPublicKey=${pool.authority.address}`,
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { code: string }).code).toBe("invalid_user_public_key");
+  });
+});
+
+describe("the signing guard", () => {
+  async function built(user: Address, overrides: { userOut?: bigint } = {}) {
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    const priced = pool.quote(USDC_MINT, 1_000_000n);
+    if (!priced) throw new Error("no quote");
+    const leg = {
+      market: pool,
+      inputMint: USDC_MINT,
+      outputMint: dETH,
+      inAmount: 1_000_000n,
+      outAmount: priced.outAmount,
+    };
+    const input = book().token(USDC_MINT);
+    const output = book().token(dETH);
+    if (!input || !output) throw new Error("unlisted");
+    const wire = await buildOrderTransaction({
+      user,
+      legs: [leg],
+      userOutAmount: overrides.userOut ?? priced.outAmount,
+      platformFee: undefined,
+      tokens: { input, output, token: (mint) => book().token(mint) ?? input },
+      wrapAndUnwrapSol: true,
+      computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
+      microLamportsPerComputeUnit: 0n,
+      lifetime: book().clock.latest,
+    });
+    const swap = {
+      payer: user,
+      payerSignedByVenue: false,
+      legs: [
+        { pool, inputMint: USDC_MINT, inAmount: 1_000_000n, outputMint: dETH, maxOut: priced.outAmount },
+      ],
+    };
+    return { wire, swap };
+  }
+
+  it("passes the venue's own firm quote", async () => {
+    const { wire, swap } = await built(attacker.address);
+    expect(() => checkVenueSignatures(wire, swap, book())).not.toThrow();
+  });
+
+  it("refuses a transaction whose user is the pool's authority, built past every parameter check", async () => {
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    const { wire, swap } = await built(pool.authority.address);
+    expect(() => checkVenueSignatures(wire, swap, book())).toThrow(UnsafeTransactionError);
+  });
+
+  it("refuses a pool paying out more than it quoted", async () => {
+    const { wire, swap } = await built(attacker.address, { userOut: 10n ** 18n });
+    expect(() => checkVenueSignatures(wire, swap, book())).toThrow(/more than the quoted/);
+  });
+
+  it("refuses a pool paying without the user's inflow", async () => {
+    const { wire, swap } = await built(attacker.address);
+    const leg = swap.legs[0];
+    if (!leg) throw new Error("no leg");
+    expect(() =>
+      checkVenueSignatures(wire, { ...swap, legs: [{ ...leg, inAmount: 1_000_001n }] }, book()),
+    ).toThrow(/less than the quoted/);
+  });
+
+  it("refuses a transaction that is complete without the user", async () => {
+    const { wire, swap } = await built(attacker.address);
+    const signed = Buffer.from(wire);
+    // Fill the user's (first) signature slot: nothing may leave the venue already complete.
+    signed.fill(7, 1, 65);
+    expect(() => checkVenueSignatures(signed, swap, book())).toThrow(UnsafeTransactionError);
+  });
+});
+
+describe("any venue key named anywhere", () => {
+  it("never yields a transaction complete without a non-venue signature, nor a pool paying beyond its quote", async () => {
+    // The pools the pairs below route through: their authorities and vaults are the keys worth naming.
+    const traded = new Set<string>([USDC_MINT, WRAPPED_SOL_MINT, dETH]);
+    const pools = book()
+      .allPools()
+      .filter((pool) => pool.mints.every((mint) => traded.has(mint)));
+    expect(pools.length).toBeGreaterThanOrEqual(2);
+    const { treasury, mintAuthority } = t.server.chain.sandbox?.venueKeys ?? {};
+    const venueKeys = [
+      ...pools.flatMap((pool) => [pool.authority.address, ...pool.vaults]),
+      treasury?.address as string,
+      mintAuthority?.address as string,
+    ];
+    const attackerUsdc = await associatedTokenAddress(
+      attacker.address,
+      USDC_MINT,
+      book().token(USDC_MINT)?.program as Address,
+    );
+    const attackerEth = await associatedTokenAddress(
+      attacker.address,
+      dETH,
+      book().token(dETH)?.program as Address,
+    );
+    const pairs: [Address, Address][] = [
+      [USDC_MINT, dETH],
+      [dETH, USDC_MINT],
+      [USDC_MINT, WRAPPED_SOL_MINT],
+      [WRAPPED_SOL_MINT, USDC_MINT],
+    ];
+    let issued = 0;
+    // Each request's amount differs a little, so no two issued transactions are the same bytes.
+    let nonce = 0n;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          pair: fc.constantFrom(...pairs),
+          user: fc.oneof(fc.constantFrom(...venueKeys), fc.constant(attacker.address as string)),
+          feeAccount: fc.oneof(
+            { weight: 2, arbitrary: fc.constant(undefined) },
+            { weight: 1, arbitrary: fc.constantFrom(...venueKeys, attackerUsdc, attackerEth) },
+          ),
+          amount: fc.constantFrom(1_000n, 1_000_000n, 50_000_000n, U64_MAX),
+          platformFeeBps: fc.oneof(
+            { weight: 2, arbitrary: fc.constant(0) },
+            { weight: 1, arbitrary: fc.constantFrom(50, 9_999, 10_000) },
+          ),
+          wrap: fc.boolean(),
+        }),
+        async ({ pair, user, feeAccount, amount, platformFeeBps, wrap }) => {
+          const before = await vaultBalances();
+          const { status, body } = await order({
+            inputMint: pair[0],
+            outputMint: pair[1],
+            amount: amount === U64_MAX ? amount : amount + nonce++,
+            userPublicKey: user,
+            platformFeeBps,
+            ...(feeAccount ? { feeAccount } : {}),
+            wrapAndUnwrapSol: String(wrap),
+            priceImpactTolerancePct: 100,
+          });
+          if (status !== 200 || !body.transaction) {
+            expect(status, JSON.stringify(body)).toBeLessThan(500);
+            expect(await vaultBalances()).toEqual(before);
+            return;
+          }
+          issued += 1;
+          const tx = parseWireTransaction(Buffer.from(body.transaction, "base64"));
+          const keys = tx.accountKeys.map(addressOf);
+          const missing = keys
+            .slice(0, tx.header.numRequiredSignatures)
+            .filter((_, i) => tx.signatures[i]?.every((byte) => byte === 0));
+          expect(missing.length).toBeGreaterThan(0);
+          for (const signer of missing) expect(book().isVenueAccount(signer)).toBe(false);
+          if (user !== attacker.address || body.executionMode !== "sync") return;
+          await sendSigned(attacker, body.transaction);
+          const after = await vaultBalances();
+          for (const leg of body.routePlan) {
+            const pool = book().poolOf(leg.marketKey) as CpmmPool;
+            const inVault = pool.vaults[pool.sideOf(leg.inputMint as Address)];
+            const outVault = pool.vaults[pool.sideOf(leg.outputMint as Address)];
+            expect((after.get(inVault) as bigint) - (before.get(inVault) as bigint)).toBe(
+              BigInt(leg.inAmount),
+            );
+            expect((before.get(outVault) as bigint) - (after.get(outVault) as bigint)).toBe(
+              BigInt(leg.outAmount),
+            );
+          }
+        },
+      ),
+      { numRuns: 100, seed: 15 },
+    );
+    // The property saw issued transactions, not only refusals.
+    expect(issued).toBeGreaterThan(0);
+  }, 240_000);
+});
