@@ -100,6 +100,19 @@ describe("intents", () => {
     expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
   });
 
+  it("refuses a fee budget below the minimum as too low, and one past u64 as out of range", async () => {
+    const base = `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000`;
+    const low = await getJson(`${base}&feeBudget=999999`);
+    expect(low.status).toBe(400);
+    expect(low.body.code).toBe("requested_fee_budget_too_low");
+    for (const value of ["18446744073709551616", "99999999999999999999999", "-1", "1e9"]) {
+      const bad = await getJson<{ msg: string }>(`${base}&feeBudget=${value}`);
+      expect(bad.status, value).toBe(400);
+      expect(bad.body.code, value).toBe("bad_request");
+      expect(bad.body.msg).toContain("18446744073709551615");
+    }
+  });
+
   it("opens, fills at or above the threshold, closes, and returns the fee budget less the fees", async () => {
     const wallet = await fundedWallet(100_000_000n);
     const lamportsBefore = await chain.getBalance(wallet.address);
