@@ -16,13 +16,25 @@ export interface FirmQuoteLimits {
   perClient: number;
 }
 
-interface FirmQuote {
+/** What a firm quote spends, and who asks for it. */
+export interface FirmQuoteTerms {
   wallet: Address;
   client: string;
   inputMint: Address;
   inAmount: bigint;
+}
+
+interface FirmQuote extends FirmQuoteTerms {
   lastValidBlockHeight: bigint;
-  holds: readonly PoolHold[];
+  /** Holds not yet closed; the quote ends when none is left. */
+  openHolds: number;
+  live: boolean;
+}
+
+/** A wallet's live firm quotes, and the input they spend per mint (kept, not summed per request). */
+interface WalletQuotes {
+  quotes: Set<FirmQuote>;
+  committed: Map<Address, bigint>;
 }
 
 /** Why a firm quote was not admitted. */
@@ -38,27 +50,26 @@ export class FirmQuoteRefused extends Error {
 
 /** The live firm quotes, by wallet and by client. */
 export class FirmQuotes {
-  private readonly byWallet = new Map<Address, FirmQuote[]>();
+  private readonly byWallet = new Map<Address, WalletQuotes>();
   private readonly byClient = new Map<string, number>();
-  private prunedAt = -1n;
+  /** Every quote in the order it was added, which is the order its blockhash expires in. */
+  private expiring: FirmQuote[] = [];
+  private expiringHead = 0;
 
   constructor(private readonly limits: FirmQuoteLimits) {}
 
   /**
-   * Admits a firm quote of `inAmount` of `inputMint` for `wallet`, which holds `balance` of it, or
-   * throws `FirmQuoteRefused`. Call it with no await between it and taking the holds, so that
-   * concurrent quotes of one wallet see each other.
+   * Admits a firm quote for a wallet that holds `balance` of its input, or throws `FirmQuoteRefused`.
+   * Call it with no await between it and `add`, so that concurrent quotes of one wallet see each other.
    */
-  admit(
-    quote: { wallet: Address; client: string; inputMint: Address; inAmount: bigint; balance: bigint },
-    blockHeight: bigint,
-  ): void {
-    this.prune(blockHeight);
-    const live = this.byWallet.get(quote.wallet) ?? [];
-    if (this.limits.perWallet > 0 && live.length >= this.limits.perWallet) {
+  admit(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
+    this.expire(blockHeight);
+    const wallet = this.byWallet.get(quote.wallet);
+    const live = wallet?.quotes.size ?? 0;
+    if (this.limits.perWallet > 0 && live >= this.limits.perWallet) {
       throw new FirmQuoteRefused(
         "wallet_limit",
-        `wallet ${quote.wallet} already holds ${live.length} firm quotes; let one land or expire (about a minute)`,
+        `wallet ${quote.wallet} already holds ${live} firm quotes; let one land or expire (about a minute)`,
       );
     }
     const asked = this.byClient.get(quote.client) ?? 0;
@@ -68,8 +79,7 @@ export class FirmQuotes {
         `this client already holds ${asked} firm quotes; let some land or expire (about a minute)`,
       );
     }
-    let committed = 0n;
-    for (const other of live) if (other.inputMint === quote.inputMint) committed += other.inAmount;
+    const committed = wallet?.committed.get(quote.inputMint) ?? 0n;
     if (quote.balance < committed + quote.inAmount) {
       const spare = quote.balance > committed ? quote.balance - committed : 0n;
       throw new FirmQuoteRefused(
@@ -79,44 +89,60 @@ export class FirmQuotes {
     }
   }
 
-  /** Records an admitted quote with the pool output it holds. */
-  add(
-    quote: { wallet: Address; client: string; inputMint: Address; inAmount: bigint },
-    lastValidBlockHeight: bigint,
-    holds: readonly PoolHold[],
-  ): void {
-    const live = this.byWallet.get(quote.wallet);
-    const entry: FirmQuote = { ...quote, lastValidBlockHeight, holds };
-    if (live) live.push(entry);
-    else this.byWallet.set(quote.wallet, [entry]);
+  /** Records an admitted quote with the pool output it holds; it ends when they all close, or at expiry. */
+  add(terms: FirmQuoteTerms, lastValidBlockHeight: bigint, holds: readonly PoolHold[]): void {
+    const quote: FirmQuote = { ...terms, lastValidBlockHeight, openHolds: holds.length, live: true };
+    let wallet = this.byWallet.get(quote.wallet);
+    if (!wallet) {
+      wallet = { quotes: new Set(), committed: new Map() };
+      this.byWallet.set(quote.wallet, wallet);
+    }
+    wallet.quotes.add(quote);
+    wallet.committed.set(quote.inputMint, (wallet.committed.get(quote.inputMint) ?? 0n) + quote.inAmount);
     this.byClient.set(quote.client, (this.byClient.get(quote.client) ?? 0) + 1);
-  }
-
-  /** Live firm quotes of a wallet (for tests and metrics). */
-  liveCount(wallet: Address): number {
-    return this.byWallet.get(wallet)?.length ?? 0;
-  }
-
-  /** Forgets quotes that expired or were delivered; at most once per block height. */
-  private prune(blockHeight: bigint): void {
-    if (blockHeight === this.prunedAt) return;
-    this.prunedAt = blockHeight;
-    for (const [wallet, quotes] of this.byWallet) {
-      const kept = quotes.filter((quote) => {
-        const live =
-          quote.lastValidBlockHeight >= blockHeight &&
-          (quote.holds.length === 0 || quote.holds.some((hold) => hold.isOpen()));
-        if (!live) this.forgetClient(quote.client);
-        return live;
+    this.expiring.push(quote);
+    for (const hold of holds) {
+      hold.onClose(() => {
+        quote.openHolds -= 1;
+        if (quote.openHolds === 0) this.retire(quote);
       });
-      if (kept.length === 0) this.byWallet.delete(wallet);
-      else if (kept.length !== quotes.length) this.byWallet.set(wallet, kept);
     }
   }
 
-  private forgetClient(client: string): void {
-    const count = (this.byClient.get(client) ?? 0) - 1;
-    if (count > 0) this.byClient.set(client, count);
-    else this.byClient.delete(client);
+  /** Live firm quotes of a wallet. */
+  liveCount(wallet: Address): number {
+    return this.byWallet.get(wallet)?.quotes.size ?? 0;
+  }
+
+  /** Ends the quotes whose blockhash the chain has passed. */
+  private expire(blockHeight: bigint): void {
+    const { expiring } = this;
+    while (this.expiringHead < expiring.length) {
+      const quote = expiring[this.expiringHead] as FirmQuote;
+      if (quote.lastValidBlockHeight >= blockHeight) break;
+      this.expiringHead += 1;
+      this.retire(quote);
+    }
+    // Drop the expired prefix now and then, not on every expiry.
+    if (this.expiringHead > 1_024 && this.expiringHead * 2 > expiring.length) {
+      this.expiring = expiring.slice(this.expiringHead);
+      this.expiringHead = 0;
+    }
+  }
+
+  private retire(quote: FirmQuote): void {
+    if (!quote.live) return;
+    quote.live = false;
+    const wallet = this.byWallet.get(quote.wallet);
+    if (wallet) {
+      wallet.quotes.delete(quote);
+      const left = (wallet.committed.get(quote.inputMint) ?? 0n) - quote.inAmount;
+      if (left > 0n) wallet.committed.set(quote.inputMint, left);
+      else wallet.committed.delete(quote.inputMint);
+      if (wallet.quotes.size === 0) this.byWallet.delete(quote.wallet);
+    }
+    const count = (this.byClient.get(quote.client) ?? 0) - 1;
+    if (count > 0) this.byClient.set(quote.client, count);
+    else this.byClient.delete(quote.client);
   }
 }

@@ -4,13 +4,14 @@
  * wallet and a client hold only so many at once. The griefing attack that made SOL/USDC unroutable
  * with four quotes for 2^64−1 lamports is refused and the pair keeps quoting.
  */
-import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
 import type { PoolHold } from "../../src/trading/venues/cpmm-pool.js";
+import { signWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const VENUE_SEED = "firm-quotes-test";
@@ -18,6 +19,7 @@ const U64_MAX = 2n ** 64n - 1n;
 let t: TestServer;
 let chain: RpcChain;
 let dETH: Address;
+let dBTC: Address;
 
 beforeAll(async () => {
   t = await startTestServer({
@@ -25,11 +27,12 @@ beforeAll(async () => {
       DEMO_CATALOGUE: "true",
       VENUE_SEED,
       FIRM_QUOTES_PER_WALLET: "8",
-      FIRM_QUOTES_PER_CLIENT: "12",
+      FIRM_QUOTES_PER_CLIENT: "24",
     },
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+  dBTC = demoTokens(VENUE_SEED).find((token) => token.symbol === "dBTC")?.address as Address;
 }, 120_000);
 afterAll(async () => t?.stop());
 
@@ -45,6 +48,15 @@ async function order(query: Record<string, string | bigint | number>) {
       outAmount?: string;
     },
   };
+}
+
+async function sendSigned(user: KeyPairSigner, transaction: string): Promise<void> {
+  const rpc = createSolanaRpc(t.server.chain.rpcUrl);
+  const signature = await rpc
+    .sendTransaction(await signWithKit(user, transaction), { encoding: "base64" })
+    .send();
+  const [status] = await chain.getSignatureStatuses([signature]);
+  expect(status?.err ?? null).toBeNull();
 }
 
 async function wallet(usdc: bigint): Promise<KeyPairSigner> {
@@ -107,6 +119,35 @@ describe("firm quotes over HTTP", () => {
     expect(third.status, JSON.stringify(third.body)).toBe(200);
   });
 
+  it("frees a wallet's firm quotes as their trades land", async () => {
+    const trader = await wallet(1_000_000_000n);
+    // A pool no other test here quotes: a pool frees promises oldest first, whoever made them.
+    // Amounts differ, so that no two transactions within one blockhash are the same bytes.
+    let amount = 1_000_000n;
+    const ask = () =>
+      order({
+        inputMint: USDC_MINT,
+        outputMint: dBTC,
+        amount: amount++,
+        userPublicKey: trader.address,
+        onlyDirectRoutes: "true",
+      });
+    for (let i = 0; i < 8; i++) {
+      const { status, body } = await ask();
+      expect(status, JSON.stringify(body)).toBe(200);
+      await sendSigned(trader, body.transaction as string);
+    }
+    // The venue sees the deliveries at its next balance read (every slot): the wallet may quote again.
+    const landedAt = Date.now();
+    let next = await ask();
+    while (next.status === 429) {
+      expect(Date.now() - landedAt, JSON.stringify(next.body)).toBeLessThan(3_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      next = await ask();
+    }
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+  });
+
   it("bounds the live firm quotes of a wallet, then of a client", async () => {
     const [a, b] = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
     const ask = (user: KeyPairSigner) =>
@@ -116,26 +157,33 @@ describe("firm quotes over HTTP", () => {
     expect(ninth.status).toBe(429);
     expect(ninth.body.code).toBe("too_many_firm_quotes");
     expect(ninth.body.msg).toContain(a.address);
-    // This client already holds the 2 quotes of the test above and wallet a's 8: 2 more reach its 12.
-    for (let i = 0; i < 2; i++) expect((await ask(b)).status).toBe(200);
-    const over = await ask(b);
+    // This client holds a's 8 and a few of the tests above: more wallets reach the client's 24 soon.
+    const others = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
+    let admitted = 0;
+    let over = await ask(b);
+    while (over.status === 200) {
+      admitted += 1;
+      expect(admitted).toBeLessThanOrEqual(24 - 8 - 2);
+      over = await ask([b, ...others][Math.floor(admitted / 7)] as KeyPairSigner);
+    }
     expect(over.status).toBe(429);
     expect(over.body.code).toBe("too_many_firm_quotes");
-    expect(over.body.msg).toContain("this client");
+    expect(over.body.msg).toContain("this client already holds 24");
     // Quotes without a user reserve nothing and stay unbounded.
     expect((await order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n })).status).toBe(200);
   });
 });
 
 describe("FirmQuotes", () => {
-  const wallet = "Wa11et1111111111111111111111111111111111111" as Address;
+  const wallet = "Wa11et11111111111111111111111111111111111111" as Address;
   const mint = USDC_MINT;
+  /** A pool's hold as `CpmmPool.reserve` gives it; `close` is the pool delivering the output. */
   function hold(): PoolHold & { close(): void } {
-    const state = { open: true };
+    const listeners: (() => void)[] = [];
     const close = () => {
-      state.open = false;
+      for (const listener of listeners.splice(0)) listener();
     };
-    return { release: close, isOpen: () => state.open, close };
+    return { release: close, onClose: (listener) => listeners.push(listener), close };
   }
 
   it("forgets a quote once its blockhash expires: a caller who never pays holds nothing after that", () => {

@@ -19,14 +19,16 @@ interface Reservation {
   lastValidBlockHeight: bigint;
   /** Still counted in `reserved`. */
   open: boolean;
+  /** Called once when the reservation closes: delivered, expired or released. */
+  onClose: (() => void) | undefined;
 }
 
 /** Output a pool holds for one firm quote. */
 export interface PoolHold {
   /** Gives the output back to the pool at once. */
   release(): void;
-  /** False once the output was delivered, the quote expired or the hold was released. */
-  isOpen(): boolean;
+  /** Calls `listener` once the output was delivered, the quote expired or the hold was released. */
+  onClose(listener: () => void): void;
 }
 
 export class CpmmPool implements TradingMarket {
@@ -97,6 +99,7 @@ export class CpmmPool implements TradingMarket {
       amount,
       lastValidBlockHeight,
       open: true,
+      onClose: undefined,
     };
     this.reserved[reservation.side] += amount;
     this.approximateAgain();
@@ -104,40 +107,47 @@ export class CpmmPool implements TradingMarket {
     return {
       release: () => {
         if (!reservation.open) return;
-        reservation.open = false;
+        closed(reservation);
         this.reservations.splice(this.reservations.indexOf(reservation), 1);
         this.reserved[reservation.side] -= reservation.amount;
         this.approximateAgain();
       },
-      isOpen: () => reservation.open,
+      onClose: (listener) => {
+        if (reservation.open) reservation.onClose = listener;
+        else listener();
+      },
     };
   }
 
   /**
    * Records a vault balance read from the chain. Tokens leave a vault only in transactions this venue
-   * signed, so a drop means promised output was delivered: that much is released, oldest promise
-   * first (which can only keep a promise longer than needed, never drop one still outstanding).
+   * signed, so a drop means promised output was delivered: that much is released. A transaction pays
+   * a promise whole, so whole promises that fit in the drop go first, oldest first; what is left is
+   * taken from the oldest promises. Releasing older promises first can only keep a promise longer than
+   * needed, never drop one still outstanding before its expiry.
    */
   observeBalance(side: 0 | 1, balance: bigint): void {
     let delivered = this.balances[side] - balance;
     this.balances[side] = balance;
     this.approximateAgain();
     if (delivered <= 0n) return;
-    const kept: Reservation[] = [];
+    const release = (reservation: Reservation, amount: bigint) => {
+      reservation.amount -= amount;
+      this.reserved[side] -= amount;
+      delivered -= amount;
+      if (reservation.amount === 0n) closed(reservation);
+    };
     for (const reservation of this.reservations) {
-      if (reservation.side === side && delivered > 0n) {
-        const released = reservation.amount < delivered ? reservation.amount : delivered;
-        reservation.amount -= released;
-        this.reserved[side] -= released;
-        delivered -= released;
-        if (reservation.amount === 0n) {
-          reservation.open = false;
-          continue;
-        }
-      }
-      kept.push(reservation);
+      if (delivered === 0n) break;
+      if (reservation.side === side && reservation.amount <= delivered)
+        release(reservation, reservation.amount);
     }
-    this.reservations = kept;
+    for (const reservation of this.reservations) {
+      if (delivered === 0n) break;
+      if (reservation.side === side && reservation.open)
+        release(reservation, reservation.amount < delivered ? reservation.amount : delivered);
+    }
+    this.reservations = this.reservations.filter((reservation) => reservation.open);
     this.approximateAgain();
   }
 
@@ -148,7 +158,7 @@ export class CpmmPool implements TradingMarket {
     for (const reservation of this.reservations) {
       if (reservation.lastValidBlockHeight >= blockHeight) live.push(reservation);
       else {
-        reservation.open = false;
+        closed(reservation);
         this.reserved[reservation.side] -= reservation.amount;
       }
     }
@@ -160,4 +170,10 @@ export class CpmmPool implements TradingMarket {
     this.approximate[0] = Number(this.available(0));
     this.approximate[1] = Number(this.available(1));
   }
+}
+
+function closed(reservation: Reservation): void {
+  reservation.open = false;
+  reservation.onClose?.();
+  reservation.onClose = undefined;
 }
