@@ -69,3 +69,37 @@ export const RESERVATION_LIMITS = {
   /** Live firm quotes asked for by one client: its API key, or its address without one. */
   perClientAddress: 1_024,
 } as const;
+
+/** The time and head limits of one HTTP listener: HTTP_LIMITS', or shorter ones a test gives. */
+export interface ListenerTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** Options of Node's `http.createServer` that enforce `limits` (and the head size of HTTP_LIMITS). */
+export function nodeServerOptions(limits: ListenerTimeouts) {
+  return {
+    maxHeaderSize: HTTP_LIMITS.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // How often Node looks for requests past their time: 30 s by default, which would let a 10 s limit run to 40 s.
+    connectionsCheckingInterval: Math.max(
+      10,
+      Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
+    ),
+  };
+}
+
+/** Fastify's options for a listener bounded by `limits` (it sets these on the server it creates). */
+export function fastifyListenerOptions(limits: ListenerTimeouts) {
+  return {
+    bodyLimit: HTTP_LIMITS.apiBodyBytes,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: nodeServerOptions(limits),
+  };
+}

@@ -22,13 +22,14 @@ import type { Logger } from "pino";
 import type { ChainConnection } from "../chain/connect.js";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
-import { HTTP_LIMITS } from "../limits.js";
+import { isKeyParameter } from "../keys/url-keys.js";
+import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
-import { type AccessControl, installAccessControl, isKeyParameter } from "./auth.js";
+import { type AccessControl, installAccessControl } from "./auth.js";
 import { ApiError, toWireError } from "./errors.js";
 import { installMetrics } from "./metrics.js";
 import type { ZodApp } from "./types.js";
@@ -52,12 +53,7 @@ export interface AppDependencies {
 }
 
 /** The listener time limits of HTTP_LIMITS that a test may shorten. */
-export interface HttpTimeouts {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  idleTimeoutMs: number;
-}
+export type HttpTimeouts = ListenerTimeouts;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -79,21 +75,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
             serializers: { req: serializeRequest },
           },
         }),
-    bodyLimit: HTTP_LIMITS.apiBodyBytes,
-    requestTimeout: timeouts.requestTimeoutMs,
-    connectionTimeout: timeouts.idleTimeoutMs,
-    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
-    http: {
-      maxHeaderSize: HTTP_LIMITS.maxHeaderBytes,
-      // Slow-header (slowloris) connections are cut, not kept.
-      headersTimeout: timeouts.headersTimeoutMs,
-      // How often Node looks for requests past their time (30 s by default, which would let a
-      // 10 s limit run to 40 s).
-      connectionsCheckingInterval: Math.max(
-        10,
-        Math.min(1_000, Math.floor(Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) / 4)),
-      ),
-    },
+    ...fastifyListenerOptions(timeouts),
     clientErrorHandler: answerClientError,
     trustProxy: trustedProxies(deps.config.TRUST_PROXY),
     requestIdHeader: false,

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import type { Config } from "../config.js";
 import { hashSecret, type KeyGrant, type KeyTier } from "../keys/store.js";
+import { hasKeyInQuery } from "../keys/url-keys.js";
 import { ApiError } from "./errors.js";
 import type { BucketState, RateStore } from "./rate-limit.js";
 import { StreamCredentials } from "./stream-peers.js";
@@ -37,34 +38,6 @@ declare module "fastify" {
     /** The caller's key, or null for an anonymous (development) caller. */
     grant: KeyGrant | null;
   }
-}
-
-/**
- * Query parameter names under which clients commonly paste keys or tokens, in the normalized form
- * `isKeyParameter` compares (lower case, `-` as `_`): `apiKey`, `api-key`, `X-Api-Key`, `access-token`...
- */
-const KEY_QUERY_NAMES = new Set([
-  "api_key",
-  "apikey",
-  "x_api_key",
-  "key",
-  "token",
-  "access_token",
-  "accesstoken",
-]);
-
-/** Whether a (decoded) query parameter name is one under which clients paste keys. */
-export function isKeyParameter(name: string): boolean {
-  return KEY_QUERY_NAMES.has(name.toLowerCase().replaceAll("-", "_"));
-}
-
-function hasKeyInQuery(url: string): boolean {
-  const start = url.indexOf("?");
-  if (start === -1) return false;
-  for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
-    if (isKeyParameter(name)) return true;
-  }
-  return false;
 }
 
 /**

@@ -4,6 +4,7 @@
  * tests start their own on a free port.
  */
 import Fastify from "fastify";
+import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
 import type { CatalogueFile } from "../markets/model.js";
 import { SimulatedExchange } from "./exchange.js";
 import { FaultControls } from "./faults.js";
@@ -41,7 +42,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const ctx = { exchange, faults, now };
   // Hung and reset connections must not hold up close().
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+  const app = Fastify({ logger: false, forceCloseConnections: true, ...fastifyListenerOptions(HTTP_LIMITS) });
 
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0] as string;

@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { HTTP_LIMITS, RPC_LIMITS } from "../../limits.js";
+import { HTTP_LIMITS, nodeServerOptions, RPC_LIMITS } from "../../limits.js";
 import { RPC_ERROR } from "../errors.js";
 import { createRpcMethods, type RpcMethod, type RpcMethodOptions, rpcErrorOf } from "./rpc-methods.js";
 import type { ChainLogger, SandboxChain } from "./sandbox-chain.js";
@@ -66,16 +66,7 @@ export function createBoundedHttpServer(
   handler: http.RequestListener,
 ): http.Server {
   const server = http.createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.max(
-        10,
-        Math.min(1_000, limits.headersTimeoutMs / 4, limits.requestTimeoutMs / 4),
-      ),
-    },
+    { ...nodeServerOptions(limits), maxHeaderSize: limits.maxHeaderBytes },
     handler,
   );
   server.timeout = limits.idleTimeoutMs;

@@ -1,5 +1,6 @@
 /** Starts the embedded chain: state from storage, genesis, JSON-RPC on :8899 and PubSub on :8900. */
 import type http from "node:http";
+import { hasKeyInQuery } from "../../keys/url-keys.js";
 import type { Storage } from "../../storage/database.js";
 import { buildAirdropTransaction } from "../faucet.js";
 import { applyGenesis, type GenesisMarket } from "./genesis.js";
@@ -62,26 +63,6 @@ export interface StartedSandboxChain {
 
 const DEFAULT_RPC_PORT = 8899;
 const LOOPBACK = "127.0.0.1";
-
-/** Query parameter names under which clients paste keys; matched case-insensitively, never accepted. */
-const KEY_QUERY_NAMES = new Set([
-  "api_key",
-  "apikey",
-  "x-api-key",
-  "key",
-  "api-key",
-  "token",
-  "access_token",
-]);
-
-function hasKeyInQuery(url: string): boolean {
-  const start = url.indexOf("?");
-  if (start === -1) return false;
-  for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
-    if (KEY_QUERY_NAMES.has(name.toLowerCase())) return true;
-  }
-  return false;
-}
 
 /** The production access check of the chain's listeners: an `x-api-key` header `authorize` accepts. */
 export function apiKeyGate(authorize: NonNullable<SandboxChainSettings["authorize"]>): AccessGate {
