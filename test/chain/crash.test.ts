@@ -15,7 +15,7 @@ import type { LatestBlockhash } from "../../src/chain/chain.js";
 import { USDC_MINT } from "../../src/chain/programs.js";
 import { openStorage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";
-import { storedSupplies, usdcAccountOf, usdcTransfer } from "./harness.js";
+import { rpcSend, storedSupplies, usdcAccountOf, usdcTransfer } from "./harness.js";
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), "crash-child.ts");
 const WALLETS = 6;
@@ -61,18 +61,7 @@ function exited(child: ChildProcess): Promise<void> {
 
 // One raw JSON-RPC sendTransaction: true when the node acknowledged it with its signature.
 async function sendRaw(rpcUrl: string, transfer: Transfer): Promise<boolean> {
-  const response = await fetch(rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "sendTransaction",
-      params: [transfer.base64, { encoding: "base64" }],
-    }),
-  });
-  const answer = (await response.json()) as { result?: unknown };
-  return answer.result === transfer.signature;
+  return (await rpcSend(rpcUrl, transfer.base64)).result === transfer.signature;
 }
 
 describe("sandbox chain crash safety", () => {

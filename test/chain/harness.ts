@@ -7,8 +7,11 @@ import type { Chain } from "../../src/chain/chain.js";
 import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../../src/chain/programs.js";
 import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
 import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
-import type { WallClock } from "../../src/chain/sandbox/slot-clock.js";
-import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
+import {
+  type SandboxChainSettings,
+  type StartedSandboxChain,
+  startSandboxChain,
+} from "../../src/chain/sandbox/start.js";
 import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import type { BackendSettings } from "../support/backends.js";
@@ -29,20 +32,26 @@ export interface TestChain extends StartedSandboxChain {
   stop(): Promise<void>;
 }
 
-/** Starts a sandbox chain (RPC and PubSub on free ports) on the given storage settings. */
+/** What a test may set of the chain's settings; the rest default as below. */
+export type TestChainOptions = Partial<Omit<SandboxChainSettings, "storage" | "dataDir">>;
+
+/**
+ * Starts a sandbox chain on the given storage settings: TEST_VENUE_SEED, TEST_MARKETS, RPC and PubSub
+ * on free ports, unless `options` say otherwise (limits, logger, mode, authorize, host, clock...).
+ */
 export async function startTestChain(
   settings: BackendSettings,
-  options: { clock?: WallClock; markets?: GenesisMarket[] } = {},
+  options: TestChainOptions = {},
 ): Promise<TestChain> {
   const storage = await openStorage(settings);
   const started = await startSandboxChain({
     storage,
     dataDir: settings.DATA_DIR,
     venueSeed: TEST_VENUE_SEED,
-    markets: options.markets ?? TEST_MARKETS,
     rpcPort: 0,
     wsPort: 0,
-    clock: options.clock,
+    ...options,
+    markets: options.markets ?? TEST_MARKETS,
   });
   return {
     ...started,
@@ -52,6 +61,27 @@ export async function startTestChain(
       await storage.close();
     },
   };
+}
+
+/** One raw JSON-RPC sendTransaction of wire bytes (or their base64), as a wallet sends it; the answer. */
+export async function rpcSend(
+  rpcUrl: string,
+  wire: Uint8Array | string,
+): Promise<{ result?: string; error?: { code: number; message: string } }> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "sendTransaction",
+      params: [
+        typeof wire === "string" ? wire : Buffer.from(wire).toString("base64"),
+        { encoding: "base64" },
+      ],
+    }),
+  });
+  return (await response.json()) as { result?: string; error?: { code: number; message: string } };
 }
 
 /** The associated USDC account of `owner`. */

@@ -4,38 +4,30 @@
  * call are bounded, and slow heads and bodies are cut at their time limits. Each attack gets its
  * error code while a concurrent cheap request is still answered in under 50 ms.
  */
-import net from "node:net";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Chain } from "../../src/chain/chain.js";
 import { RPC_ERROR } from "../../src/chain/errors.js";
-import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
 import { decodeWireTransaction } from "../../src/chain/wire.js";
 import { ApiError } from "../../src/http/errors.js";
 import { HTTP_LIMITS, RPC_LIMITS, WIRE_LIMITS } from "../../src/limits.js";
-import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
+import type { Tables } from "../../src/storage/database.js";
 import { OrderStatusDesk } from "../../src/trading/orders/status.js";
 import { addressBytes } from "../../src/trading/transaction.js";
-import { TEST_MARKETS, TEST_VENUE_SEED } from "../chain/harness.js";
+import { startTestChain, TEST_MARKETS, type TestChain } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
+import { rawRequest } from "../support/raw-http.js";
 
 const dir = tempDir();
-let storage: Storage;
-let started: StartedSandboxChain;
+let started: TestChain;
 let port: number;
 
 beforeAll(async () => {
-  storage = await openStorage({ DATA_DIR: dir.dir });
-  started = await startSandboxChain({
-    storage,
-    dataDir: dir.dir,
-    venueSeed: TEST_VENUE_SEED,
-    markets: TEST_MARKETS,
-    rpcPort: 0,
-    wsPort: 0,
-    limits: { http: { headersTimeoutMs: 600, requestTimeoutMs: 1_500 } },
-  });
+  started = await startTestChain(
+    { DATA_DIR: dir.dir },
+    { limits: { http: { headersTimeoutMs: 600, requestTimeoutMs: 1_500 } } },
+  );
   port = Number(new URL(started.rpcUrl).port);
   // Warm up (connections, JIT) so that the measurements below time the attacks, not a cold start.
   for (let round = 0; round < 3; round++) {
@@ -47,8 +39,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await started?.close();
-  await storage?.close();
+  await started?.stop();
   await dir.cleanup();
 });
 
@@ -265,6 +256,7 @@ describe("bodies, batches and the inputs of one call are bounded", () => {
 
   it("answers a declared body over RPC_LIMITS.bodyBytes with 413 and a JSON-RPC error, unread", async () => {
     const answer = await rawRequest(
+      port,
       `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n`,
       // The client goes on sending; the server reads at most a bounded amount more, then cuts.
       { flood: 8 * 1024 * 1024 },
@@ -286,6 +278,7 @@ describe("bodies, batches and the inputs of one call are bounded", () => {
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     const chunked = `${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`;
     const answer = await rawRequest(
+      port,
       `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.repeat(5)}`,
     );
     expect(answer.status).toBe(413);
@@ -296,6 +289,7 @@ describe("bodies, batches and the inputs of one call are bounded", () => {
 describe("slow requests are cut", () => {
   it("cuts a body sent one byte a second at the request timeout", async () => {
     const answer = await rawRequest(
+      port,
       `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`,
       { drip: "[", dripMs: 1_000 },
     );
@@ -305,10 +299,9 @@ describe("slow requests are cut", () => {
 
   it("cuts a head sent one byte at a time at the headers timeout, on JSON-RPC and PubSub alike", async () => {
     for (const url of [started.rpcUrl, started.wsUrl]) {
-      const answer = await rawRequest("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", {
+      const answer = await rawRequest(Number(new URL(url).port), "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", {
         drip: "a",
         dripMs: 100,
-        port: Number(new URL(url).port),
       });
       expect(answer.status).toBe(408);
       expect(answer.closedAfterMs).toBeLessThan(2_000);
@@ -317,87 +310,17 @@ describe("slow requests are cut", () => {
 
   it("takes HTTP_LIMITS unless told otherwise", async () => {
     const plainDir = tempDir();
-    const plainStorage = await openStorage({ DATA_DIR: plainDir.dir });
-    const plain = await startSandboxChain({
-      storage: plainStorage,
-      dataDir: plainDir.dir,
-      venueSeed: TEST_VENUE_SEED,
-      markets: [],
-      rpcPort: 0,
-      wsPort: 0,
-    });
+    const plain = await startTestChain({ DATA_DIR: plainDir.dir }, { markets: [] });
     try {
       // A head of 20 KiB is over HTTP_LIMITS.maxHeaderBytes: Node answers 431 by itself.
       const big = `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(HTTP_LIMITS.maxHeaderBytes + 4096)}\r\n\r\n`;
       for (const url of [plain.rpcUrl, plain.wsUrl]) {
-        const answer = await rawRequest(big, { port: Number(new URL(url).port) });
+        const answer = await rawRequest(Number(new URL(url).port), big);
         expect(answer.status).toBe(431);
       }
     } finally {
-      await plain.close();
-      await plainStorage.close();
+      await plain.stop();
       await plainDir.cleanup();
     }
   });
 });
-
-interface RawAnswer {
-  status: number;
-  body: string;
-  closedAfterMs: number;
-  /** Bytes of `flood` written before the server closed the connection. */
-  written: number;
-}
-
-/**
- * Writes `head` on a fresh connection, then `drip` one character every `dripMs`, or `flood` bytes as
- * fast as the server takes them, and reads what comes back until the server closes the connection.
- */
-function rawRequest(
-  head: string,
-  options: { drip?: string; dripMs?: number; flood?: number; port?: number } = {},
-): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const begun = Date.now();
-    let written = 0;
-    const socket = net.connect(options.port ?? port, "127.0.0.1", () => {
-      socket.write(head);
-      if (options.flood) flood();
-    });
-    const block = Buffer.alloc(64 * 1024, 0x20);
-    const flood = () => {
-      while (!socket.destroyed && written < (options.flood ?? 0)) {
-        written += block.length;
-        if (!socket.write(block)) {
-          socket.once("drain", flood);
-          return;
-        }
-      }
-    };
-    const dripper = options.drip
-      ? setInterval(() => {
-          if (!socket.destroyed) socket.write(options.drip as string);
-        }, options.dripMs ?? 1_000)
-      : undefined;
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk) => chunks.push(chunk));
-    socket.on("error", () => {});
-    const giveUp = setTimeout(() => {
-      socket.destroy();
-      reject(new Error("the server did not close the connection within 10 s"));
-    }, 10_000);
-    socket.on("close", () => {
-      clearInterval(dripper);
-      clearTimeout(giveUp);
-      const text = Buffer.concat(chunks).toString("utf8");
-      const split = text.indexOf("\r\n\r\n");
-      const statusLine = text.slice(0, text.indexOf("\r\n"));
-      resolve({
-        status: Number(statusLine.split(" ")[1] ?? 0),
-        body: split === -1 ? "" : text.slice(split + 4),
-        closedAfterMs: Date.now() - begun,
-        written,
-      });
-    });
-  });
-}

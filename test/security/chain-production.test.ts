@@ -10,39 +10,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { RPC_UNAUTHORIZED } from "../../src/chain/sandbox/rpc-server.js";
-import {
-  type SandboxChainSettings,
-  type StartedSandboxChain,
-  startSandboxChain,
-} from "../../src/chain/sandbox/start.js";
-import { openStorage, type Storage } from "../../src/storage/database.js";
-import { TEST_VENUE_SEED } from "../chain/harness.js";
+import { startTestChain, type TestChain, type TestChainOptions } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 
 const GOOD_KEY = "og_test_good_key";
 
 interface Started {
-  chain: StartedSandboxChain;
+  chain: TestChain;
   stop(): Promise<void>;
 }
 
-async function start(settings: Partial<SandboxChainSettings>): Promise<Started> {
+async function start(options: TestChainOptions): Promise<Started> {
   const dir = tempDir();
-  const storage: Storage = await openStorage({ DATA_DIR: dir.dir });
-  const chain = await startSandboxChain({
-    storage,
-    dataDir: dir.dir,
-    venueSeed: TEST_VENUE_SEED,
-    markets: [],
-    rpcPort: 0,
-    wsPort: 0,
-    ...settings,
-  });
+  const chain = await startTestChain({ DATA_DIR: dir.dir }, { markets: [], ...options });
   return {
     chain,
     async stop() {
-      await chain.close();
-      await storage.close();
+      await chain.stop();
       await dir.cleanup();
     },
   };

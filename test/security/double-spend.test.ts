@@ -15,6 +15,7 @@ import { loadConfig } from "../../src/config.js";
 import { startServer } from "../../src/server.js";
 import type { Storage } from "../../src/storage/database.js";
 import {
+  rpcSend,
   solTransfer,
   startTestChain,
   storedSupplies,
@@ -29,24 +30,6 @@ import { createPostgresDatabase, postgresAvailable } from "../support/services.j
 const POSTGRES = BACKENDS.find((backend) => backend.name === "postgres");
 const FEE = 5_000n;
 const signatureOf = (wire: Uint8Array) => bs58.encode(wire.subarray(1, 65));
-
-// One raw JSON-RPC sendTransaction, as a wallet sends it.
-async function rpcSend(
-  rpcUrl: string,
-  wire: Uint8Array,
-): Promise<{ result?: string; error?: { code: number; message: string } }> {
-  const response = await fetch(rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "sendTransaction",
-      params: [Buffer.from(wire).toString("base64"), { encoding: "base64" }],
-    }),
-  });
-  return (await response.json()) as { result?: string; error?: { code: number; message: string } };
-}
 
 // Makes the lease row look left by a crashed process of this host, which the next chain to start
 // takes over at once, while the chain that holds it still runs (a renewal or commit of its own
@@ -95,6 +78,17 @@ describe.skipIf(!postgresAvailable)("one chain writer per database (PostgreSQL)"
     return started;
   }
 
+  // A first chain on a fresh shared database, and a wallet there with 1 SOL for two payees.
+  async function walletOnFirstChain() {
+    const settings = await sharedDatabase();
+    const first = await chainOn(settings);
+    const wallet = await generateKeyPairSigner();
+    const x = await generateKeyPairSigner();
+    const y = await generateKeyPairSigner();
+    await first.chain.requestAirdrop(wallet.address, 1_000_000_000n);
+    return { settings, first, wallet, x, y };
+  }
+
   it("refuses a second server on the database, naming the SOLANA_RPC_URL of the first", async () => {
     const first = await startTestServer({ backend: POSTGRES });
     cleanups.push(() => first.stop());
@@ -120,12 +114,7 @@ describe.skipIf(!postgresAvailable)("one chain writer per database (PostgreSQL)"
   });
 
   it("lets one of two spends of the same SOL land when a second chain takes over a live one", async () => {
-    const settings = await sharedDatabase();
-    const first = await chainOn(settings);
-    const wallet = await generateKeyPairSigner();
-    const x = await generateKeyPairSigner();
-    const y = await generateKeyPairSigner();
-    await first.chain.requestAirdrop(wallet.address, 1_000_000_000n);
+    const { settings, first, wallet, x, y } = await walletOnFirstChain();
 
     // The first chain is taken for dead while it runs, and a second takes over.
     await orphanLease(first.storage);
@@ -154,12 +143,7 @@ describe.skipIf(!postgresAvailable)("one chain writer per database (PostgreSQL)"
   });
 
   it("gives the chain that takes over every commit of the one before it", async () => {
-    const settings = await sharedDatabase();
-    const first = await chainOn(settings);
-    const wallet = await generateKeyPairSigner();
-    const x = await generateKeyPairSigner();
-    const y = await generateKeyPairSigner();
-    await first.chain.requestAirdrop(wallet.address, 1_000_000_000n);
+    const { settings, first, wallet, x, y } = await walletOnFirstChain();
     const toX = await solTransfer(first.chain, wallet, x.address, 900_000_000n);
     expect((await rpcSend(first.rpcUrl, toX)).result).toBe(signatureOf(toX));
 

@@ -4,14 +4,14 @@
  * wallet and a client hold only so many at once. The griefing attack that made SOL/USDC unroutable
  * with four quotes for 2^64−1 lamports is refused and the pair keeps quoting.
  */
-import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
 import type { PoolHold } from "../../src/trading/venues/cpmm-pool.js";
-import { signWithKit } from "../support/kit.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const VENUE_SEED = "firm-quotes-test";
@@ -50,25 +50,9 @@ async function order(query: Record<string, string | bigint | number>) {
   };
 }
 
-async function sendSigned(user: KeyPairSigner, transaction: string): Promise<void> {
-  const rpc = createSolanaRpc(t.server.chain.rpcUrl);
-  const signature = await rpc
-    .sendTransaction(await signWithKit(user, transaction), { encoding: "base64" })
-    .send();
-  const [status] = await chain.getSignatureStatuses([signature]);
-  expect(status?.err ?? null).toBeNull();
-}
-
-async function wallet(usdc: bigint): Promise<KeyPairSigner> {
-  const signer = await generateKeyPairSigner();
-  await chain.requestAirdrop(signer.address, 1_000_000_000n);
-  const response = await fetch(`${t.url}/dev/faucet`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ wallet: signer.address, mint: USDC_MINT, amount: usdc.toString() }),
-  });
-  expect(response.status).toBe(200);
-  return signer;
+/** A new wallet with 1 SOL and `usdc` from the faucet. */
+function wallet(usdc: bigint): Promise<KeyPairSigner> {
+  return newFundedWallet(t.url, chain, 1_000_000_000n, [[USDC_MINT, usdc]]);
 }
 
 describe("firm quotes over HTTP", () => {
@@ -135,7 +119,7 @@ describe("firm quotes over HTTP", () => {
     for (let i = 0; i < 8; i++) {
       const { status, body } = await ask();
       expect(status, JSON.stringify(body)).toBe(200);
-      await sendSigned(trader, body.transaction as string);
+      await signAndSendWithKit(t.server.chain.rpcUrl, chain, trader, body.transaction as string);
     }
     // The venue sees the deliveries at its next balance read (every slot): the wallet may quote again.
     const landedAt = Date.now();

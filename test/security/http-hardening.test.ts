@@ -6,7 +6,6 @@
  * closes the socket with 1009 and one warn line; a key in the URL, under any usual name, is refused
  * and never logged.
  */
-import net from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +16,7 @@ import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { HTTP_LIMITS } from "../../src/limits.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { rawRequest } from "../support/raw-http.js";
 
 interface Venue {
   app: ZodApp;
@@ -61,56 +61,6 @@ async function startVenue(timeouts?: Partial<HttpTimeouts>): Promise<Venue> {
   const venue = { app, url, port: Number(new URL(url).port), lines };
   venues.push(venue);
   return venue;
-}
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  /** When the server closed the connection, from the first byte written. */
-  closedAfterMs: number;
-}
-
-/**
- * Writes `head` on a fresh connection, then `drip` one byte every `dripMs`, and reads what comes back
- * until the server closes the connection.
- */
-function rawRequest(port: number, head: string, drip = "", dripMs = 200): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = net.connect(port, "127.0.0.1", () => socket.write(head));
-    let dripped = 0;
-    const dripper = drip
-      ? setInterval(() => {
-          if (!socket.destroyed) socket.write(drip[dripped++ % drip.length] as string);
-        }, dripMs)
-      : undefined;
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk) => chunks.push(chunk));
-    socket.on("error", () => {});
-    const giveUp = setTimeout(() => {
-      socket.destroy();
-      reject(new Error("the server did not close the connection within 10 s"));
-    }, 10_000);
-    socket.on("close", () => {
-      clearInterval(dripper);
-      clearTimeout(giveUp);
-      const text = Buffer.concat(chunks).toString("utf8");
-      const [head = "", body = ""] = text.split("\r\n\r\n");
-      const [statusLine = "", ...headerLines] = head.split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const line of headerLines) {
-        const colon = line.indexOf(":");
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({
-        status: Number(statusLine.split(" ")[1] ?? 0),
-        headers,
-        body,
-        closedAfterMs: Date.now() - started,
-      });
-    });
-  });
 }
 
 /** Asserts a `{code,msg}` body of exactly those two string fields, and returns the code. */
@@ -204,7 +154,7 @@ describe("time limits", () => {
     const answer = await rawRequest(
       venue.port,
       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n",
-      " ",
+      { drip: " " },
     );
     expect(answer.status).toBe(408);
     expect(errorCode(answer.body)).toBe("request_timeout");
@@ -213,7 +163,7 @@ describe("time limits", () => {
   });
 
   it("cuts slow headers at headersTimeout with a {code,msg} 408", async () => {
-    const answer = await rawRequest(venue.port, "GET /health-check HTTP/1.1\r\nHost: x\r\n", "X");
+    const answer = await rawRequest(venue.port, "GET /health-check HTTP/1.1\r\nHost: x\r\n", { drip: "X" });
     expect(answer.status).toBe(408);
     expect(errorCode(answer.body)).toBe("request_timeout");
     expect(answer.closedAfterMs).toBeGreaterThanOrEqual(500);

@@ -9,10 +9,8 @@ import bs58 from "bs58";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { RPC_ERROR } from "../../src/chain/errors.js";
-import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
 import { PUBSUB_LIMITS } from "../../src/limits.js";
-import { openStorage, type Storage } from "../../src/storage/database.js";
-import { TEST_VENUE_SEED } from "../chain/harness.js";
+import { startTestChain, type TestChain } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 
 const PING_MS = 200;
@@ -27,32 +25,28 @@ interface LogLine {
 
 const dir = tempDir();
 const lines: LogLine[] = [];
-let storage: Storage;
-let started: StartedSandboxChain;
+let started: TestChain;
 const open: WebSocket[] = [];
 
 beforeAll(async () => {
-  storage = await openStorage({ DATA_DIR: dir.dir });
-  started = await startSandboxChain({
-    storage,
-    dataDir: dir.dir,
-    venueSeed: TEST_VENUE_SEED,
-    markets: [],
-    rpcPort: 0,
-    wsPort: 0,
-    logger: {
-      info: (object, message) => lines.push({ level: "info", object, message }),
-      warn: (object, message) => lines.push({ level: "warn", object, message }),
-      error: (object, message) => lines.push({ level: "error", object, message }),
-    },
-    limits: {
-      pubsub: {
-        pingMs: PING_MS,
-        socketsPerAddress: SOCKETS_PER_ADDRESS,
-        outboundBufferBytes: OUTBOUND_BYTES,
+  started = await startTestChain(
+    { DATA_DIR: dir.dir },
+    {
+      markets: [],
+      logger: {
+        info: (object, message) => lines.push({ level: "info", object, message }),
+        warn: (object, message) => lines.push({ level: "warn", object, message }),
+        error: (object, message) => lines.push({ level: "error", object, message }),
+      },
+      limits: {
+        pubsub: {
+          pingMs: PING_MS,
+          socketsPerAddress: SOCKETS_PER_ADDRESS,
+          outboundBufferBytes: OUTBOUND_BYTES,
+        },
       },
     },
-  });
+  );
   await rpcProbe();
 });
 afterEach(async () => {
@@ -61,8 +55,7 @@ afterEach(async () => {
   await waitFor(() => started.pubsubStats().sockets === 0 && started.pubsubStats().subscriptions === 0);
 });
 afterAll(async () => {
-  await started?.close();
-  await storage?.close();
+  await started?.stop();
   await dir.cleanup();
 });
 

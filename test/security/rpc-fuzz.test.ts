@@ -9,34 +9,22 @@ import bs58 from "bs58";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRpcMethods } from "../../src/chain/sandbox/rpc-methods.js";
-import { type StartedSandboxChain, startSandboxChain } from "../../src/chain/sandbox/start.js";
 import { RPC_LIMITS } from "../../src/limits.js";
-import { openStorage, type Storage } from "../../src/storage/database.js";
-import { TEST_MARKETS, TEST_VENUE_SEED } from "../chain/harness.js";
+import { startTestChain, TEST_MARKETS, type TestChain } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 
 const ANSWER_MS = 2_000;
 
 const dir = tempDir();
-let storage: Storage;
-let started: StartedSandboxChain;
+let started: TestChain;
 let methods: string[];
 
 beforeAll(async () => {
-  storage = await openStorage({ DATA_DIR: dir.dir });
-  started = await startSandboxChain({
-    storage,
-    dataDir: dir.dir,
-    venueSeed: TEST_VENUE_SEED,
-    markets: TEST_MARKETS,
-    rpcPort: 0,
-    wsPort: 0,
-  });
+  started = await startTestChain({ DATA_DIR: dir.dir });
   methods = [...createRpcMethods(started.chain).keys()];
 });
 afterAll(async () => {
-  await started?.close();
-  await storage?.close();
+  await started?.stop();
   await dir.cleanup();
 });
 

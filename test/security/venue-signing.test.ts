@@ -5,7 +5,7 @@
  * venue key a request names, an issued transaction still needs a non-venue signature, and once the
  * user signs it no pool pays more than it quoted or receives less than it was promised.
  */
-import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import type { Address, KeyPairSigner } from "@solana/kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressOf } from "../../src/chain/base58.js";
@@ -18,7 +18,7 @@ import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/tradi
 import { checkVenueSignatures, UnsafeTransactionError } from "../../src/trading/signing-guard.js";
 import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
 import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
-import { signWithKit } from "../support/kit.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const VENUE_SEED = "venue-signing-test";
@@ -36,7 +36,7 @@ beforeAll(async () => {
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
-  attacker = await fundedWallet([
+  attacker = await newFundedWallet(t.url, chain, 100_000_000_000n, [
     [USDC_MINT, 1_000_000_000_000n],
     [dETH, 1_000_000_000_000n],
   ]);
@@ -49,20 +49,6 @@ async function order(
   const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const response = await fetch(`${t.url}/order?${params}`);
   return { status: response.status, body: (await response.json()) as OrderBody };
-}
-
-async function fundedWallet(grants: [Address, bigint][]): Promise<KeyPairSigner> {
-  const wallet = await generateKeyPairSigner();
-  await chain.requestAirdrop(wallet.address, 100_000_000_000n);
-  for (const [mint, amount] of grants) {
-    const response = await fetch(`${t.url}/dev/faucet`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ wallet: wallet.address, mint, amount: amount.toString() }),
-    });
-    expect(response.status).toBe(200);
-  }
-  return wallet;
 }
 
 function book() {
@@ -90,15 +76,6 @@ async function vaultBalances(): Promise<Map<string, bigint>> {
     balances.set(vault, account ? Buffer.from(account.data).readBigUInt64LE(64) : 0n);
   }
   return balances;
-}
-
-async function sendSigned(wallet: KeyPairSigner, transaction: string): Promise<void> {
-  const rpc = createSolanaRpc(t.server.chain.rpcUrl);
-  const signature = await rpc
-    .sendTransaction(await signWithKit(wallet, transaction), { encoding: "base64" })
-    .send();
-  const [status] = await chain.getSignatureStatuses([signature]);
-  expect(status?.err ?? null).toBeNull();
 }
 
 describe("the pool drain", () => {
@@ -331,7 +308,7 @@ describe("any venue key named anywhere", () => {
           expect(missing.length).toBeGreaterThan(0);
           for (const signer of missing) expect(book().isVenueAccount(signer)).toBe(false);
           if (user !== attacker.address || body.executionMode !== "sync") return;
-          await sendSigned(attacker, body.transaction);
+          await signAndSendWithKit(t.server.chain.rpcUrl, chain, attacker, body.transaction);
           const after = await vaultBalances();
           for (const leg of body.routePlan) {
             const pool = book().poolOf(leg.marketKey) as CpmmPool;

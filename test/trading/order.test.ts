@@ -3,7 +3,7 @@
  * `@solana/kit` client signs and sends to the sandbox chain's JSON-RPC, with balances checked to the
  * unit; reservations that keep two firm quotes from overdrawing a vault; every error code.
  */
-import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import type { Address, KeyPairSigner } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
@@ -16,7 +16,7 @@ import {
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
-import { signWithKit } from "../support/kit.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -55,31 +55,14 @@ async function okOrder(query: Record<string, string | number | bigint>): Promise
   return body as OrderResponse;
 }
 
-async function fundedWallet(grants: [Address, bigint][] = []): Promise<KeyPairSigner> {
-  const wallet = await generateKeyPairSigner();
-  await chain.requestAirdrop(wallet.address, 10_000_000_000n);
-  for (const [mint, amount] of grants) {
-    const response = await fetch(`${t.url}/dev/faucet`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ wallet: wallet.address, mint, amount: amount.toString() }),
-    });
-    expect(response.status).toBe(200);
-  }
-  return wallet;
+/** A new wallet with 10 SOL and `grants` from the faucet. */
+function fundedWallet(grants: [Address, bigint][] = []): Promise<KeyPairSigner> {
+  return newFundedWallet(t.url, chain, 10_000_000_000n, grants);
 }
 
 /** Signs the order's transaction as the user, with kit, and sends it over JSON-RPC; returns the signature. */
-async function signAndSend(wallet: KeyPairSigner, transaction: string): Promise<string> {
-  const rpc = createSolanaRpc(t.server.chain.rpcUrl);
-  const signature = await rpc
-    .sendTransaction(await signWithKit(wallet, transaction), {
-      encoding: "base64",
-    })
-    .send();
-  const [status] = await chain.getSignatureStatuses([signature]);
-  expect(status?.err ?? null).toBeNull();
-  return signature;
+function signAndSend(wallet: KeyPairSigner, transaction: string): Promise<string> {
+  return signAndSendWithKit(t.server.chain.rpcUrl, chain, wallet, transaction);
 }
 
 async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
