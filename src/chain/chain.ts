@@ -109,6 +109,8 @@ export interface Chain {
   getAccountInfo(address: Address): Promise<AccountInfo | null>;
   getMultipleAccounts(addresses: readonly Address[]): Promise<(AccountInfo | null)[]>;
   getTokenAccount(address: Address): Promise<TokenAccount | null>;
+  /** The amount a token account holds; null when there is no initialized token account there. */
+  getTokenAccountBalance(address: Address): Promise<bigint | null>;
   getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]>;
   getMint(address: Address): Promise<MintInfo | null>;
   getSignatureStatuses(signatures: readonly Signature[]): Promise<(SignatureStatus | null)[]>;

@@ -29,7 +29,7 @@ import type {
   TransactionRecord,
 } from "./chain.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "./errors.js";
-import { decodeMint, decodeTokenAccount } from "./token-layout.js";
+import { decodeMint, decodeTokenAccount, tokenAccountAmount } from "./token-layout.js";
 import { parseWireTransaction, transactionId } from "./wire.js";
 
 // Limits a node enforces per call (getMultipleAccounts, getSignatureStatuses).
@@ -219,6 +219,11 @@ export class RpcChain implements Chain {
   async getTokenAccount(address: Address): Promise<TokenAccount | null> {
     const account = await this.getAccountInfo(address);
     return account ? decodeTokenAccount(address, account.owner, account.data) : null;
+  }
+
+  async getTokenAccountBalance(address: Address): Promise<bigint | null> {
+    const account = await this.getAccountInfo(address);
+    return account ? tokenAccountAmount(account.owner, account.data) : null;
   }
 
   async getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {

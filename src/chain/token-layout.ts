@@ -28,6 +28,12 @@ export function tokenAccountKind(owner: string, data: Uint8Array): "mint" | "acc
   return null;
 }
 
+/** The amount of an initialized token account owned by `programId`; null when the data is not one. */
+export function tokenAccountAmount(programId: string, data: Uint8Array): bigint | null {
+  if (tokenAccountKind(programId, data) !== "account" || !data[108]) return null;
+  return view(data).getBigUint64(64, true);
+}
+
 function view(data: Uint8Array): DataView {
   return new DataView(data.buffer, data.byteOffset, data.byteLength);
 }

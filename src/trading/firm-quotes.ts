@@ -91,7 +91,15 @@ export class FirmQuotes {
 
   /** Records an admitted quote with the pool output it holds; it ends when they all close, or at expiry. */
   add(terms: FirmQuoteTerms, lastValidBlockHeight: bigint, holds: readonly PoolHold[]): void {
-    const quote: FirmQuote = { ...terms, lastValidBlockHeight, openHolds: holds.length, live: true };
+    const quote: FirmQuote = {
+      wallet: terms.wallet,
+      client: terms.client,
+      inputMint: terms.inputMint,
+      inAmount: terms.inAmount,
+      lastValidBlockHeight,
+      openHolds: holds.length,
+      live: true,
+    };
     let wallet = this.byWallet.get(quote.wallet);
     if (!wallet) {
       wallet = { quotes: new Set(), committed: new Map() };
@@ -101,12 +109,11 @@ export class FirmQuotes {
     wallet.committed.set(quote.inputMint, (wallet.committed.get(quote.inputMint) ?? 0n) + quote.inAmount);
     this.byClient.set(quote.client, (this.byClient.get(quote.client) ?? 0) + 1);
     this.expiring.push(quote);
-    for (const hold of holds) {
-      hold.onClose(() => {
-        quote.openHolds -= 1;
-        if (quote.openHolds === 0) this.retire(quote);
-      });
-    }
+    const closed = () => {
+      quote.openHolds -= 1;
+      if (quote.openHolds === 0) this.retire(quote);
+    };
+    for (const hold of holds) hold.onClose(closed);
   }
 
   /** Live firm quotes of a wallet. */

@@ -18,7 +18,7 @@ import {
 import type { TokenRecord } from "./pools/store.js";
 import type { RouteLeg } from "./router.js";
 import { associatedTokenAddress } from "./token-accounts.js";
-import { compileMessage, signedTransaction } from "./transaction.js";
+import { type CompiledMessage, compileMessage, signedTransaction } from "./transaction.js";
 import type { CpmmPool } from "./venues/cpmm-pool.js";
 
 /** Compute units a spot order transaction asks for (the reference's default). */
@@ -35,6 +35,12 @@ export interface OrderTransactionInput {
   computeUnitLimit: number;
   microLamportsPerComputeUnit: bigint;
   lifetime: LatestBlockhash;
+  /** Checks the compiled message and the keys about to sign it; throws to refuse signing. */
+  beforeSigning?: (
+    message: CompiledMessage,
+    instructions: readonly Instruction[],
+    signers: readonly string[],
+  ) => void;
 }
 
 /** Builds the order transaction, signed by every pool it uses; returns its wire bytes. */
@@ -115,10 +121,13 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   }
 
   const message = compileMessage(input.user, instructions, input.lifetime.blockhash);
-  return signedTransaction(
+  const signers = [...new Set(pools)].map((pool) => pool.authority);
+  input.beforeSigning?.(
     message,
-    [...new Set(pools)].map((pool) => pool.authority),
+    instructions,
+    signers.map((keypair) => keypair.address),
   );
+  return signedTransaction(message, signers);
 }
 
 function vaultOf(pool: CpmmPool, mint: Address): Address {

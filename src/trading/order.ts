@@ -20,7 +20,7 @@ import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route } from "./router.js";
 import type { OrderResponse, RoutePlanLeg } from "./routes/schemas.js";
-import { checkVenueSignatures, UnsafeTransactionError } from "./signing-guard.js";
+import { checkMessageBeforeSigning, UnsafeTransactionError } from "./signing-guard.js";
 import { associatedTokenAddress } from "./token-accounts.js";
 import { BPS } from "./venues/cpmm.js";
 import { CpmmPool } from "./venues/cpmm-pool.js";
@@ -200,6 +200,7 @@ export class OrderDesk {
       outputMint: leg.outputMint,
       maxOut: index === route.legs.length - 1 ? outAmount + platformFee : leg.outAmount,
     }));
+    const swap = { payer: request.userPublicKey, payerSignedByVenue: false, legs };
     const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
     const microLamports =
       (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(ORDER_COMPUTE_UNIT_LIMIT);
@@ -214,12 +215,9 @@ export class OrderDesk {
         computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
         microLamportsPerComputeUnit: microLamports,
         lifetime: clock.latest,
+        beforeSigning: (message, instructions, signers) =>
+          checkMessageBeforeSigning(message, instructions, signers, swap, this.book),
       });
-      checkVenueSignatures(
-        wire,
-        { payer: request.userPublicKey, payerSignedByVenue: false, legs },
-        this.book,
-      );
       this.firmQuotes.add(firm, lastValidBlockHeight, holds);
       // Solana charges ceil(limit × price / 10^6) lamports of priority fee.
       const priorityLamports = (BigInt(ORDER_COMPUTE_UNIT_LIMIT) * microLamports + 999_999n) / 1_000_000n;
@@ -246,10 +244,10 @@ export class OrderDesk {
   /** What `user` can pay of `token` now: its token account, or its lamports when native SOL is wrapped for it. */
   private async balanceOf(user: Address, token: TokenRecord, wrapSol: boolean): Promise<bigint> {
     if (wrapSol && token.mint === WRAPPED_SOL_MINT) return this.chain.getBalance(user);
-    const account = await this.chain.getTokenAccount(
+    const amount = await this.chain.getTokenAccountBalance(
       await associatedTokenAddress(user, token.mint, token.program),
     );
-    return account?.amount ?? 0n;
+    return amount ?? 0n;
   }
 
   /** Admits a firm quote under the funds and bounds rules, mapping a refusal to its API error. */

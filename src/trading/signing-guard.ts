@@ -7,10 +7,11 @@
  * venue account; unless the venue settles an escrow it holds, the transaction must still lack that
  * party's signature, so nothing the venue issues is complete as issued.
  */
-import type { Address } from "@solana/kit";
+import type { Address, Instruction, ReadonlyUint8Array } from "@solana/kit";
 import { addressOf } from "../chain/base58.js";
 import { isTokenProgram } from "../chain/programs.js";
 import { parseWireTransaction } from "../chain/wire.js";
+import type { CompiledMessage } from "./transaction.js";
 import type { CpmmPool } from "./venues/cpmm-pool.js";
 
 /** What the guard needs to know of the venue's accounts (the trading book answers it). */
@@ -45,21 +46,79 @@ export class UnsafeTransactionError extends Error {
 const TRANSFER = 3;
 const TRANSFER_CHECKED = 12;
 
-/** Throws `UnsafeTransactionError` unless `wire` moves venue funds only as `swap` allows. */
+/**
+ * A transaction as the guard reads it: its account keys (signers first, the fee payer first of all),
+ * which signatures are filled, and its instructions by account address.
+ */
+export interface SigningPlan {
+  keys: readonly string[];
+  /** Whether each signer's (the first `signed.length` keys') signature is present. */
+  signed: readonly boolean[];
+  instructions: readonly { program: string; accounts: readonly string[]; data: ReadonlyUint8Array }[];
+}
+
+/** Throws `UnsafeTransactionError` unless the wire transaction moves venue funds only as `swap` allows. */
 export function checkVenueSignatures(wire: Uint8Array, swap: GuardedSwap, venue: VenueAccounts): void {
   const tx = parseWireTransaction(wire);
   if (tx.lookups.length > 0) refuse("it loads accounts from address lookup tables");
   const keys = tx.accountKeys.map(addressOf);
-  const signerCount = tx.header.numRequiredSignatures;
+  checkSigningPlan(
+    {
+      keys,
+      signed: Array.from({ length: tx.header.numRequiredSignatures }, (_, i) =>
+        Boolean(tx.signatures[i]?.some((byte) => byte !== 0)),
+      ),
+      instructions: tx.instructions.map((instruction) => ({
+        program: keys[instruction.programIdIndex] as string,
+        accounts: Array.from(instruction.accounts, (index) => keys[index] as string),
+        data: instruction.data,
+      })),
+    },
+    swap,
+    venue,
+  );
+}
+
+/**
+ * The same check on a compiled message about to be signed (`compileMessage` lays out exactly these
+ * keys and instructions, and no lookup tables): the hot path, which need not parse its own bytes.
+ */
+export function checkMessageBeforeSigning(
+  message: CompiledMessage,
+  instructions: readonly Instruction[],
+  venueSigners: readonly string[],
+  swap: GuardedSwap,
+  venue: VenueAccounts,
+): void {
+  const signing = new Set(venueSigners);
+  checkSigningPlan(
+    {
+      keys: message.signers,
+      signed: message.signers.map((signer) => signing.has(signer)),
+      instructions: instructions.map((instruction) => ({
+        program: instruction.programAddress,
+        accounts: instruction.accounts?.map((account) => account.address) ?? [],
+        data: instruction.data ?? EMPTY,
+      })),
+    },
+    swap,
+    venue,
+  );
+}
+
+const EMPTY = new Uint8Array();
+
+/** Throws `UnsafeTransactionError` unless `plan` moves venue funds only as `swap` allows. */
+export function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAccounts): void {
+  const { keys } = plan;
   if (keys[0] !== swap.payer) refuse(`its fee payer ${keys[0]} is not the order's party ${swap.payer}`);
   if (venue.isVenueAccount(swap.payer)) refuse(`its party ${swap.payer} is one of the venue's accounts`);
 
   // The keys the venue signed for: the pools of the route, and the payer when it is the venue's escrow.
   const pools = new Map<string, CpmmPool>(swap.legs.map((leg) => [leg.pool.authority.address, leg.pool]));
   let unsigned = 0;
-  for (let i = 0; i < signerCount; i++) {
+  for (const [i, signed] of plan.signed.entries()) {
     const signer = keys[i] as string;
-    const signed = tx.signatures[i]?.some((byte) => byte !== 0) ?? false;
     const venueSigns = pools.has(signer) || (swap.payerSignedByVenue && signer === swap.payer);
     if (signed !== venueSigns) refuse(`the signature of ${signer} is ${signed ? "present" : "missing"}`);
     if (!signed) {
@@ -73,11 +132,9 @@ export function checkVenueSignatures(wire: Uint8Array, swap: GuardedSwap, venue:
   for (const pool of pools.values()) {
     for (const vault of pool.vaults) vaults.set(vault, { pool, paid: 0n, received: 0n });
   }
-  for (const instruction of tx.instructions) {
-    const program = keys[instruction.programIdIndex] as string;
-    const accounts = Array.from(instruction.accounts, (index) => keys[index] as string);
+  for (const { program, accounts, data } of plan.instructions) {
     const poolSigners = accounts.filter((account) => pools.has(account));
-    const transfer = isTokenProgram(program) ? tokenTransferOf(instruction.data, accounts) : undefined;
+    const transfer = isTokenProgram(program) ? tokenTransferOf(data, accounts) : undefined;
     if (!transfer) {
       if (poolSigners.length > 0) refuse(`a pool authority takes part in an instruction of ${program}`);
       continue;
@@ -119,7 +176,7 @@ interface TokenTransfer {
 }
 
 /** The accounts and amount of a token `Transfer` or `TransferChecked`, if that is what the instruction is. */
-function tokenTransferOf(data: Uint8Array, accounts: readonly string[]): TokenTransfer | undefined {
+function tokenTransferOf(data: ReadonlyUint8Array, accounts: readonly string[]): TokenTransfer | undefined {
   const tag = data[0];
   if (tag === TRANSFER && data.length === 9 && accounts.length >= 3) {
     const [source, destination, authority] = accounts as [string, string, string];
@@ -132,7 +189,7 @@ function tokenTransferOf(data: Uint8Array, accounts: readonly string[]): TokenTr
   return undefined;
 }
 
-function readU64(data: Uint8Array): bigint {
+function readU64(data: ReadonlyUint8Array): bigint {
   return Buffer.from(data.buffer, data.byteOffset + 1, 8).readBigUInt64LE(0);
 }
 

@@ -15,7 +15,11 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/order-transaction.js";
-import { checkVenueSignatures, UnsafeTransactionError } from "../../src/trading/signing-guard.js";
+import {
+  checkMessageBeforeSigning,
+  checkVenueSignatures,
+  UnsafeTransactionError,
+} from "../../src/trading/signing-guard.js";
 import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
 import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
@@ -164,7 +168,7 @@ describe("the pool drain", () => {
 });
 
 describe("the signing guard", () => {
-  async function built(user: Address, overrides: { userOut?: bigint } = {}) {
+  async function built(user: Address, overrides: { userOut?: bigint; checkBeforeSigning?: boolean } = {}) {
     const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
     const priced = pool.quote(USDC_MINT, 1_000_000n);
     if (!priced) throw new Error("no quote");
@@ -178,6 +182,13 @@ describe("the signing guard", () => {
     const input = book().token(USDC_MINT);
     const output = book().token(dETH);
     if (!input || !output) throw new Error("unlisted");
+    const swap = {
+      payer: user,
+      payerSignedByVenue: false,
+      legs: [
+        { pool, inputMint: USDC_MINT, inAmount: 1_000_000n, outputMint: dETH, maxOut: priced.outAmount },
+      ],
+    };
     const wire = await buildOrderTransaction({
       user,
       legs: [leg],
@@ -188,16 +199,27 @@ describe("the signing guard", () => {
       computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
       microLamportsPerComputeUnit: 0n,
       lifetime: book().clock.latest,
+      // The check `/order` runs: on the compiled message, before the pools sign it.
+      ...(overrides.checkBeforeSigning
+        ? {
+            beforeSigning: (message, instructions, signers) =>
+              checkMessageBeforeSigning(message, instructions, signers, swap, book()),
+          }
+        : {}),
     });
-    const swap = {
-      payer: user,
-      payerSignedByVenue: false,
-      legs: [
-        { pool, inputMint: USDC_MINT, inAmount: 1_000_000n, outputMint: dETH, maxOut: priced.outAmount },
-      ],
-    };
     return { wire, swap };
   }
+
+  it("checks the compiled message before the pools sign: the venue's own quote passes, a pool's authority as user does not", async () => {
+    await expect(built(attacker.address, { checkBeforeSigning: true })).resolves.toBeDefined();
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    await expect(built(pool.authority.address, { checkBeforeSigning: true })).rejects.toThrow(
+      UnsafeTransactionError,
+    );
+    await expect(built(attacker.address, { userOut: 10n ** 18n, checkBeforeSigning: true })).rejects.toThrow(
+      /more than the quoted/,
+    );
+  });
 
   it("passes the venue's own firm quote", async () => {
     const { wire, swap } = await built(attacker.address);

@@ -30,6 +30,7 @@ import { transactionFee } from "../fees.js";
 import {
   decodeMint,
   decodeTokenAccount,
+  tokenAccountAmount,
   tokenAccountKind,
   tokenAccountMintAndOwner,
 } from "../token-layout.js";
@@ -346,6 +347,13 @@ export class SandboxChain implements Chain {
   async getTokenAccount(address: Address): Promise<TokenAccount | null> {
     const account = this.readAccount(address);
     return account ? decodeTokenAccount(address, account.owner, account.data) : null;
+  }
+
+  async getTokenAccountBalance(address: Address): Promise<bigint | null> {
+    // Only the data is read: a firm quote checks its user's balance on the hot path.
+    const account = this.svm.getAccount(decodeAddress(address));
+    if (!account || account.lamports() === 0n) return null;
+    return tokenAccountAmount(addressOf(account.owner()), account.data());
   }
 
   async getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {
