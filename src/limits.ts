@@ -78,10 +78,10 @@ export interface ListenerTimeouts {
   idleTimeoutMs: number;
 }
 
-/** Options of Node's `http.createServer` that enforce `limits` (and the head size of HTTP_LIMITS). */
-export function nodeServerOptions(limits: ListenerTimeouts) {
+/** Options of Node's `http.createServer` that enforce `limits` (the head size of HTTP_LIMITS unless given). */
+export function nodeServerOptions(limits: ListenerTimeouts & { maxHeaderBytes?: number }) {
   return {
-    maxHeaderSize: HTTP_LIMITS.maxHeaderBytes,
+    maxHeaderSize: limits.maxHeaderBytes ?? HTTP_LIMITS.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,

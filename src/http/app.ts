@@ -49,18 +49,15 @@ export interface AppDependencies {
   /** Overrides the pino destination/options, e.g. to capture logs in tests. */
   logger?: FastifyServerOptions["loggerInstance"];
   /** Shorter listener timeouts than HTTP_LIMITS', so tests of them need not wait 10 s or more. */
-  timeouts?: Partial<HttpTimeouts>;
+  timeouts?: Partial<ListenerTimeouts>;
 }
-
-/** The listener time limits of HTTP_LIMITS that a test may shorten. */
-export type HttpTimeouts = ListenerTimeouts;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** Builds the Fastify app (not yet listening). */
 export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
-  const timeouts: HttpTimeouts = { ...HTTP_LIMITS, ...deps.timeouts };
+  const timeouts: ListenerTimeouts = { ...HTTP_LIMITS, ...deps.timeouts };
   const app = Fastify({
     ...(deps.logger
       ? // A child, so that its request serializer replaces Fastify's, which would log the URL as sent.

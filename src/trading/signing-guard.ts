@@ -1,6 +1,7 @@
 /**
- * The one check every transaction the venue signs passes before it leaves the process. It reads the
- * exact bytes that were signed, not the plan they were built from, and allows the venue's pool
+ * The one check every transaction the venue signs passes before it is signed or leaves the process:
+ * a firm quote's compiled message (`checkMessageBeforeSigning`), a settlement's wire bytes
+ * (`checkVenueSignatures`); both read the same plan (`checkSigningPlan`). It allows the venue's pool
  * signatures only on token transfers out of that pool's own vaults, each pool paying at most what the
  * quote says and only against an inflow of at least the quoted input that some other party (the user,
  * the order's escrow, or the previous pool of the route) pays. The party the swap is for must not be a
@@ -109,7 +110,7 @@ export function checkMessageBeforeSigning(
 const EMPTY = new Uint8Array();
 
 /** Throws `UnsafeTransactionError` unless `plan` moves venue funds only as `swap` allows. */
-export function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAccounts): void {
+function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAccounts): void {
   const { keys } = plan;
   if (keys[0] !== swap.payer) refuse(`its fee payer ${keys[0]} is not the order's party ${swap.payer}`);
   if (venue.isVenueAccount(swap.payer)) refuse(`its party ${swap.payer} is one of the venue's accounts`);

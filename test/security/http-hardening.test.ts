@@ -11,9 +11,10 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config.js";
-import { buildApp, type HttpTimeouts } from "../../src/http/app.js";
+import { buildApp } from "../../src/http/app.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
+import type { ListenerTimeouts } from "../../src/limits.js";
 import { HTTP_LIMITS } from "../../src/limits.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { rawRequest } from "../support/raw-http.js";
@@ -30,7 +31,7 @@ const rateStore = new MemoryRateStore();
 const venues: Venue[] = [];
 
 /** An app with no keys and no limits, a JSON echo route and a stream, logging into `lines`. */
-async function startVenue(timeouts?: Partial<HttpTimeouts>): Promise<Venue> {
+async function startVenue(timeouts?: Partial<ListenerTimeouts>): Promise<Venue> {
   const lines: Record<string, unknown>[] = [];
   const capture = new Writable({
     write(chunk, _encoding, done) {

@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { HTTP_LIMITS, nodeServerOptions, RPC_LIMITS } from "../../limits.js";
+import { HTTP_LIMITS, type ListenerTimeouts, nodeServerOptions, RPC_LIMITS } from "../../limits.js";
 import { RPC_ERROR } from "../errors.js";
 import { createRpcMethods, type RpcMethod, type RpcMethodOptions, rpcErrorOf } from "./rpc-methods.js";
 import type { ChainLogger, SandboxChain } from "./sandbox-chain.js";
@@ -19,13 +19,7 @@ import type { ChainLogger, SandboxChain } from "./sandbox-chain.js";
 export const RPC_UNAUTHORIZED = -32401;
 
 /** Time and size bounds of an HTTP listener (HTTP_LIMITS by default). */
-export interface HttpListenerLimits {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxHeaderBytes: number;
-}
+export type HttpListenerLimits = ListenerTimeouts & { maxHeaderBytes: number };
 
 /** Bounds of the JSON-RPC (RPC_LIMITS by default). */
 export interface RpcLimits {
@@ -46,14 +40,7 @@ export type ListenerLogger = ChainLogger & { warn?: ChainLogger["info"] };
 
 /** HTTP_LIMITS with a test's overrides. */
 export function httpLimitsWith(overrides: Partial<HttpListenerLimits> = {}): HttpListenerLimits {
-  return {
-    headersTimeoutMs: HTTP_LIMITS.headersTimeoutMs,
-    requestTimeoutMs: HTTP_LIMITS.requestTimeoutMs,
-    keepAliveTimeoutMs: HTTP_LIMITS.keepAliveTimeoutMs,
-    idleTimeoutMs: HTTP_LIMITS.idleTimeoutMs,
-    maxHeaderBytes: HTTP_LIMITS.maxHeaderBytes,
-    ...overrides,
-  };
+  return { ...HTTP_LIMITS, ...overrides };
 }
 
 /**
@@ -65,10 +52,7 @@ export function createBoundedHttpServer(
   limits: HttpListenerLimits,
   handler: http.RequestListener,
 ): http.Server {
-  const server = http.createServer(
-    { ...nodeServerOptions(limits), maxHeaderSize: limits.maxHeaderBytes },
-    handler,
-  );
+  const server = http.createServer(nodeServerOptions(limits), handler);
   server.timeout = limits.idleTimeoutMs;
   return server;
 }
