@@ -31,7 +31,7 @@ import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../src/chain/programs.j
 import { RpcChain } from "../src/chain/rpc-client.js";
 import { startSandboxChain } from "../src/chain/sandbox/start.js";
 import { putAccount } from "../src/chain/sandbox/svm.js";
-import { loadVenueKeys, venueSigners } from "../src/chain/sandbox/venue-keys.js";
+import { loadVenueKeys, venueSigners } from "../src/chain/venue-keys.js";
 import { openStorage } from "../src/storage/database.js";
 import { cpuTimeUs, percentile } from "./support.js";
 

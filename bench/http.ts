@@ -25,7 +25,7 @@ const { values: args } = parseArgs({
 });
 const DURATION_S = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
-const MAIN = path.resolve("dist/main.js");
+const MAIN = path.resolve("dist/cli/main.js");
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
 
 function rssMb(pid: number): number {
@@ -283,7 +283,7 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
   const sections = args.only ? args.only.split(",") : ["throughput", "access", "relay", "startup"];
   if (sections.includes("throughput")) await throughput();
   if (sections.includes("relay")) await relay();

@@ -56,7 +56,7 @@ const MAX_PREPARE_S = 30;
 const SETTLE_TIMEOUT_MS = 120_000;
 /** Share of failed submissions above which the figures are refused. */
 const MAX_ERROR_SHARE = 0.01;
-const MAIN = path.resolve("dist/main.js");
+const MAIN = path.resolve("dist/cli/main.js");
 
 /** The outputs intents buy with USDC: every demo token with a direct USDC pool, and wrapped SOL. */
 const OUTPUT_SYMBOLS = [
@@ -372,7 +372,7 @@ function failureSummary(failures: Submitted[]): string {
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
   if (!(INTENTS > 0 && WALLETS > 0 && CONNECTIONS > 0 && WAVE > 0))
     throw new Error("--intents, --wallets, --connections and --wave must be positive");
   let server: StartedServer | undefined;

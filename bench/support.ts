@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type autocannon from "autocannon";
 
-const MAIN = path.resolve("dist/main.js");
+const MAIN = path.resolve("dist/cli/main.js");
 
 export interface StartedServer {
   child: ChildProcess;

@@ -29,7 +29,7 @@ import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { demoTokens } from "../src/chain/demo-tokens.js";
 import { USDC_MINT, WRAPPED_SOL_MINT } from "../src/chain/programs.js";
 import { RpcChain } from "../src/chain/rpc-client.js";
-import { loadVenueKeys, venueSigners } from "../src/chain/sandbox/venue-keys.js";
+import { loadVenueKeys, venueSigners } from "../src/chain/venue-keys.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
 import { PoolAuthorities } from "../src/trading/pools/authority.js";
@@ -61,7 +61,7 @@ const DEMO_POOL_COUNT = 30;
 const CREATE_CONCURRENCY = 8;
 /** Share of failed requests above which the figures are refused. */
 const MAX_ERROR_SHARE = 0.01;
-const MAIN = path.resolve("dist/main.js");
+const MAIN = path.resolve("dist/cli/main.js");
 
 /** Reference prices in USD, as the demo pools use them. */
 const PRICES = DEMO_PRICES_USD;
@@ -383,7 +383,7 @@ function printLoad(row: Load): void {
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
   let server: StartedServer | undefined;
   try {
     server = await startServer({ env: { FIRM_QUOTES_PER_WALLET: "0", FIRM_QUOTES_PER_CLIENT: "0" } });

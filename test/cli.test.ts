@@ -13,7 +13,7 @@ import { BACKENDS, tempDir } from "./support/backends.js";
 import { miniCatalogue } from "./support/fixtures.js";
 
 const run = promisify(execFile);
-const MAIN = path.resolve("src/main.ts");
+const MAIN = path.resolve("src/cli/main.ts");
 
 /** The test runner's environment, minus vitest's own MODE=test, which would be read as our MODE setting. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

@@ -16,7 +16,7 @@ import { buildSignedTransaction } from "./build-transaction.js";
 import type { Chain, LatestBlockhash } from "./chain.js";
 import { ChainError } from "./errors.js";
 import { WRAPPED_SOL_MINT } from "./programs.js";
-import type { VenueSigners } from "./sandbox/venue-keys.js";
+import type { VenueSigners } from "./venue-keys.js";
 
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 

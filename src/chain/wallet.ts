@@ -18,8 +18,8 @@ import {
   USDC_MINT,
   WRAPPED_SOL_MINT,
 } from "./programs.js";
-import { uiAmountString } from "./sandbox/rpc-encoding.js";
-import type { VenueSigners } from "./sandbox/venue-keys.js";
+import { uiAmountString } from "./ui-amount.js";
+import type { VenueSigners } from "./venue-keys.js";
 
 const WALLET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import type { Config } from "../config.js";
+import { ApiError } from "../contract/errors.js";
 import { hashSecret, type KeyGrant, type KeyTier } from "../keys/store.js";
 import { hasKeyInQuery } from "../keys/url-keys.js";
-import { ApiError } from "./errors.js";
 import type { BucketState, RateStore } from "./rate-limit.js";
 import { StreamCredentials } from "./stream-peers.js";
 

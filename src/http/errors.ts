@@ -1,95 +1,14 @@
 /**
- * The error catalogue (contract §3): every code the service answers with, its HTTP status and
- * whether retrying the same request can help. `toWireError` is the one place that turns any thrown
- * value into the `{code, msg}` body.
+ * The one place that turns any thrown value into a status and `{code, msg}` body: the catalogue's
+ * ApiError as it is, Fastify's and Node's own client errors mapped onto the catalogue, anything else
+ * an `internal` error that leaks nothing.
  */
+import { ApiError, ERRORS, type ErrorBody, type ErrorCode } from "../contract/errors.js";
 import { HTTP_LIMITS } from "../limits.js";
-
-interface ErrorSpec {
-  readonly status: number;
-  readonly retryable: boolean;
-}
-
-export const ERRORS = {
-  bad_request: { status: 400, retryable: false },
-  invalid_json: { status: 400, retryable: false },
-  api_key_in_query: { status: 400, retryable: false },
-  unauthorized: { status: 401, retryable: false },
-  stream_not_permitted: { status: 403, retryable: false },
-  not_found: { status: 404, retryable: false },
-  event_not_found: { status: 404, retryable: false },
-  market_not_found: { status: 404, retryable: false },
-  series_not_found: { status: 404, retryable: false },
-  orderbook_not_found: { status: 404, retryable: false },
-  upstream_rejected: { status: 400, retryable: false },
-  method_not_allowed: { status: 405, retryable: false },
-  // The client took longer than the listener allows to send its request (HTTP_LIMITS).
-  request_timeout: { status: 408, retryable: true },
-  payload_too_large: { status: 413, retryable: false },
-  uri_too_long: { status: 414, retryable: false },
-  unsupported_media_type: { status: 415, retryable: false },
-  // A WebSocket endpoint asked for with plain HTTP.
-  upgrade_required: { status: 426, retryable: false },
-  headers_too_large: { status: 431, retryable: false },
-  // Trade API codes, named as the reference service names them (contract §3).
-  invalid_input_mint: { status: 400, retryable: false },
-  invalid_output_mint: { status: 400, retryable: false },
-  same_input_and_output_mint: { status: 400, retryable: false },
-  requested_input_amount_is_zero: { status: 400, retryable: false },
-  invalid_slippage_bps: { status: 400, retryable: false },
-  prediction_slippage_bps_below_routing_slippage: { status: 400, retryable: false },
-  invalid_price_impact_tolerance_pct: { status: 400, retryable: false },
-  price_impact_too_high: { status: 400, retryable: true },
-  invalid_platform_fee_bps: { status: 400, retryable: false },
-  platform_fee_account_not_specified: { status: 400, retryable: false },
-  invalid_fee_account: { status: 400, retryable: false },
-  invalid_dex: { status: 400, retryable: false },
-  invalid_user_public_key: { status: 400, retryable: false },
-  route_not_found: { status: 400, retryable: true },
-  zero_out_amount: { status: 400, retryable: true },
-  requested_fee_budget_too_low: { status: 400, retryable: false },
-  invalid_open_transaction: { status: 400, retryable: false },
-  invalid_quote_response: { status: 400, retryable: false },
-  invalid_signature: { status: 400, retryable: false },
-  open_transaction_expired: { status: 400, retryable: false },
-  open_transaction_simulation_failed: { status: 400, retryable: false },
-  // The venue's own, for firm quotes it will not back (no reference code covers them).
-  insufficient_funds: { status: 400, retryable: true },
-  too_many_firm_quotes: { status: 429, retryable: true },
-  rate_limit_exceeded: { status: 429, retryable: true },
-  internal: { status: 500, retryable: true },
-  upstream_unavailable: { status: 502, retryable: true },
-  not_ready: { status: 503, retryable: true },
-  mint_info_not_initialized: { status: 503, retryable: true },
-  amm_map_not_initialized: { status: 503, retryable: true },
-  blockhash_unavailable: { status: 503, retryable: true },
-  upstream_timeout: { status: 504, retryable: true },
-} as const satisfies Record<string, ErrorSpec>;
-
-export type ErrorCode = keyof typeof ERRORS;
-
-/** The service's one error class: a catalogue code plus a message naming what was wrong. */
-export class ApiError extends Error {
-  override name = "ApiError";
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  get status(): number {
-    return ERRORS[this.code].status;
-  }
-
-  get retryable(): boolean {
-    return ERRORS[this.code].retryable;
-  }
-}
 
 export interface WireError {
   status: number;
-  body: { code: string; msg: string };
+  body: ErrorBody;
 }
 
 /** Fastify's own error codes, mapped onto the catalogue. */

@@ -1,6 +1,6 @@
 /** Holds the current catalog and keeps it in step with storage. */
 import type { Kysely } from "kysely";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../contract/errors.js";
 import type { Tables } from "../storage/database.js";
 import { type Catalog, CatalogBuilder } from "./catalog.js";
 import { readCatalogue, readCatalogVersion } from "./store.js";

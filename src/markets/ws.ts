@@ -10,7 +10,7 @@
  */
 import type { WebSocket } from "ws";
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../contract/errors.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { Upstream } from "../upstream/client.js";
 import { type MarketRelay, type ReferenceBook, toReferenceTrades } from "../upstream/relay.js";

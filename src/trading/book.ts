@@ -8,7 +8,7 @@ import { findAssociatedTokenPda } from "@solana-program/token";
 import type { Kysely } from "kysely";
 import type { AccountInfo, Chain, LatestBlockhash } from "../chain/chain.js";
 import { decodeTokenAccount } from "../chain/token-layout.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../contract/errors.js";
 import type { Catalog } from "../markets/catalog.js";
 import type { Tables } from "../storage/database.js";
 import type { TradingMarket } from "./market.js";

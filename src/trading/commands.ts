@@ -7,8 +7,8 @@
 import type { Address } from "@solana/kit";
 import type { Chain } from "../chain/chain.js";
 import { readKeypairFile } from "../chain/keypair-file.js";
-import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
-import { loadVenueKeys, venueSigners } from "../chain/sandbox/venue-keys.js";
+import { uiAmountString } from "../chain/ui-amount.js";
+import { loadVenueKeys, venueSigners } from "../chain/venue-keys.js";
 import { parseUiAmount, resolveMint, walletBalance } from "../chain/wallet.js";
 import { signOrderTransaction, TradeClient } from "../client/trade.js";
 import type { Storage } from "../storage/database.js";

@@ -3,7 +3,7 @@
  * reference service's error code for it (contract §3 and §6).
  */
 import type { Address } from "@solana/kit";
-import { ApiError, type ErrorCode } from "../http/errors.js";
+import { ApiError, type ErrorCode } from "../contract/errors.js";
 import { isAddress } from "./transaction.js";
 
 /** What `slippageBps=auto` resolves to for a spot route. */

@@ -7,7 +7,7 @@ import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../contract/errors.js";
 import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";

@@ -10,7 +10,7 @@ import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
 import { z } from "zod";
 import { USDC_MINT } from "../chain/programs.js";
-import { uiAmountString } from "../chain/sandbox/rpc-encoding.js";
+import { uiAmountString } from "../chain/ui-amount.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";

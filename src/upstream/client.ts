@@ -10,7 +10,7 @@
 import { LRUCache } from "lru-cache";
 import CircuitBreaker from "opossum";
 import { Agent, errors as undiciErrors } from "undici";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../contract/errors.js";
 import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
 
 export interface UpstreamAnswer {

@@ -3,7 +3,7 @@
  * and how upstream answers become ours. Forecast history and candlesticks pass the upstream's 200 body
  * through byte for byte; order books and trades are reshaped into the reference's camelCase/bids form.
  */
-import { ApiError, type ErrorCode } from "../http/errors.js";
+import { ApiError, type ErrorCode } from "../contract/errors.js";
 import type { Upstream, UpstreamAnswer } from "./client.js";
 
 /** An answer younger than this may still gain late data upstream, so it is never cached. */

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../../src/app/start-server.js";
 import { MarketsClient, OddsgateApiError } from "../../src/client/markets.js";
 import { type ConfigInput, loadConfig } from "../../src/config.js";
 import {
@@ -14,7 +15,6 @@ import {
   revokeKey,
   rotateKey,
 } from "../../src/keys/store.js";
-import { startServer } from "../../src/server.js";
 import { openStorage } from "../../src/storage/database.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, TEST_ANCHOR, type TestServer } from "../support/server.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, ERRORS, toWireError } from "../../src/http/errors.js";
+import { ApiError, ERRORS } from "../../src/contract/errors.js";
+import { toWireError } from "../../src/http/errors.js";
 
 describe("error catalogue", () => {
   it("gives every code a status and a retry hint", () => {

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redactQueryKeys } from "../../src/http/app.js";
+import { redactQueryKeys } from "../../src/app/build-app.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

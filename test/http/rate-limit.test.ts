@@ -4,8 +4,8 @@
  * token is back.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app/build-app.js";
 import { loadConfig } from "../../src/config.js";
-import { buildApp } from "../../src/http/app.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { startServer } from "../../src/app/start-server.js";
 import { MarketsClient } from "../../src/client/markets.js";
 import { loadConfig } from "../../src/config.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { CATALOGUE_FORMAT } from "../../src/markets/model.js";
 import { saveCatalogue } from "../../src/markets/store.js";
-import { startServer } from "../../src/server.js";
 import { openStorage } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
 import { event, market, miniCatalogue, series } from "../support/fixtures.js";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Chain } from "../../src/chain/chain.js";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { decodeWireTransaction } from "../../src/chain/wire.js";
-import { ApiError } from "../../src/http/errors.js";
+import { ApiError } from "../../src/contract/errors.js";
 import { HTTP_LIMITS, RPC_LIMITS, WIRE_LIMITS } from "../../src/limits.js";
 import type { Tables } from "../../src/storage/database.js";
 import { OrderStatusDesk } from "../../src/trading/orders/status.js";

@@ -1,7 +1,7 @@
 /** Before the token registry and pools have loaded, the trade API says so with the reference's 503 codes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app/build-app.js";
 import type { Chain } from "../../src/chain/chain.js";
-import { buildApp } from "../../src/http/app.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";

@@ -18,7 +18,7 @@ import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { signWithKit } from "../support/kit.js";
 
-const MAIN = path.resolve("src/main.ts");
+const MAIN = path.resolve("src/cli/main.ts");
 const VENUE_SEED = "order-crash-test";
 const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
 const children: ChildProcess[] = [];

@@ -5,10 +5,10 @@ import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
 import type { CatalogueFile } from "../../src/markets/model.js";
 import { loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
+import { syncFromUpstream } from "../../src/markets/sync.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { UpstreamClient } from "../../src/upstream/client.js";
-import { syncFromUpstream } from "../../src/upstream/sync.js";
 import { BACKENDS } from "../support/backends.js";
 import { TEST_ANCHOR } from "../support/server.js";
 

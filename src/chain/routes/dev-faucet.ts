@@ -5,13 +5,12 @@
  */
 import { type Address, isAddress } from "@solana/kit";
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
-import { ErrorResponse } from "../../markets/routes/params.js";
 import type { Chain } from "../chain.js";
 import { ChainError, RPC_ERROR } from "../errors.js";
 import { faucet } from "../faucet.js";
-import type { VenueSigners } from "../sandbox/venue-keys.js";
+import type { VenueSigners } from "../venue-keys.js";
 
 const U64_MAX = 2n ** 64n - 1n;
 
@@ -66,7 +65,7 @@ export function devFaucet(
         tags: ["Development"],
         summary: "Fund a wallet with sandbox tokens (development mode only)",
         body: Body,
-        response: { 200: Grant, 400: ErrorResponse, 503: ErrorResponse },
+        response: { 200: Grant, 400: ErrorBody, 503: ErrorBody },
       },
     },
     async (request) => {

@@ -17,9 +17,9 @@ import {
   WRAPPED_SOL_MINT,
 } from "../programs.js";
 import { encodeMint, MINT_SIZE } from "../token-layout.js";
+import type { VenueKeys } from "../venue-keys.js";
 import type { StoredAccount } from "./chain-store.js";
 import type { SandboxChain } from "./sandbox-chain.js";
-import type { VenueKeys } from "./venue-keys.js";
 
 /** Outcome tokens: 1 contract = 1,000,000 units (contract §7). */
 export const OUTCOME_MINT_DECIMALS = 6;

@@ -9,6 +9,7 @@ import type { AccountInfo } from "../chain.js";
 import { ChainError } from "../errors.js";
 import { TOKEN_2022_PROGRAM } from "../programs.js";
 import { decodeMint, decodeTokenAccount, tokenAccountKind } from "../token-layout.js";
+import { uiAmountString } from "../ui-amount.js";
 
 export type AccountEncoding = "base64" | "base58" | "jsonParsed" | "base64+zstd";
 
@@ -55,15 +56,6 @@ export function assertSignatureParam(text: string): asserts text is Signature {
   } catch (error) {
     throw paramError(error);
   }
-}
-
-/** Formats a token amount as Solana's `uiAmountString`: no exponent, no trailing zeros. */
-export function uiAmountString(amount: bigint, decimals: number): string {
-  if (decimals === 0) return amount.toString();
-  const digits = amount.toString().padStart(decimals + 1, "0");
-  const whole = digits.slice(0, -decimals);
-  const fraction = digits.slice(-decimals).replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : whole;
 }
 
 /** Solana's `UiTokenAmount`. */

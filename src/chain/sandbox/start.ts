@@ -3,6 +3,7 @@ import type http from "node:http";
 import { hasKeyInQuery } from "../../keys/url-keys.js";
 import type { Storage } from "../../storage/database.js";
 import { buildAirdropTransaction } from "../faucet.js";
+import { loadVenueKeys, type VenueKeys, type VenueSigners, venueSigners } from "../venue-keys.js";
 import { applyGenesis, type GenesisMarket } from "./genesis.js";
 import { type PubSubLimits, startPubSubServer } from "./pubsub-server.js";
 import {
@@ -14,7 +15,6 @@ import {
 } from "./rpc-server.js";
 import { SandboxChain } from "./sandbox-chain.js";
 import type { WallClock } from "./slot-clock.js";
-import { loadVenueKeys, type VenueKeys, type VenueSigners, venueSigners } from "./venue-keys.js";
 
 export interface SandboxChainSettings {
   /** The full `Storage` lets SQLite commits run on a worker thread (see sqlite-writer.ts). */

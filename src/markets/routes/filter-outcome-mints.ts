@@ -1,8 +1,9 @@
 /** POST /api/v1/filter_outcome_mints — keeps the addresses that are outcome mints. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { ErrorResponse } from "./params.js";
 
 const MAX_ADDRESSES = 200;
 const Body = z.strictObject({
@@ -21,7 +22,7 @@ export function filterOutcomeMints(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Markets"],
         summary: "Filter addresses down to outcome mints",
         body: Body,
-        response: { 200: Response, 400: ErrorResponse },
+        response: { 200: Response, 400: ErrorBody },
       },
     },
     async (request) => {

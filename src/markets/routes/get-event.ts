@@ -1,10 +1,11 @@
 /** GET /api/v1/event/{event_id} — one event, optionally with its markets (interface operation 3). */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Event } from "../model.js";
-import { booleanFlag, ErrorResponse } from "./params.js";
+import { booleanFlag } from "./params.js";
 
 const Params = z.object({ event_id: z.string().min(1).max(128) });
 const Query = z.object({
@@ -24,7 +25,7 @@ export function getEvent(app: ZodApp, catalog: CatalogHolder): void {
         summary: "Get a specific event",
         params: Params,
         querystring: Query,
-        response: { 200: Event, 400: ErrorResponse, 404: ErrorResponse },
+        response: { 200: Event, 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request, reply) => {

@@ -3,7 +3,7 @@
  * owning a market mint (ledger, yes or no), relayed byte for byte.
  */
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";

@@ -3,7 +3,7 @@
  * percentile history of an event, relayed byte for byte (interface operation 1).
  */
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";

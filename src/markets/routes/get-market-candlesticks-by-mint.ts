@@ -1,6 +1,6 @@
 /** GET /api/v1/market/by-mint/{mint}/candlesticks — candlesticks of the market owning a mint. */
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";

@@ -1,10 +1,10 @@
 /** GET /api/v1/market/{ticker} — one market, unwrapped. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Market } from "../model.js";
-import { ErrorResponse } from "./params.js";
 
 const Params = z.object({ ticker: z.string().min(1).max(160) });
 
@@ -17,7 +17,7 @@ export function getMarket(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Markets"],
         summary: "Get a market by ticker",
         params: Params,
-        response: { 200: Market, 404: ErrorResponse },
+        response: { 200: Market, 404: ErrorBody },
       },
     },
     async (request, reply) => {

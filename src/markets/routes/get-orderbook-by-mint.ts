@@ -1,11 +1,11 @@
 /** GET /api/v1/orderbook/by-mint/{mint} — the order book of the market owning a mint. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Orderbook } from "./get-orderbook.js";
-import { ErrorResponse } from "./params.js";
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
 
@@ -18,7 +18,7 @@ export function getOrderbookByMint(app: ZodApp, catalog: CatalogHolder, relay: M
         tags: ["Orderbook"],
         summary: "Get the order book of a market by any of its mints (ledger or outcome)",
         params: Params,
-        response: { 200: Orderbook, 404: ErrorResponse, 502: ErrorResponse, 504: ErrorResponse },
+        response: { 200: Orderbook, 404: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
     async (request, reply) => {

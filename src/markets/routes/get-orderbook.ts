@@ -1,10 +1,10 @@
 /** GET /api/v1/orderbook/{market_ticker} — a market's bids on both sides, from the upstream exchange. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { ErrorResponse } from "./params.js";
 
 const Params = z.object({ market_ticker: z.string().min(1).max(160) });
 
@@ -25,7 +25,7 @@ export function getOrderbook(app: ZodApp, catalog: CatalogHolder, relay: MarketR
         tags: ["Orderbook"],
         summary: "Get the order book of a market",
         params: Params,
-        response: { 200: Orderbook, 404: ErrorResponse, 502: ErrorResponse, 504: ErrorResponse },
+        response: { 200: Orderbook, 404: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
     async (request, reply) => {

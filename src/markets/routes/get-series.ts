@@ -1,10 +1,10 @@
 /** GET /api/v1/series/{ticker} — one series. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Series } from "../model.js";
-import { ErrorResponse } from "./params.js";
 
 const Params = z.object({ ticker: z.string().min(1).max(128) });
 
@@ -17,7 +17,7 @@ export function getSeries(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Series"],
         summary: "Get a series by ticker",
         params: Params,
-        response: { 200: Series, 404: ErrorResponse },
+        response: { 200: Series, 404: ErrorBody },
       },
     },
     async (request, reply) => {

@@ -1,10 +1,12 @@
 /** GET /api/v1/events — events, filtered, sorted and paged by offset cursor. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { type Catalog, type EventEntry, joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Event } from "../model.js";
-import { booleanFlag, commaList, ErrorResponse, page, paging, sorting, statusParam } from "./params.js";
+import { booleanFlag, commaList, page, paging, sorting, statusParam } from "./params.js";
 
 export const ListEventsQuery = z.object({
   ...paging,
@@ -38,7 +40,7 @@ export function listEvents(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Events"],
         summary: "List events",
         querystring: ListEventsQuery,
-        response: { 200: EventPage, 400: ErrorResponse },
+        response: { 200: EventPage, 400: ErrorBody },
       },
     },
     async (request, reply) => {

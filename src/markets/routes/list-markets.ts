@@ -1,18 +1,12 @@
 /** GET /api/v1/markets — markets, filtered, sorted and paged by offset cursor. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson, type MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Market } from "../model.js";
-import {
-  booleanFlag,
-  ErrorResponse,
-  page,
-  paging,
-  sorting,
-  statusParam,
-  unixSecondsParam,
-} from "./params.js";
+import { booleanFlag, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
 
 const Query = z.object({
   ...paging,
@@ -45,7 +39,7 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Markets"],
         summary: "List markets",
         querystring: Query,
-        response: { 200: MarketPage, 400: ErrorResponse },
+        response: { 200: MarketPage, 400: ErrorBody },
       },
     },
     async (request, reply) => {

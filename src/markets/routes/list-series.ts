@@ -1,10 +1,12 @@
 /** GET /api/v1/series — every series, optionally filtered. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { Series } from "../model.js";
-import { booleanFlag, commaList, ErrorResponse, statusParam } from "./params.js";
+import { booleanFlag, commaList, statusParam } from "./params.js";
 
 const Query = z.object({
   category: z.string().min(1).max(64).optional(),
@@ -22,7 +24,7 @@ export function listSeries(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Series"],
         summary: "List series",
         querystring: Query,
-        response: { 200: z.object({ series: z.array(Series) }), 400: ErrorResponse },
+        response: { 200: z.object({ series: z.array(Series) }), 400: ErrorBody },
       },
     },
     async (request, reply) => {

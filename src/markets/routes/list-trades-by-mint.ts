@@ -1,6 +1,6 @@
 /** GET /api/v1/trades/by-mint/{mint} — trades of the market owning a mint, newest first. */
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";

@@ -1,6 +1,6 @@
 /** GET /api/v1/trades — the exchange's trade tape, newest first, optionally for one market. */
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";

@@ -1,10 +1,11 @@
 /** POST /api/v1/markets/batch — markets by tickers and/or mints, unknown ids skipped. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { MarketPage, marketPageJson } from "./list-markets.js";
-import { ErrorResponse } from "./params.js";
 
 const MAX_IDS = 100;
 const Body = z
@@ -25,7 +26,7 @@ export function marketsBatch(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Markets"],
         summary: "Get multiple markets by tickers and/or mints",
         body: Body,
-        response: { 200: MarketPage, 400: ErrorResponse },
+        response: { 200: MarketPage, 400: ErrorBody },
       },
     },
     async (request, reply) => {

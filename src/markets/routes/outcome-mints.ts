@@ -1,8 +1,10 @@
 /** GET /api/v1/outcome_mints — every yes/no mint of the tokenized markets. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { ErrorResponse, unixSecondsParam } from "./params.js";
+import { unixSecondsParam } from "./params.js";
 
 const Query = z.object({
   minCloseTs: unixSecondsParam("minCloseTs")
@@ -20,7 +22,7 @@ export function outcomeMints(app: ZodApp, catalog: CatalogHolder): void {
         tags: ["Markets"],
         summary: "List the outcome mints of tokenized markets",
         querystring: Query,
-        response: { 200: Response, 400: ErrorResponse },
+        response: { 200: Response, 400: ErrorBody },
       },
     },
     async (request) => {

@@ -2,8 +2,6 @@
 import { z } from "zod";
 import { MarketStatus, SORT_KEYS } from "../model.js";
 
-export const ErrorResponse = z.object({ code: z.string(), msg: z.string() }).meta({ id: "ErrorResponse" });
-
 /** A strict boolean query flag: only `true` or `false` are accepted. */
 export const booleanFlag = z
   .enum(["true", "false"], { error: "must be true or false" })

@@ -1,9 +1,10 @@
 /** Query schemas of the relayed operations (forecast history, candlesticks, trades) and their reply. */
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import type { UpstreamAnswer } from "../../upstream/client.js";
 import { MAX_CANDLES } from "../../upstream/relay.js";
-import { ErrorResponse, integerParam, unixSecondsParam } from "./params.js";
+import { integerParam, unixSecondsParam } from "./params.js";
 
 const MAX_PERCENTILES = 10;
 const PERCENTILE = /^\d{1,5}$/;
@@ -113,7 +114,7 @@ export const RelayedBody = z.unknown().meta({ description: "The upstream exchang
 
 /** The answers of a relayed operation: `body`, or an error of ours or of the upstream. */
 export function relayedResponses<T extends z.ZodType>(body: T) {
-  return { 200: body, 400: ErrorResponse, 404: ErrorResponse, 502: ErrorResponse, 504: ErrorResponse };
+  return { 200: body, 400: ErrorBody, 404: ErrorBody, 502: ErrorBody, 504: ErrorBody };
 }
 
 /** The answers of an operation that relays the upstream's body unchanged. */

@@ -1,9 +1,11 @@
 /** GET /api/v1/search — events whose tickers, titles or markets match every query token. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { EventPage, eventPageJson } from "./list-events.js";
-import { booleanFlag, ErrorResponse, paging, sorting } from "./params.js";
+import { booleanFlag, paging, sorting } from "./params.js";
 
 const Query = z.object({
   q: z
@@ -29,7 +31,7 @@ export function search(app: ZodApp, catalog: CatalogHolder): void {
           "Every whitespace-separated token must match (case-insensitively) the event ticker, series ticker, " +
           "title or subtitle, or a nested market's ticker, title or yes/no subtitle. Ordered by volume unless sort is given.",
         querystring: Query,
-        response: { 200: EventPage, 400: ErrorResponse },
+        response: { 200: EventPage, 400: ErrorBody },
       },
     },
     async (request, reply) => {

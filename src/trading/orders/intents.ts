@@ -11,7 +11,7 @@ import type { Kysely } from "kysely";
 import type { Chain } from "../../chain/chain.js";
 import { verifySignature } from "../../chain/ed25519.js";
 import { parseWireTransaction, type WireTransaction } from "../../chain/wire.js";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import type { Tables } from "../../storage/database.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import { decodeSignatureBytes } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { parseWireTransaction } from "../../chain/wire.js";
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../../contract/errors.js";
 import type { Tables } from "../../storage/database.js";
 import type { OrderStatusResponse } from "../routes/schemas.js";
 import { openMemoOf } from "./escrow.js";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { LRUCache } from "lru-cache";
 import { type Keypair, keypairFromSeed } from "../../chain/ed25519.js";
 import { loadOrCreateKeypair } from "../../chain/keypair-file.js";
-import { venueKeyDir } from "../../chain/sandbox/venue-keys.js";
+import { venueKeyDir } from "../../chain/venue-keys.js";
 
 /** Derives pool authority keypairs from the venue's root secret. */
 export class PoolAuthorities {

@@ -9,7 +9,7 @@ import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../../chain/chain.js";
 import { faucet } from "../../chain/faucet.js";
-import type { VenueSigners } from "../../chain/sandbox/venue-keys.js";
+import type { VenueSigners } from "../../chain/venue-keys.js";
 import type { Tables } from "../../storage/database.js";
 import { MAX_POOL_FEE_BPS } from "../venues/cpmm.js";
 import { CPMM_VENUE } from "../venues/cpmm-pool.js";

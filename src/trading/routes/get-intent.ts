@@ -1,11 +1,12 @@
 /** GET /intent — a declarative trade's quote and, with `userPublicKey`, its open transaction to sign. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { parseOrderRequest } from "../order-params.js";
 import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
-import { IntentQuoteResponse, TradeError } from "./schemas.js";
+import { IntentQuoteResponse } from "./schemas.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -30,7 +31,7 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
         tags: ["Intent"],
         summary: "Quote a declarative trade and get its open transaction",
         querystring: IntentQuery,
-        response: { 200: IntentQuoteResponse, 400: TradeError, 503: TradeError },
+        response: { 200: IntentQuoteResponse, 400: ErrorBody, 503: ErrorBody },
       },
     },
     async (request, reply) => {

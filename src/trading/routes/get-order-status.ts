@@ -1,8 +1,10 @@
 /** GET /order-status — where an escrowed order (an intent or an async order) stands, with its fills and reverts. */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { OrderStatusDesk } from "../orders/status.js";
-import { OrderStatusResponse, TradeError } from "./schemas.js";
+import { OrderStatusResponse } from "./schemas.js";
 
 const OrderStatusQuery = z.object({
   signature: z.string().meta({ description: "Signature of the order's open transaction, base58" }),
@@ -21,7 +23,7 @@ export function getOrderStatus(app: ZodApp, status: OrderStatusDesk): void {
         tags: ["Order"],
         summary: "Status of an escrowed order",
         querystring: OrderStatusQuery,
-        response: { 200: OrderStatusResponse, 400: TradeError, 404: TradeError },
+        response: { 200: OrderStatusResponse, 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => status.status(request.query.signature),

@@ -2,12 +2,14 @@
  * GET /order — a quote for swapping `amount` of `inputMint` into `outputMint` and, with
  * `userPublicKey`, the venue-signed transaction that executes it (interface operation 4).
  */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import { parseOrderRequest } from "../order-params.js";
-import { OrderResponse, TradeError } from "./schemas.js";
+import { OrderResponse } from "./schemas.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -44,7 +46,7 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
         tags: ["Order"],
         summary: "Quote an order and get its transaction",
         querystring: OrderQuery,
-        response: { 200: OrderResponse, 400: TradeError, 500: TradeError, 503: TradeError },
+        response: { 200: OrderResponse, 400: ErrorBody, 500: ErrorBody, 503: ErrorBody },
       },
     },
     async (request, reply) => {

@@ -1,9 +1,11 @@
 /** GET /tokens-with-decimals — `[mint, decimals]` of every mint that had a pool (interface operation 2). */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { registry } from "./list-tokens.js";
-import { Mint, TradeError } from "./schemas.js";
+import { Mint } from "./schemas.js";
 
 export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
   app.get(
@@ -13,7 +15,7 @@ export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
         operationId: "tokens_with_decimals",
         tags: ["Tokens"],
         summary: "Every mint that had a pool at least once, with its decimals",
-        response: { 200: z.array(z.tuple([Mint, z.number().int()])), 503: TradeError },
+        response: { 200: z.array(z.tuple([Mint, z.number().int()])), 503: ErrorBody },
       },
     },
     async (_request, reply) => sendJson(reply, registry(book).tokensWithDecimalsJson),

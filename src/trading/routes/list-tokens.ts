@@ -1,9 +1,10 @@
 /** GET /tokens — every mint that had a pool at least once, as a list of addresses. */
+
 import { z } from "zod";
-import { ApiError } from "../../http/errors.js";
+import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
-import { Mint, TradeError } from "./schemas.js";
+import { Mint } from "./schemas.js";
 
 export function listTokens(app: ZodApp, book: TradingBook): void {
   app.get(
@@ -13,7 +14,7 @@ export function listTokens(app: ZodApp, book: TradingBook): void {
         operationId: "tokens",
         tags: ["Tokens"],
         summary: "Every mint that had a pool at least once",
-        response: { 200: z.array(Mint), 503: TradeError },
+        response: { 200: z.array(Mint), 503: ErrorBody },
       },
     },
     async (_request, reply) => sendJson(reply, registry(book).tokensJson),

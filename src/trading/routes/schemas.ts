@@ -4,10 +4,6 @@
  */
 import { z } from "zod";
 
-export const TradeError = z
-  .object({ code: z.string(), msg: z.string() })
-  .meta({ id: "TradeError", description: "Every non-2xx body: a catalogue code and a message" });
-
 export const Mint = z
   .string()
   .meta({ description: "Base58 mint address", example: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" });

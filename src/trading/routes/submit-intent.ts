@@ -2,10 +2,12 @@
  * POST /submit-intent — the signed open transaction of an intent, with its quote unchanged; the
  * venue checks both, sends the transaction and settles the order (interface operation 5).
  */
+
 import { z } from "zod";
+import { ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { IntentDesk, IntentQuoteResponse as IntentQuote } from "../orders/intents.js";
-import { IntentQuoteResponse, SubmitIntentResponse, TradeError } from "./schemas.js";
+import { IntentQuoteResponse, SubmitIntentResponse } from "./schemas.js";
 
 const SubmitIntentBody = z.object({
   quoteResponse: IntentQuoteResponse,
@@ -25,7 +27,7 @@ export function submitIntent(app: ZodApp, intents: IntentDesk): void {
         tags: ["Intent"],
         summary: "Submit a signed intent",
         body: SubmitIntentBody,
-        response: { 200: SubmitIntentResponse, 400: TradeError },
+        response: { 200: SubmitIntentResponse, 400: ErrorBody },
       },
     },
     async (request) =>

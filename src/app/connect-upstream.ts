@@ -6,8 +6,8 @@
 import { type Config, ConfigError } from "../config.js";
 import type { CatalogueFile } from "../markets/model.js";
 import type { RunningSimulator } from "../simulator/index.js";
-import { UpstreamClient } from "./client.js";
-import { loadKalshiCredentials } from "./signing.js";
+import { UpstreamClient } from "../upstream/client.js";
+import { loadKalshiCredentials } from "../upstream/signing.js";
 
 export interface UpstreamConnection {
   client: UpstreamClient;

@@ -2,24 +2,25 @@
  * Starts the trading side of a venue: pool authorities, the demo pools on a fresh sandbox chain, the
  * trading book (kept fresh every slot) and the order desk.
  */
-import type { ChainConnection } from "../chain/connect.js";
+
 import { faucet } from "../chain/faucet.js";
 import { USDC_MINT } from "../chain/programs.js";
-import { loadVenueKeys } from "../chain/sandbox/venue-keys.js";
+import { loadVenueKeys } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
 import type { Storage } from "../storage/database.js";
+import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
+import { OrderDesk } from "../trading/order.js";
+import { IntentDesk } from "../trading/orders/intents.js";
+import { OrderKeeper } from "../trading/orders/keeper.js";
+import type { VenueSigningKeys } from "../trading/orders/prediction-orders.js";
+import { OrderStatusDesk } from "../trading/orders/status.js";
+import { PoolAuthorities } from "../trading/pools/authority.js";
+import { createDemoPools } from "../trading/pools/demo.js";
+import { QuoteStreamHub } from "../trading/quote-stream.js";
+import { SharedQuotes } from "../trading/shared-quotes.js";
+import { PredictionVenue } from "../trading/venues/prediction.js";
 import type { ReferenceBook } from "../upstream/relay.js";
-import { type BookLogger, SLOT_MS, TradingBook } from "./book.js";
-import { OrderDesk } from "./order.js";
-import { IntentDesk } from "./orders/intents.js";
-import { OrderKeeper } from "./orders/keeper.js";
-import type { VenueSigningKeys } from "./orders/prediction-orders.js";
-import { OrderStatusDesk } from "./orders/status.js";
-import { PoolAuthorities } from "./pools/authority.js";
-import { createDemoPools } from "./pools/demo.js";
-import { QuoteStreamHub } from "./quote-stream.js";
-import { SharedQuotes } from "./shared-quotes.js";
-import { PredictionVenue } from "./venues/prediction.js";
+import type { ChainConnection } from "./connect-chain.js";
 
 export interface Trading {
   book: TradingBook;

@@ -1,22 +1,22 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyServerOptions } from "fastify";
-import { type ChainConnection, connectChain } from "./chain/connect.js";
-import type { Config } from "./config.js";
-import { buildApp } from "./http/app.js";
-import type { AccessControl } from "./http/auth.js";
-import { MemoryRateStore, type RateStore, RedisRateStore } from "./http/rate-limit.js";
-import type { ZodApp } from "./http/types.js";
-import { KeyRing } from "./keys/key-ring.js";
-import { resolveVenueSeed } from "./markets/accounts.js";
-import { CatalogHolder } from "./markets/catalog-holder.js";
-import type { CatalogueFile } from "./markets/model.js";
-import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
-import { MarketStreamHub } from "./markets/ws.js";
-import { openStorage, type Storage } from "./storage/database.js";
-import { startTrading, type Trading } from "./trading/connect.js";
-import { connectUpstream, type UpstreamConnection } from "./upstream/connect.js";
-import { MarketRelay } from "./upstream/relay.js";
-import { syncFromUpstream } from "./upstream/sync.js";
+import type { Config } from "../config.js";
+import type { AccessControl } from "../http/auth.js";
+import { MemoryRateStore, type RateStore, RedisRateStore } from "../http/rate-limit.js";
+import type { ZodApp } from "../http/types.js";
+import { KeyRing } from "../keys/key-ring.js";
+import { resolveVenueSeed } from "../markets/accounts.js";
+import { CatalogHolder } from "../markets/catalog-holder.js";
+import type { CatalogueFile } from "../markets/model.js";
+import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
+import { syncFromUpstream } from "../markets/sync.js";
+import { MarketStreamHub } from "../markets/ws.js";
+import { openStorage, type Storage } from "../storage/database.js";
+import { MarketRelay } from "../upstream/relay.js";
+import { buildApp } from "./build-app.js";
+import { type ChainConnection, connectChain } from "./connect-chain.js";
+import { startTrading, type Trading } from "./connect-trading.js";
+import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
 
 /** How often an instance checks storage for a catalogue another process changed. */
 export const CATALOG_POLL_MS = 2_000;
@@ -82,7 +82,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const demoAnchor = await resolveDemoAnchor(storage.db);
     let demo: CatalogueFile | undefined;
     const demoCatalogue = async () => {
-      const { generateDemoCatalogue } = await import("./markets/demo/generate.js");
+      const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
       demo ??= generateDemoCatalogue({ anchor: demoAnchor });
       return demo;
     };

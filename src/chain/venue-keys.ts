@@ -5,8 +5,8 @@
  */
 import path from "node:path";
 import { createKeyPairSignerFromBytes, type KeyPairSigner } from "@solana/kit";
-import type { Keypair } from "../ed25519.js";
-import { loadOrCreateKeypair } from "../keypair-file.js";
+import type { Keypair } from "./ed25519.js";
+import { loadOrCreateKeypair } from "./keypair-file.js";
 
 export interface VenueKeys {
   mintAuthority: Keypair;

@@ -19,9 +19,13 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { Logger } from "pino";
-import type { ChainConnection } from "../chain/connect.js";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
+import { ApiError } from "../contract/errors.js";
+import { type AccessControl, installAccessControl } from "../http/auth.js";
+import { toWireError } from "../http/errors.js";
+import { installMetrics } from "../http/metrics.js";
+import type { ZodApp } from "../http/types.js";
 import { isKeyParameter } from "../keys/url-keys.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
@@ -29,10 +33,7 @@ import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
-import { type AccessControl, installAccessControl } from "./auth.js";
-import { ApiError, toWireError } from "./errors.js";
-import { installMetrics } from "./metrics.js";
-import type { ZodApp } from "./types.js";
+import type { ChainConnection } from "./connect-chain.js";
 
 export interface AppDependencies {
   config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;

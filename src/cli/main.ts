@@ -3,9 +3,11 @@
 import fs from "node:fs";
 import cliProgress from "cli-progress";
 import { Command, Option } from "commander";
-import { RpcChain } from "./chain/rpc-client.js";
-import { ChainLeaseHeldError } from "./chain/sandbox/lease.js";
-import { loadVenueKeys, venueSigners } from "./chain/sandbox/venue-keys.js";
+import { connectUpstream } from "../app/connect-upstream.js";
+import { startServer } from "../app/start-server.js";
+import { RpcChain } from "../chain/rpc-client.js";
+import { ChainLeaseHeldError } from "../chain/sandbox/lease.js";
+import { loadVenueKeys, venueSigners } from "../chain/venue-keys.js";
 import {
   airdropSol,
   createWallet,
@@ -14,7 +16,7 @@ import {
   resolveWallet,
   walletBalance,
   walletFile,
-} from "./chain/wallet.js";
+} from "../chain/wallet.js";
 import {
   type Config,
   ConfigError,
@@ -22,15 +24,23 @@ import {
   ConfigSchema,
   loadConfig,
   SETTING_NAMES,
-} from "./config.js";
-import { ApiError } from "./http/errors.js";
-import { type ApiKey, createKey, KEY_TIERS, KeyError, listKeys, revokeKey, rotateKey } from "./keys/store.js";
-import { resolveVenueSeed } from "./markets/accounts.js";
-import { generateDemoCatalogue } from "./markets/demo/generate.js";
-import { ImportFormatError, parseCatalogueInput } from "./markets/import/parse.js";
-import { resolveDemoAnchor, saveCatalogue } from "./markets/store.js";
-import { startServer } from "./server.js";
-import { openStorage, type Storage } from "./storage/database.js";
+} from "../config.js";
+import { ApiError } from "../contract/errors.js";
+import {
+  type ApiKey,
+  createKey,
+  KEY_TIERS,
+  KeyError,
+  listKeys,
+  revokeKey,
+  rotateKey,
+} from "../keys/store.js";
+import { resolveVenueSeed } from "../markets/accounts.js";
+import { generateDemoCatalogue } from "../markets/demo/generate.js";
+import { ImportFormatError, parseCatalogueInput } from "../markets/import/parse.js";
+import { resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
+import { syncFromUpstream } from "../markets/sync.js";
+import { openStorage, type Storage } from "../storage/database.js";
 import {
   type CommandContext,
   createPoolCommand,
@@ -38,9 +48,7 @@ import {
   quoteCommand,
   removePoolCommand,
   tradeCommand,
-} from "./trading/commands.js";
-import { connectUpstream } from "./upstream/connect.js";
-import { syncFromUpstream } from "./upstream/sync.js";
+} from "../trading/commands.js";
 
 /** Rows above which an import shows a progress bar. */
 const PROGRESS_THRESHOLD_ROWS = 5_000;

@@ -5,13 +5,18 @@
  * of a database (it holds the database's chain lease, see sandbox/lease.ts); another instance on the
  * same database refuses to start its own and says which SOLANA_RPC_URL to use instead.
  */
+
+import type { Chain } from "../chain/chain.js";
+import { RpcChain } from "../chain/rpc-client.js";
+import type { GenesisMarket } from "../chain/sandbox/genesis.js";
+import type { ChainLogger } from "../chain/sandbox/sandbox-chain.js";
+import {
+  type SandboxChainSettings,
+  type StartedSandboxChain,
+  startSandboxChain,
+} from "../chain/sandbox/start.js";
 import type { Config } from "../config.js";
 import type { Storage } from "../storage/database.js";
-import type { Chain } from "./chain.js";
-import { RpcChain } from "./rpc-client.js";
-import type { GenesisMarket } from "./sandbox/genesis.js";
-import type { ChainLogger } from "./sandbox/sandbox-chain.js";
-import { type SandboxChainSettings, type StartedSandboxChain, startSandboxChain } from "./sandbox/start.js";
 
 export interface ChainConnection {
   chain: Chain;

@@ -1,0 +1,60 @@
+/**
+ * The one helper for periodic work: a task runs, and the next run starts `intervalMs` after it ends,
+ * so a slow run (a slow database, a hanging upstream) never overlaps the next one or piles runs up.
+ */
+
+export interface EveryOptions {
+  /** Called with whatever a run throws or rejects with; the schedule goes on. */
+  onError(error: unknown): void;
+  /** Run once at once instead of after the first interval. */
+  immediately?: boolean;
+  /** Keep the process alive while scheduled (off: a schedule never holds up exit). */
+  ref?: boolean;
+}
+
+/** A running schedule. */
+export interface Repeating {
+  /** Stops scheduling; a run in progress finishes, none starts after it. */
+  stop(): void;
+  /** Resolves once the run after this call has ended (for tests and orderly waits, not for timing). */
+  nextRun(): Promise<void>;
+}
+
+/** Runs `task` every `intervalMs`, counted from the end of the previous run. */
+export function every(
+  intervalMs: number,
+  task: () => unknown | Promise<unknown>,
+  options: EveryOptions,
+): Repeating {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let waiting: (() => void)[] = [];
+  const schedule = (delayMs: number) => {
+    timer = setTimeout(run, delayMs);
+    if (!options.ref) timer.unref();
+  };
+  const run = async () => {
+    const woken = waiting;
+    waiting = [];
+    try {
+      await task();
+    } catch (error) {
+      options.onError(error);
+    }
+    for (const wake of woken) wake();
+    if (!stopped) schedule(intervalMs);
+  };
+  schedule(options.immediately ? 0 : intervalMs);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      for (const wake of waiting) wake();
+      waiting = [];
+    },
+    nextRun() {
+      if (stopped) return Promise.resolve();
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+  };
+}
