@@ -27,11 +27,12 @@ import { Agent, request } from "undici";
 import { buildSignedTransaction } from "../src/chain/build-transaction.js";
 import type { LatestBlockhash } from "../src/chain/chain.js";
 import { faucet } from "../src/chain/faucet.js";
-import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../src/chain/programs.js";
+import { TOKEN_PROGRAM, USDC_DECIMALS } from "../src/chain/programs.js";
 import { RpcChain } from "../src/chain/rpc-client.js";
 import { startSandboxChain } from "../src/chain/sandbox/start.js";
 import { putAccount } from "../src/chain/sandbox/svm.js";
 import { loadVenueKeys, venueSigners } from "../src/chain/venue-keys.js";
+import { USDC_MINT } from "../src/contract/markets.js";
 import { openStorage } from "../src/storage/database.js";
 import { cpuTimeUs, percentile } from "./support.js";
 

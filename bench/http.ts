@@ -11,8 +11,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
-import type { CatalogueFile } from "../src/markets/model.js";
 import { cpuTimeUs, pickPort, runAutocannon, startServer, stopServer, tempDataDir } from "./support.js";
 
 const { values: args } = parseArgs({

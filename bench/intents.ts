@@ -22,8 +22,9 @@ import {
 } from "@solana/kit";
 import { Agent, request } from "undici";
 import { demoTokens } from "../src/chain/demo-tokens.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../src/chain/programs.js";
 import { RpcChain } from "../src/chain/rpc-client.js";
+import { USDC_MINT } from "../src/contract/markets.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/orders/intents.js";

@@ -4,9 +4,9 @@
  */
 
 import { faucet } from "../chain/faucet.js";
-import { USDC_MINT } from "../chain/programs.js";
 import { loadVenueKeys } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
+import { USDC_MINT } from "../contract/markets.js";
 import type { Storage } from "../storage/database.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
 import { OrderDesk } from "../trading/order.js";

@@ -4,7 +4,7 @@
  * talks to it through the same HTTP client.
  */
 import { type Config, ConfigError } from "../config.js";
-import type { CatalogueFile } from "../markets/model.js";
+import type { CatalogueFile } from "../contract/markets.js";
 import type { RunningSimulator } from "../simulator/index.js";
 import { UpstreamClient } from "../upstream/client.js";
 import { loadKalshiCredentials } from "../upstream/signing.js";

@@ -1,13 +1,13 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyServerOptions } from "fastify";
 import type { Config } from "../config.js";
+import type { CatalogueFile } from "../contract/markets.js";
 import type { AccessControl } from "../http/auth.js";
 import { MemoryRateStore, type RateStore, RedisRateStore } from "../http/rate-limit.js";
 import type { ZodApp } from "../http/types.js";
 import { KeyRing } from "../keys/key-ring.js";
 import { resolveVenueSeed } from "../markets/accounts.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
-import type { CatalogueFile } from "../markets/model.js";
 import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
 import { syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";

@@ -7,8 +7,6 @@ export const TOKEN_2022_PROGRAM = address("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXE
 export const ASSOCIATED_TOKEN_PROGRAM = address("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL");
 export const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
 
-/** Circle's USDC mint on mainnet; the sandbox creates it at the same address. */
-export const USDC_MINT = address("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
 export const USDC_DECIMALS = 6;
 /** The native (wrapped SOL) mint of SPL Token. */
 export const WRAPPED_SOL_MINT = address("So11111111111111111111111111111111111111112");

@@ -6,18 +6,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type Address, address, isAddress } from "@solana/kit";
+import { USDC_MINT } from "../contract/markets.js";
 import type { Chain } from "./chain.js";
 import { demoTokens } from "./demo-tokens.js";
 import { generateKeypair } from "./ed25519.js";
 import { type FaucetGrant, faucet } from "./faucet.js";
 import { readKeypairFile, writeKeypairFile } from "./keypair-file.js";
-import {
-  LAMPORTS_PER_SOL,
-  TOKEN_2022_PROGRAM,
-  TOKEN_PROGRAM,
-  USDC_MINT,
-  WRAPPED_SOL_MINT,
-} from "./programs.js";
+import { LAMPORTS_PER_SOL, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "./programs.js";
 import { uiAmountString } from "./ui-amount.js";
 import type { VenueSigners } from "./venue-keys.js";
 

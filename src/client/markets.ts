@@ -1,5 +1,5 @@
 /** Typed client for the prediction-market data API (`/api/v1`). */
-import type { Event, Market, Series } from "../markets/model.js";
+import type { Event, Market, Series } from "../contract/markets.js";
 import { ApiTransport, type ClientOptions, type QueryValue } from "./http.js";
 
 export { type ClientOptions, OddsgateApiError } from "./http.js";

@@ -1,10 +1,15 @@
 /** Typed client for the trade API (root paths): tokens, venues and orders, plus signing an order. */
 import { getTransactionDecoder, getTransactionEncoder, type SignatureBytes } from "@solana/kit";
-import type { Keypair } from "../chain/ed25519.js";
-import type { OrderResponse } from "../trading/order.js";
+import type { OrderResponse } from "../contract/trade.js";
 import { ApiTransport, type ClientOptions } from "./http.js";
 
-export type { OrderResponse, RoutePlanLeg } from "../trading/order.js";
+export type { OrderResponse, RoutePlanLeg } from "../contract/trade.js";
+
+/** What signs for the user: its address and a synchronous ed25519 signature over a message. */
+export interface OrderSigner {
+  readonly address: string;
+  sign(message: Uint8Array): Uint8Array;
+}
 
 export interface OrderParams {
   inputMint: string;
@@ -54,7 +59,7 @@ export class TradeClient {
 }
 
 /** Adds the user's signature to an order's base64 transaction; returns the wire bytes to send. */
-export function signOrderTransaction(transaction: string, user: Keypair): Uint8Array {
+export function signOrderTransaction(transaction: string, user: OrderSigner): Uint8Array {
   const decoded = getTransactionDecoder().decode(Buffer.from(transaction, "base64"));
   if (!(user.address in decoded.signatures)) {
     throw new Error(`the transaction is not for ${user.address}: it does not ask for its signature`);

@@ -3,7 +3,7 @@
  * catalogue version from storage and never mutated; a new version replaces it whole, so readers
  * never see half an update. Response JSON is serialized once here, not per request.
  */
-import type { MarketAddresses } from "./accounts.js";
+
 import {
   type EventRecord,
   type Market,
@@ -12,7 +12,8 @@ import {
   type Series,
   type SortKey,
   USDC_MINT,
-} from "./model.js";
+} from "../contract/markets.js";
+import type { MarketAddresses } from "./accounts.js";
 import type { CatalogueHead, StoredMarket } from "./store.js";
 
 /** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */

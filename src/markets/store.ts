@@ -1,9 +1,9 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
 import { type Kysely, sql, type Transaction } from "kysely";
+import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
-import type { CatalogueFile, EventRecord, MarketRecord, Series } from "./model.js";
 
 const CATALOG_VERSION_KEY = "catalog_version";
 /** Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits. */

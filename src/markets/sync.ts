@@ -5,11 +5,16 @@
  * upstream can leave the catalogue stale but never emptied or half-updated.
  */
 import type { Kysely } from "kysely";
+import {
+  CATALOGUE_FORMAT,
+  type CatalogueEvent,
+  type CatalogueFile,
+  type MarketRecord,
+} from "../contract/markets.js";
 import type { Tables } from "../storage/database.js";
 import type { Upstream } from "../upstream/client.js";
 import type { TokenizePolicy } from "./import/kalshi.js";
 import { parseCatalogueInput } from "./import/parse.js";
-import { CATALOGUE_FORMAT, type CatalogueEvent, type CatalogueFile, type MarketRecord } from "./model.js";
 import { loadCatalogue, saveCatalogue } from "./store.js";
 
 /** Kalshi's largest page of events. */

@@ -4,8 +4,9 @@
  * before: prices follow smooth seeded noise anchored to the catalogue's quotes at its moment, trades
  * happen in seeded minutes at the quotes of that minute, and books rest around the quotes.
  */
+
+import type { MarketRecord, MarketStatus } from "../contract/markets.js";
 import { hash128 } from "../markets/demo/random.js";
-import type { MarketRecord, MarketStatus } from "../markets/model.js";
 
 const MINUTE = 60;
 /** $1 in basis points: prices are kept in basis points (0.4200 = 4200). */

@@ -10,7 +10,7 @@ import type {
   MarketResult,
   MarketStatus,
   Series,
-} from "../markets/model.js";
+} from "../contract/markets.js";
 import { catalogueMoment, MarketDynamics } from "./dynamics.js";
 import { type EventStrikes, eventStrikes } from "./forecast.js";
 

@@ -3,8 +3,9 @@
  * quantity the event settles on (a temperature, a CPI print, a price), read off the markets' beliefs
  * and interpolated linearly between strikes, then formatted in the event's unit.
  */
+
+import type { MarketRecord } from "../contract/markets.js";
 import { grouped } from "../markets/demo/build.js";
-import type { MarketRecord } from "../markets/model.js";
 
 /** What one market says about the quantity: its share of it below, above or between strikes. */
 export type Strike =

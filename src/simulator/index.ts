@@ -4,8 +4,8 @@
  * tests start their own on a free port.
  */
 import Fastify from "fastify";
+import type { CatalogueFile } from "../contract/markets.js";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
-import type { CatalogueFile } from "../markets/model.js";
 import { SimulatedExchange } from "./exchange.js";
 import { FaultControls } from "./faults.js";
 import { ExchangeRequestError } from "./market-data.js";

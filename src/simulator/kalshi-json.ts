@@ -3,7 +3,7 @@
  * (`markets/import/kalshi.ts`), so a sync of an unchanged exchange finds nothing to change. Both the
  * current dollar/fixed-point fields and their legacy integer twins are sent, as Kalshi does.
  */
-import type { Series } from "../markets/model.js";
+import type { Series } from "../contract/markets.js";
 import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import type { Strike } from "./forecast.js";

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
-import { MARKET_STATUSES, MarketResult, type MarketStatus } from "../markets/model.js";
+import { MARKET_STATUSES, MarketResult, type MarketStatus } from "../contract/markets.js";
 import { LifecycleError, type SimulatedExchange, type SimulatedMarket } from "./exchange.js";
 import { type FaultControls, FaultRule } from "./faults.js";
 import { kalshiEvent, kalshiMarket, kalshiSeries } from "./kalshi-json.js";

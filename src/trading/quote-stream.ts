@@ -9,8 +9,8 @@
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
 import { z } from "zod";
-import { USDC_MINT } from "../chain/programs.js";
 import { uiAmountString } from "../chain/ui-amount.js";
+import { USDC_MINT } from "../contract/markets.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";

@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Chain } from "../../src/chain/chain.js";
 import { ChainError } from "../../src/chain/errors.js";
 import { faucet } from "../../src/chain/faucet.js";
-import { TOKEN_PROGRAM, USDC_MINT } from "../../src/chain/programs.js";
+import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
 import { TOKEN_ACCOUNT_SIZE } from "../../src/chain/token-layout.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { startTestChain, TEST_MARKETS, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 

@@ -8,7 +8,7 @@ import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChainError } from "../../src/chain/errors.js";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { BACKENDS } from "../support/backends.js";
 import { startTestChain, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 

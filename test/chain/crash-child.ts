@@ -5,8 +5,8 @@
  */
 import type { Address } from "@solana/kit";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { startSandboxChain } from "../../src/chain/sandbox/start.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage } from "../../src/storage/database.js";
 
 const dataDir = process.env.DATA_DIR;

@@ -12,7 +12,7 @@ import {
 import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LatestBlockhash } from "../../src/chain/chain.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";
 import { rpcSend, storedSupplies, usdcAccountOf, usdcTransfer } from "./harness.js";

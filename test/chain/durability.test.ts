@@ -1,7 +1,7 @@
 import { type Address, generateKeyPairSigner, type Signature } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { BACKENDS } from "../support/backends.js";
 import { startTestChain, TEST_MARKETS, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 

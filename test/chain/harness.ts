@@ -4,7 +4,7 @@ import { getTransferSolInstruction } from "@solana-program/system";
 import { findAssociatedTokenPda, getTransferCheckedInstruction } from "@solana-program/token";
 import { buildSignedTransaction, signInstructions } from "../../src/chain/build-transaction.js";
 import type { Chain } from "../../src/chain/chain.js";
-import { TOKEN_PROGRAM, USDC_DECIMALS, USDC_MINT } from "../../src/chain/programs.js";
+import { TOKEN_PROGRAM, USDC_DECIMALS } from "../../src/chain/programs.js";
 import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
 import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
 import {
@@ -13,6 +13,7 @@ import {
   startSandboxChain,
 } from "../../src/chain/sandbox/start.js";
 import { decodeMint, decodeTokenAccount } from "../../src/chain/token-layout.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import type { BackendSettings } from "../support/backends.js";
 

@@ -7,9 +7,9 @@ import { getTransferSolInstruction } from "@solana-program/system";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildSignedTransaction } from "../../src/chain/build-transaction.js";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { SignatureVerifier } from "../../src/chain/sandbox/signature-verifier.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { startTestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 

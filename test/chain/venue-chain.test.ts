@@ -5,8 +5,8 @@
  */
 import { generateKeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { createKey } from "../../src/keys/store.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

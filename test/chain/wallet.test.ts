@@ -4,7 +4,7 @@ import Fastify from "fastify";
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { devFaucet } from "../../src/chain/routes/dev-faucet.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import {
@@ -17,6 +17,7 @@ import {
   walletBalance,
   walletFile,
 } from "../../src/chain/wallet.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { toWireError } from "../../src/http/errors.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { tempDir } from "../support/backends.js";

@@ -9,8 +9,8 @@ import {
 } from "@solana/web3.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { startTestChain, type TestChain, usdcTransfer } from "./harness.js";
 

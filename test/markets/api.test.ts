@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OddsgateApiError } from "../../src/client/markets.js";
-import { Event, Market, Series, USDC_MINT } from "../../src/markets/model.js";
+import { Event, Market, Series, USDC_MINT } from "../../src/contract/markets.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

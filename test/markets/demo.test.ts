@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
 import {
   type CatalogueEvent,
   CatalogueFile,
   MARKET_STATUSES,
   type MarketRecord,
-} from "../../src/markets/model.js";
+} from "../../src/contract/markets.js";
+import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
 
 /** 2026-11-22T00:00:00Z; the catalogue describes noon UTC of that day. */
 const ANCHOR = 1_795_305_600;

@@ -1,5 +1,6 @@
 /** Import: Kalshi trade-api v2 JSON mapped into our records, our own format validated, errors located. */
 import { describe, expect, it } from "vitest";
+import { CATALOGUE_FORMAT, CatalogueFile, type MarketRecord } from "../../src/contract/markets.js";
 import {
   KalshiEvent,
   KalshiMarket,
@@ -9,7 +10,6 @@ import {
   kalshiSeriesToRecord,
 } from "../../src/markets/import/kalshi.js";
 import { ImportFormatError, parseCatalogueInput } from "../../src/markets/import/parse.js";
-import { CATALOGUE_FORMAT, CatalogueFile, type MarketRecord } from "../../src/markets/model.js";
 import { miniCatalogue } from "../support/fixtures.js";
 
 type Json = Record<string, unknown>;

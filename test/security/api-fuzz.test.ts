@@ -10,7 +10,8 @@
 import { generateKeyPairSigner } from "@solana/kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { HTTP_LIMITS } from "../../src/limits.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";

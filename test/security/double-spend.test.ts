@@ -11,8 +11,8 @@ import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/app/start-server.js";
 import { faucet } from "../../src/chain/faucet.js";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { loadConfig } from "../../src/config.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import type { Storage } from "../../src/storage/database.js";
 import {
   rpcSend,

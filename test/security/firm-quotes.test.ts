@@ -7,8 +7,9 @@
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
 import type { PoolHold } from "../../src/trading/venues/cpmm-pool.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";

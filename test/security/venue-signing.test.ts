@@ -10,9 +10,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressOf } from "../../src/chain/base58.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/order-transaction.js";
 import {

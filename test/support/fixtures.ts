@@ -5,7 +5,7 @@ import {
   type CatalogueFile,
   type MarketRecord,
   type Series,
-} from "../../src/markets/model.js";
+} from "../../src/contract/markets.js";
 
 export function series(ticker: string, overrides: Partial<Series> = {}): Series {
   return {

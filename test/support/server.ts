@@ -3,8 +3,8 @@
 import { type RunningServer, type StartOptions, startServer } from "../../src/app/start-server.js";
 import { MarketsClient } from "../../src/client/markets.js";
 import { type ConfigInput, loadConfig } from "../../src/config.js";
+import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import type { CatalogueFile } from "../../src/markets/model.js";
 import { resolveDemoAnchor, saveCatalogue } from "../../src/markets/store.js";
 import { openStorage } from "../../src/storage/database.js";
 import { BACKENDS, type Backend } from "./backends.js";

@@ -15,9 +15,10 @@ import {
 import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM, USDC_MINT } from "../../src/chain/programs.js";
+import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
 import { orderBySignature } from "../../src/trading/orders/store.js";

@@ -7,13 +7,9 @@ import type { Address, KeyPairSigner } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import {
-  LAMPORTS_PER_SIGNATURE,
-  TOKEN_PROGRAM,
-  USDC_MINT,
-  WRAPPED_SOL_MINT,
-} from "../../src/chain/programs.js";
+import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";

@@ -6,11 +6,12 @@
 import type { Address } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { loadVenueKeys, venueSigners } from "../../src/chain/venue-keys.js";
 import { TradeClient } from "../../src/client/trade.js";
 import { type Config, loadConfig } from "../../src/config.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { PoolAuthorities } from "../../src/trading/pools/authority.js";
 import { createPool } from "../../src/trading/pools/create.js";
 import { listPools, removePool } from "../../src/trading/pools/store.js";

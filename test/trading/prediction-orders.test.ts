@@ -6,8 +6,8 @@
  */
 import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import type { OrderStatusResponse } from "../../src/trading/orders/status.js";

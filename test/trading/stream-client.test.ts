@@ -2,8 +2,9 @@
 import websocket from "@fastify/websocket";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { MarketStreamClient, type QuoteFrame, QuoteStreamClient } from "../../src/client/streams.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

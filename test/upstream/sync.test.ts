@@ -1,9 +1,9 @@
 /** Sync from the simulator into storage, on both databases: first load, lifecycle changes, failures. */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
-import type { CatalogueFile } from "../../src/markets/model.js";
 import { loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";

@@ -5,6 +5,7 @@
  * by applying it again with the longer list.
  */
 import type { Address } from "@solana/kit";
+import { USDC_MINT } from "../../contract/markets.js";
 import { demoTokens } from "../demo-tokens.js";
 import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
 import {
@@ -13,7 +14,6 @@ import {
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
   USDC_DECIMALS,
-  USDC_MINT,
   WRAPPED_SOL_MINT,
 } from "../programs.js";
 import { encodeMint, MINT_SIZE } from "../token-layout.js";

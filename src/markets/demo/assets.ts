@@ -3,7 +3,7 @@
  * KXETHD), daily index ranges (KXINX, KXNASDAQ100) and weekly oil ranges (KXWTIW). Each underlying
  * follows one seeded random walk, so an hourly event and a daily one at the same moment agree.
  */
-import type { CatalogueEvent, Series } from "../model.js";
+import type { CatalogueEvent, Series } from "../../contract/markets.js";
 import {
   binProbabilities,
   buildEvent,

@@ -9,7 +9,7 @@ import {
   type MarketStatus,
   type Series,
   toFixedPoint,
-} from "../model.js";
+} from "../../contract/markets.js";
 import { DAY, HOUR } from "./calendar.js";
 import { clamp, type Random } from "./random.js";
 

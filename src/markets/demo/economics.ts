@@ -3,7 +3,7 @@
  * unemployment ladders, quarterly GDP, and a scalar unemployment market that settles with a payout
  * fraction instead of yes/no.
  */
-import type { CatalogueEvent, Series } from "../model.js";
+import type { CatalogueEvent, Series } from "../../contract/markets.js";
 import {
   buildEvent,
   type DemoContext,

@@ -4,7 +4,7 @@
  * give byte-identical output. `scale` lengthens the settled history each series keeps, which multiplies
  * the catalogue's size roughly linearly while the live part around the anchor stays the same.
  */
-import { CATALOGUE_FORMAT, type CatalogueFile } from "../model.js";
+import { CATALOGUE_FORMAT, type CatalogueFile } from "../../contract/markets.js";
 import { assetCatalogue } from "./assets.js";
 import type { DemoContext, FamilyCatalogue } from "./build.js";
 import { DAY, HOUR } from "./calendar.js";

@@ -3,7 +3,7 @@
  * party markets (KXGOVPARTY, KXSENATEPARTY), and mayoral races with candidate markets. Candidates are
  * invented and every outcome is synthetic; only offices, states and calendars are real.
  */
-import type { CatalogueEvent, Series } from "../model.js";
+import type { CatalogueEvent, Series } from "../../contract/markets.js";
 import {
   buildEvent,
   type DemoContext,

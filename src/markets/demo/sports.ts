@@ -3,7 +3,7 @@
  * points or goals, first-half winner) and season champions (KXNBA, KXSB, KXPREMIERLEAGUE). Schedules
  * follow each league's season and weekly rhythm; pairings, ratings and scores are synthetic.
  */
-import type { CatalogueEvent, Series, SettlementSource } from "../model.js";
+import type { CatalogueEvent, Series, SettlementSource } from "../../contract/markets.js";
 import {
   buildEvent,
   type DemoContext,

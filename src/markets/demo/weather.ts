@@ -1,5 +1,5 @@
 /** Daily high-temperature events per city (KXHIGHNY-26NOV23 …), settled on the NWS Climatological Report. */
-import type { CatalogueEvent, Series } from "../model.js";
+import type { CatalogueEvent, Series } from "../../contract/markets.js";
 import {
   binProbabilities,
   buildEvent,

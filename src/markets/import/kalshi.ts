@@ -5,7 +5,7 @@
  * sync share both: `kalshiMarketToRecord(KalshiMarket.parse(json), options)`.
  */
 import { z } from "zod";
-import type { EventRecord, MarketRecord, MarketStatus, Series } from "../model.js";
+import type { EventRecord, MarketRecord, MarketStatus, Series } from "../../contract/markets.js";
 
 export const TOKENIZE_POLICIES = ["none", "tradable", "all"] as const;
 /** Which imported Kalshi markets get outcome tokens: none, those that have opened, or all of them. */

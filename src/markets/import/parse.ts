@@ -4,7 +4,7 @@
  * the field, so that an operator can find it in a file of thousands of markets.
  */
 import type { z } from "zod";
-import { CATALOGUE_FORMAT, type CatalogueEvent, CatalogueFile, type Series } from "../model.js";
+import { CATALOGUE_FORMAT, type CatalogueEvent, CatalogueFile, type Series } from "../../contract/markets.js";
 import {
   type KalshiEvent,
   KalshiFile,

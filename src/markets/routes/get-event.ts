@@ -2,9 +2,9 @@
 
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { Event } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Event } from "../model.js";
 import { booleanFlag } from "./params.js";
 
 const Params = z.object({ event_id: z.string().min(1).max(128) });

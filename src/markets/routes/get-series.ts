@@ -2,9 +2,9 @@
 
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { Series } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Series } from "../model.js";
 
 const Params = z.object({ ticker: z.string().min(1).max(128) });
 

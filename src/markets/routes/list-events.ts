@@ -2,10 +2,10 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { Event } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { type Catalog, type EventEntry, joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Event } from "../model.js";
 import { booleanFlag, commaList, page, paging, sorting, statusParam } from "./params.js";
 
 export const ListEventsQuery = z.object({

@@ -2,10 +2,10 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson, type MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Market } from "../model.js";
 import { booleanFlag, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
 
 const Query = z.object({

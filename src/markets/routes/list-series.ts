@@ -2,10 +2,10 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { Series } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Series } from "../model.js";
 import { booleanFlag, commaList, statusParam } from "./params.js";
 
 const Query = z.object({

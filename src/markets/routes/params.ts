@@ -1,6 +1,6 @@
 /** Query and response schemas shared by the prediction-market routes. */
 import { z } from "zod";
-import { MarketStatus, SORT_KEYS } from "../model.js";
+import { MarketStatus, SORT_KEYS } from "../../contract/markets.js";
 
 /** A strict boolean query flag: only `true` or `false` are accepted. */
 export const booleanFlag = z

@@ -15,7 +15,7 @@ import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import type { Chain } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
-import { USDC_MINT } from "../../chain/programs.js";
+import { USDC_MINT } from "../../contract/markets.js";
 import type { Tables } from "../../storage/database.js";
 import type { BookLogger, TradingBook } from "../book.js";
 import { SLOT_MS } from "../book.js";

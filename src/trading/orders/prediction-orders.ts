@@ -16,7 +16,8 @@ import {
 } from "@solana-program/token";
 import type { Kysely } from "kysely";
 import type { Keypair } from "../../chain/ed25519.js";
-import { LAMPORTS_PER_SIGNATURE, USDC_MINT } from "../../chain/programs.js";
+import { LAMPORTS_PER_SIGNATURE } from "../../chain/programs.js";
+import { USDC_MINT } from "../../contract/markets.js";
 import type { Tables } from "../../storage/database.js";
 import { computeUnitLimit, tokenTransfer } from "../instructions.js";
 import type { PricedRoute } from "../order.js";

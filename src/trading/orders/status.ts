@@ -8,8 +8,8 @@ import { decodeSignatureBytes } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { parseWireTransaction } from "../../chain/wire.js";
 import { ApiError } from "../../contract/errors.js";
+import type { OrderStatusResponse } from "../../contract/trade.js";
 import type { Tables } from "../../storage/database.js";
-import type { OrderStatusResponse } from "../routes/schemas.js";
 import { openMemoOf } from "./escrow.js";
 import { type OrderRecord, orderById, orderBySignature } from "./store.js";
 

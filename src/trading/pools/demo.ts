@@ -5,7 +5,8 @@
  */
 import type { Address } from "@solana/kit";
 import { demoTokens } from "../../chain/demo-tokens.js";
-import { USDC_MINT, WRAPPED_SOL_MINT } from "../../chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
+import { USDC_MINT } from "../../contract/markets.js";
 import { createPool, type PoolFunding } from "./create.js";
 
 /** Reference prices in USD of the demo pools' tokens, by symbol. */

@@ -2,11 +2,11 @@
 
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { parseOrderRequest } from "../order-params.js";
 import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
-import { IntentQuoteResponse } from "./schemas.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 

@@ -2,9 +2,9 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { OrderStatusResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
 import type { OrderStatusDesk } from "../orders/status.js";
-import { OrderStatusResponse } from "./schemas.js";
 
 const OrderStatusQuery = z.object({
   signature: z.string().meta({ description: "Signature of the order's open transaction, base58" }),

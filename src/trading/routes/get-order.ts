@@ -5,11 +5,11 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { OrderResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import { parseOrderRequest } from "../order-params.js";
-import { OrderResponse } from "./schemas.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 

@@ -2,10 +2,10 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { Mint } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { registry } from "./list-tokens.js";
-import { Mint } from "./schemas.js";
 
 export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
   app.get(

@@ -2,9 +2,9 @@
 
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { Mint } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
-import { Mint } from "./schemas.js";
 
 export function listTokens(app: ZodApp, book: TradingBook): void {
   app.get(

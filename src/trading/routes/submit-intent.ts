@@ -5,9 +5,9 @@
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { IntentQuoteResponse, SubmitIntentResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
 import type { IntentDesk, IntentQuoteResponse as IntentQuote } from "../orders/intents.js";
-import { IntentQuoteResponse, SubmitIntentResponse } from "./schemas.js";
 
 const SubmitIntentBody = z.object({
   quoteResponse: IntentQuoteResponse,

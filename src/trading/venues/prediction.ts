@@ -6,7 +6,8 @@
  * asynchronously, so these markets are only ever direct routes.
  */
 import type { Address } from "@solana/kit";
-import { TOKEN_2022_PROGRAM, USDC_MINT } from "../../chain/programs.js";
+import { TOKEN_2022_PROGRAM } from "../../chain/programs.js";
+import { USDC_MINT } from "../../contract/markets.js";
 import type { Catalog } from "../../markets/catalog.js";
 import type { ReferenceBook } from "../../upstream/relay.js";
 import type { LegQuote, TradingMarket } from "../market.js";

@@ -2,6 +2,7 @@
  * The prediction-market resources: their wire shapes (contract §5, interface.md "Resources") and the
  * records of our own catalogue format, which storage, import and the demo generator share.
  */
+import { address } from "@solana/kit";
 import { z } from "zod";
 
 export const MARKET_STATUSES = [
@@ -142,8 +143,8 @@ export const CatalogueFile = z.object({
 export type CatalogueFile = z.infer<typeof CatalogueFile>;
 export type CatalogueEvent = CatalogueFile["events"][number];
 
-/** The USDC mint: the settlement mint of every market's account entry. */
-export const USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+/** Circle's USDC mint: the settlement mint of every market; the sandbox chain creates it at this address. */
+export const USDC_MINT = address("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
 
 /** Formats a whole contract count as a fixed-point string ("1250.00"). */
 export function toFixedPoint(contracts: number): string {
