@@ -8,6 +8,8 @@
  * client text, so it refuses text too long for the bytes it must hold before doing any arithmetic.
  */
 
+import type { Address, Blockhash, Signature } from "@solana/kit";
+import { LRUCache } from "lru-cache";
 import { WIRE_LIMITS } from "../limits.js";
 
 const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -70,18 +72,53 @@ export function encodeBase58(bytes: Uint8Array): string {
 // Account addresses repeat from one transaction to the next (payers, token accounts, programs):
 // their text is remembered, keyed by the raw bytes, up to a bound.
 const ADDRESS_CACHE_LIMIT = 100_000;
-const addressCache = new Map<string, string>();
+const addressCache = new Map<string, Address>();
 
-/** The base58 address of a 32-byte public key (cached). */
-export function addressOf(key: Uint8Array): string {
+/** The base58 address of a 32-byte public key (cached); a Base58Error for any other length. */
+export function addressOf(key: Uint8Array): Address {
   const raw = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1");
   let address = addressCache.get(raw);
   if (address === undefined) {
-    address = encodeBase58(key);
+    const text = encodeBase58(key);
+    if (!encodes32Bytes(text, key)) throw wrongLength("an address", 32, key.length);
+    address = text;
     if (addressCache.size >= ADDRESS_CACHE_LIMIT) addressCache.clear();
     addressCache.set(raw, address);
   }
   return address;
+}
+
+/** The base58 text of a 64-byte signature; a Base58Error for any other length. */
+export function encodeSignature(bytes: Uint8Array): Signature {
+  const text = encodeBase58(bytes);
+  if (!encodes64Bytes(text, bytes)) throw wrongLength("a signature", 64, bytes.length);
+  return text;
+}
+
+/** The base58 text of a 32-byte blockhash; a Base58Error for any other length. */
+export function encodeBlockhash(bytes: Uint8Array): Blockhash {
+  const text = encodeBase58(bytes);
+  if (!encodesHash(text, bytes)) throw wrongLength("a blockhash", 32, bytes.length);
+  return text;
+}
+
+// The encoder's output is canonical base58 of the bytes it was given, so the byte count alone makes
+// it an address, blockhash or signature: these guards brand it without decoding it again (the hot
+// path encodes every transaction's signature and keys).
+function encodes32Bytes(_text: string, bytes: Uint8Array): _text is Address {
+  return bytes.length === 32;
+}
+
+function encodesHash(_text: string, bytes: Uint8Array): _text is Blockhash {
+  return bytes.length === 32;
+}
+
+function encodes64Bytes(_text: string, bytes: Uint8Array): _text is Signature {
+  return bytes.length === 64;
+}
+
+function wrongLength(what: string, size: number, length: number): Base58Error {
+  return new Base58Error("size", `${what} is ${size} bytes, not ${length}`);
 }
 
 // Decoding. Client text reaches the decoder (addresses, signatures, transactions), and base58 is
@@ -187,7 +224,66 @@ export function decodeAddressBytes(text: string): Uint8Array {
   return decodeExact(text, 32, WIRE_LIMITS.addressChars, "an address");
 }
 
+// Addresses recur (mints, programs, vaults, payers): their bytes are remembered, up to a bound.
+const addressBytesCache = new LRUCache<string, Uint8Array>({ max: 100_000 });
+
+/**
+ * The 32 bytes of a base58 address, remembered for the next time (shared: never write to them); a
+ * Base58Error when it is not one.
+ */
+export function addressBytes(text: string): Uint8Array {
+  let bytes = addressBytesCache.get(text);
+  if (bytes === undefined) {
+    bytes = decodeAddressBytes(text);
+    addressBytesCache.set(text, bytes);
+  }
+  return bytes;
+}
+
+/** Whether `text` is base58 of exactly 32 bytes (kit's `isAddress` checks the same with BigInt arithmetic). */
+export function isAddressText(text: string): text is Address {
+  try {
+    addressBytes(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `text` as an Address, checked by the decoder above (about 30 times faster than kit's `address()`);
+ * a Base58Error when it is not base58 of exactly 32 bytes.
+ */
+export function parseAddress(text: string): Address {
+  assertAddressText(text);
+  return text;
+}
+
+function assertAddressText(text: string): asserts text is Address {
+  addressBytes(text);
+}
+
 /** The 64 bytes of a base58 signature (64 to 88 characters); a Base58Error when it is not one. */
 export function decodeSignatureBytes(text: string): Uint8Array {
   return decodeExact(text, 64, WIRE_LIMITS.signatureChars, "a signature");
+}
+
+/** Whether `text` is base58 of exactly 64 bytes. */
+export function isSignatureText(text: string): text is Signature {
+  try {
+    decodeSignatureBytes(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `text` as a Signature; a Base58Error when it is not base58 of exactly 64 bytes. */
+export function parseSignature(text: string): Signature {
+  assertSignatureText(text);
+  return text;
+}
+
+function assertSignatureText(text: string): asserts text is Signature {
+  decodeSignatureBytes(text);
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Address } from "@solana/kit";
-import bs58 from "bs58";
+import { addressOf } from "./base58.js";
 
 export interface DemoToken {
   address: Address;
@@ -31,8 +31,8 @@ const DEMO_TOKEN_SPECS: readonly Omit<DemoToken, "address">[] = [
 export function demoTokens(venueSeed: string): DemoToken[] {
   return DEMO_TOKEN_SPECS.map((spec) => ({
     ...spec,
-    address: bs58.encode(
+    address: addressOf(
       createHash("sha256").update(`oddsgate/demo-token\0${venueSeed}\0${spec.symbol}`).digest(),
-    ) as Address,
+    ),
   }));
 }

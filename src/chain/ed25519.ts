@@ -4,7 +4,7 @@
  */
 import crypto from "node:crypto";
 import type { Address } from "@solana/kit";
-import bs58 from "bs58";
+import { addressOf } from "./base58.js";
 
 // The DER prefix that wraps a raw 32-byte Ed25519 seed as PKCS#8.
 const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -46,7 +46,7 @@ export function keypairFromSeed(seed: Uint8Array): Keypair {
   secretKey.set(seed, 0);
   secretKey.set(publicKey, 32);
   return {
-    address: bs58.encode(publicKey) as Address,
+    address: addressOf(publicKey),
     publicKey,
     secretKey,
     sign: (message) => new Uint8Array(crypto.sign(null, message, privateKey)),

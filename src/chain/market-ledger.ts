@@ -12,6 +12,7 @@
  */
 import type { Address } from "@solana/kit";
 import bs58 from "bs58";
+import { addressOf } from "./base58.js";
 
 export const MARKET_LEDGER_SIZE = 136;
 const MAGIC = new TextEncoder().encode("OGLEDGR1");
@@ -37,6 +38,6 @@ export function encodeMarketLedger(ledger: MarketLedger): Uint8Array {
 /** Decodes a ledger account's data; null when it is not one. */
 export function decodeMarketLedger(data: Uint8Array): MarketLedger | null {
   if (data.length !== MARKET_LEDGER_SIZE || !MAGIC.every((byte, i) => data[i] === byte)) return null;
-  const key = (offset: number) => bs58.encode(data.subarray(offset, offset + 32)) as Address;
+  const key = (offset: number) => addressOf(data.subarray(offset, offset + 32));
   return { yesMint: key(8), noMint: key(40), settlementMint: key(72), authority: key(104) };
 }

@@ -13,7 +13,7 @@ import {
   type RpcTransport,
   type Signature,
 } from "@solana/kit";
-import bs58 from "bs58";
+import { encodeBlockhash } from "./base58.js";
 import type {
   AccountInfo,
   Chain,
@@ -175,7 +175,7 @@ export class RpcChain implements Chain {
         `node answered signature ${signature} for another transaction`,
       );
     }
-    await this.waitForLanding(signature, bs58.encode(tx.recentBlockhash) as Blockhash);
+    await this.waitForLanding(signature, encodeBlockhash(tx.recentBlockhash));
     return signature;
   }
 

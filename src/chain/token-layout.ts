@@ -39,7 +39,7 @@ function view(data: Uint8Array): DataView {
 }
 
 function key(data: Uint8Array, offset: number): Address {
-  return addressOf(data.subarray(offset, offset + 32)) as Address;
+  return addressOf(data.subarray(offset, offset + 32));
 }
 
 function optionalKey(data: Uint8Array, tagOffset: number): Address | null {
@@ -90,7 +90,7 @@ export function decodeMint(address: Address, programId: Address, data: Uint8Arra
 }
 
 /** The token account's mint and owner, read without decoding the rest (for indexing). */
-export function tokenAccountMintAndOwner(data: Uint8Array): { mint: string; owner: string } {
+export function tokenAccountMintAndOwner(data: Uint8Array): { mint: Address; owner: Address } {
   return { mint: addressOf(data.subarray(0, 32)), owner: addressOf(data.subarray(32, 64)) };
 }
 

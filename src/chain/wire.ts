@@ -2,8 +2,9 @@
  * A direct reader of Solana's wire transaction format (legacy and v0). The sandbox's hot path needs
  * only offsets and account indexes, which is cheaper to read by hand than through kit's codecs.
  */
+import type { Signature } from "@solana/kit";
 import { WIRE_LIMITS } from "../limits.js";
-import { Base58Error, decodeBase58, encodeBase58 } from "./base58.js";
+import { Base58Error, decodeBase58, encodeSignature } from "./base58.js";
 import { ChainError } from "./errors.js";
 
 export interface MessageHeader {
@@ -156,10 +157,10 @@ export function isStaticKeyWritable(tx: WireTransaction, index: number): boolean
 }
 
 /** The first signature, base58: the transaction's id. */
-export function transactionId(tx: WireTransaction): string {
+export function transactionId(tx: WireTransaction): Signature {
   const first = tx.signatures[0];
   if (!first) throw malformed("a transaction needs a fee payer signature");
-  return encodeBase58(first);
+  return encodeSignature(first);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CommitBatch, StoredTransaction } from "../../src/chain/sandbox/chain-store.js";
+import type { CommitBatch, StoredTransaction } from "../../src/chain/sandbox/commit-batch.js";
 import { ChainLease, ChainLeaseLostError } from "../../src/chain/sandbox/lease.js";
 import { SqliteWriter } from "../../src/chain/sandbox/sqlite-writer.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";

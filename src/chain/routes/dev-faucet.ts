@@ -3,7 +3,7 @@
  * token or an outcome token (or wraps SOL) into the wallet's associated token account on the
  * sandbox chain. Production deployments do not register it, so it answers 404 there.
  */
-import { type Address, isAddress } from "@solana/kit";
+import { isAddress } from "@solana/kit";
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
@@ -17,7 +17,8 @@ const U64_MAX = 2n ** 64n - 1n;
 const address = (name: string) =>
   z
     .string()
-    .refine((value) => isAddress(value), { message: `${name} must be a base58 Solana address` })
+    // A type guard: the parsed body holds Addresses, checked here where they enter.
+    .refine(isAddress, { message: `${name} must be a base58 Solana address` })
     .meta({ description: `${name}, base58` });
 
 const Body = z.object({
@@ -71,7 +72,7 @@ export function devFaucet(
     async (request) => {
       const { wallet, mint, amount } = request.body;
       try {
-        const grant = await faucet(deps.chain, deps.signers, wallet as Address, mint as Address, amount);
+        const grant = await faucet(deps.chain, deps.signers, wallet, mint, amount);
         return {
           signature: grant.signature,
           wallet,

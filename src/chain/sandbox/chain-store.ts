@@ -4,39 +4,21 @@
  * database transaction, so a crash leaves either all of a batch or none of it; that transaction
  * first proves the chain's lease (lease.ts), so only the process that holds it writes.
  */
+import type { Address } from "@solana/kit";
 import { CompiledQuery, type Kysely } from "kysely";
 import type { Tables } from "../../storage/database.js";
+import { parseAddress } from "../base58.js";
 import type { TransactionError } from "../errors.js";
+import {
+  ACCOUNT_COLUMNS,
+  type CommitBatch,
+  encodeBatch,
+  type StoredAccount,
+  type StoredTransaction,
+  TRANSACTION_COLUMNS,
+} from "./commit-batch.js";
 import { type ChainLease, ChainLeaseLostError } from "./lease.js";
 import { SqliteWriter } from "./sqlite-writer.js";
-
-/** An account as stored and as loaded into LiteSVM. */
-export interface StoredAccount {
-  address: string;
-  lamports: bigint;
-  owner: string;
-  executable: boolean;
-  data: Uint8Array;
-}
-
-export interface StoredTransaction {
-  signature: string;
-  slot: bigint;
-  blockTime: number;
-  err: TransactionError | null;
-  fee: bigint;
-  computeUnits: bigint;
-  logs: string[];
-  preBalances: bigint[];
-  postBalances: bigint[];
-  wire: Uint8Array;
-}
-
-/** What one commit writes: accounts (null = closed) and the transactions that wrote them. */
-export interface CommitBatch {
-  accounts: Map<string, StoredAccount | null>;
-  transactions: StoredTransaction[];
-}
 
 export interface GenesisParameters {
   genesisHash: string;
@@ -67,6 +49,7 @@ export interface ChainStoreOptions {
   lease?: ChainLease;
 }
 
+/** The sandbox chain's tables: reads, and commits proved by the lease (see the module comment). */
 export class ChainStore {
   private readonly statements = new Map<string, string>();
   private numbered: boolean | undefined;
@@ -103,11 +86,11 @@ export class ChainStore {
     return JSON.parse(row.value) as GenesisParameters;
   }
 
-  /** Every stored account. */
-  async loadAccounts(): Promise<StoredAccount[]> {
+  /** Every stored account; a Base58Error when a stored address is not one. */
+  async loadAccounts(): Promise<(StoredAccount & { address: Address })[]> {
     const rows = await this.db.selectFrom("chain_accounts").selectAll().execute();
     return rows.map((row) => ({
-      address: row.address,
+      address: parseAddress(row.address),
       lamports: BigInt(row.lamports),
       owner: row.owner,
       executable: Number(row.executable) === 1,
@@ -257,57 +240,7 @@ export class ChainStore {
   }
 }
 
-/** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
-export function encodeBatch(batch: CommitBatch): {
-  accounts: unknown[];
-  deletions: string[];
-  transactions: unknown[];
-} {
-  const accounts: unknown[] = [];
-  const deletions: string[] = [];
-  for (const [address, account] of batch.accounts) {
-    if (account === null) deletions.push(address);
-    else {
-      accounts.push(
-        address,
-        account.lamports.toString(),
-        account.owner,
-        account.executable ? 1 : 0,
-        base64(account.data),
-      );
-    }
-  }
-  const transactions: unknown[] = [];
-  for (const tx of batch.transactions) {
-    transactions.push(
-      tx.signature,
-      Number(tx.slot),
-      tx.blockTime,
-      tx.err === null ? null : JSON.stringify(tx.err),
-      tx.fee.toString(),
-      tx.computeUnits.toString(),
-      JSON.stringify(tx.logs),
-      JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
-      base64(tx.wire),
-    );
-  }
-  return { accounts, deletions, transactions };
-}
-
 type StatementKind = "upsertAccounts" | "deleteAccounts" | "insertTransactions";
-
-const ACCOUNT_COLUMNS = ["address", "lamports", "owner", "executable", "data"] as const;
-const TRANSACTION_COLUMNS = [
-  "signature",
-  "slot",
-  "block_time",
-  "err",
-  "fee",
-  "compute_units",
-  "logs",
-  "balances",
-  "wire",
-] as const;
 
 function valuesList(rows: number, columns: number, placeholder: (index: number) => string): string {
   const tuples: string[] = [];
@@ -336,8 +269,4 @@ function statementText(kind: StatementKind, rows: number, placeholder: (index: n
     `insert into "chain_transactions" (${TRANSACTION_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
     valuesList(rows, TRANSACTION_COLUMNS.length, placeholder)
   );
-}
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }

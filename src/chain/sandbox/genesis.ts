@@ -6,6 +6,7 @@
  */
 import type { Address } from "@solana/kit";
 import { USDC_MINT } from "../../contract/markets.js";
+import { parseAddress } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
 import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
 import {
@@ -18,7 +19,7 @@ import {
 } from "../programs.js";
 import { encodeMint, MINT_SIZE } from "../token-layout.js";
 import type { VenueKeys } from "../venue-keys.js";
-import type { StoredAccount } from "./chain-store.js";
+import type { StoredAccount } from "./commit-batch.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 
 /** Outcome tokens: 1 contract = 1,000,000 units (contract §7). */
@@ -42,8 +43,8 @@ export async function applyGenesis(
   options: { venueSeed: string; keys: VenueKeys; markets: readonly GenesisMarket[] },
 ): Promise<number> {
   const authority = options.keys.mintAuthority.address;
-  const mintAccount = async (address: string, program: Address, decimals: number, withAuthority = true) => ({
-    address,
+  const mintAccount = async (mint: Address, program: Address, decimals: number, withAuthority = true) => ({
+    address: mint,
     lamports: await chain.getMinimumBalanceForRentExemption(MINT_SIZE),
     owner: program,
     executable: false,
@@ -54,7 +55,7 @@ export async function applyGenesis(
       freezeAuthority: null,
     }),
   });
-  const wanted: StoredAccount[] = [
+  const wanted: (StoredAccount & { address: Address })[] = [
     await mintAccount(USDC_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
     await mintAccount(WRAPPED_SOL_MINT, TOKEN_PROGRAM, 9, false),
     {
@@ -77,22 +78,21 @@ export async function applyGenesis(
   }
   const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
   for (const market of options.markets) {
-    wanted.push(await mintAccount(market.yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
-    wanted.push(await mintAccount(market.noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
+    // The catalogue's addresses are checked here, where they enter the chain.
+    const yesMint = parseAddress(market.yesMint);
+    const noMint = parseAddress(market.noMint);
+    const settlementMint = parseAddress(market.settlementMint ?? USDC_MINT);
+    wanted.push(await mintAccount(yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
+    wanted.push(await mintAccount(noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
     wanted.push({
-      address: market.marketLedger,
+      address: parseAddress(market.marketLedger),
       lamports: ledgerLamports,
       owner: authority,
       executable: false,
-      data: encodeMarketLedger({
-        yesMint: market.yesMint as Address,
-        noMint: market.noMint as Address,
-        settlementMint: (market.settlementMint ?? USDC_MINT) as Address,
-        authority,
-      }),
+      data: encodeMarketLedger({ yesMint, noMint, settlementMint, authority }),
     });
   }
-  const existing = await chain.getMultipleAccounts(wanted.map((account) => account.address as Address));
+  const existing = await chain.getMultipleAccounts(wanted.map((account) => account.address));
   const missing = wanted.filter((_, i) => existing[i] === null);
   if (missing.length > 0) await chain.installAccounts(missing);
   return missing.length;

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from "kysely";
+import { every, type Repeating } from "../../every.js";
 import type { Dialect, Tables } from "../../storage/database.js";
 
 /** How long a lease lasts without renewal. */
@@ -93,7 +94,7 @@ export class ChainLease {
   // The statement that proves and extends the lease: the commits' fence and the renewal.
   private fenceQuery: CompiledQuery | null = null;
   private lostError: ChainLeaseLostError | null = null;
-  private timer: NodeJS.Timeout | undefined;
+  private renewing: Repeating | undefined;
   private renewal: Promise<boolean> | null = null;
   private readonly lostListeners = new Set<(error: ChainLeaseLostError) => void>();
 
@@ -298,12 +299,14 @@ export class ChainLease {
       .where("holder", "=", this.holder)
       .where("epoch", "=", epoch)
       .compile();
-    this.timer = setInterval(() => void this.renew(), this.renewMs);
-    this.timer.unref();
+    // renew() reports its own failures; `every` keeps a slow database from piling renewals up.
+    this.renewing = every(this.renewMs, () => this.renew(), {
+      onError: (error) => this.logger?.error({ err: error }, "sandbox chain lease renewal failed"),
+    });
   }
 
   private stopRenewing(): void {
-    clearInterval(this.timer);
+    this.renewing?.stop();
     heldHere.delete(this.holder);
   }
 }

@@ -10,9 +10,12 @@ import type http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Address } from "@solana/kit";
 import { type WebSocket, WebSocketServer } from "ws";
+import { every } from "../../every.js";
 import { PUBSUB_LIMITS } from "../../limits.js";
 import { ChainError, RPC_ERROR } from "../errors.js";
+import { SYSTEM_PROGRAM } from "../programs.js";
 import { decodeMint } from "../token-layout.js";
+import type { CommitEvent } from "./commit-pipeline.js";
 import {
   type AccountEncoding,
   assertAddressParam,
@@ -26,7 +29,7 @@ import {
   httpLimitsWith,
   type ListenerLogger,
 } from "./rpc-server.js";
-import type { CommitEvent, SandboxChain } from "./sandbox-chain.js";
+import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOT_MS } from "./slot-clock.js";
 
 /** Bounds of the PubSub (PUBSUB_LIMITS by default). */
@@ -173,7 +176,7 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
   const accountValue = (address: Address, encoding: AccountEncoding) => {
     const account = chain.peekAccount(address) ?? {
       lamports: 0n,
-      owner: "11111111111111111111111111111111" as Address,
+      owner: SYSTEM_PROGRAM,
       data: new Uint8Array(0),
       executable: false,
     };
@@ -216,8 +219,10 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
   const stopListening = chain.onCommit(onCommit);
 
   let lastSlot = await chain.getSlot();
-  const ticker = setInterval(() => {
-    void chain.getSlot().then((slot) => {
+  const ticker = every(
+    SLOT_MS / 4,
+    async () => {
+      const slot = await chain.getSlot();
       if (slot === lastSlot) return;
       lastSlot = slot;
       const current = Number(slot);
@@ -227,9 +232,9 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
           notify(id, subscription, { parent: Math.max(0, current - 1), root: current, slot: current });
         }
       }
-    });
-  }, SLOT_MS / 4);
-  ticker.unref();
+    },
+    { onError: (error) => warn({ err: error }, "pubsub slot notifications failed") },
+  );
 
   // A socket that did not answer the previous ping (nor sent anything since) is gone.
   const pinger = setInterval(() => {
@@ -406,7 +411,7 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
     port: (server.address() as AddressInfo).port,
     stats: () => ({ sockets: peers.size, subscriptions: subscriptions.size }),
     async close() {
-      clearInterval(ticker);
+      ticker.stop();
       clearInterval(pinger);
       stopListening();
       for (const client of wss.clients) client.terminate();

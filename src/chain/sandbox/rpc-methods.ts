@@ -5,6 +5,7 @@
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import bs58 from "bs58";
 import { RPC_LIMITS } from "../../limits.js";
+import { encodeBlockhash } from "../base58.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
 import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
@@ -355,7 +356,7 @@ export function createRpcMethods(
     getFeeForMessage: async (params) => {
       const message = decodeWireTransaction(stringParam(params, 0, "message"), "base64");
       const tx = parseMessage(message);
-      const valid = await chain.isBlockhashValid(bs58.encode(tx.recentBlockhash) as Blockhash);
+      const valid = await chain.isBlockhashValid(encodeBlockhash(tx.recentBlockhash));
       return withContext(valid ? Number(transactionFee(tx)) : null);
     },
   };

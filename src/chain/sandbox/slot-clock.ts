@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Blockhash } from "@solana/kit";
-import bs58 from "bs58";
+import { encodeBlockhash } from "../base58.js";
 
 export const SLOT_MS = 400;
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks after its own. */
@@ -38,7 +38,7 @@ export class ManualClock implements WallClock {
 export class SlotClock {
   // Recent blockhashes and their slots, kept for a little more than the validity window.
   private readonly slotByBlockhash = new Map<string, bigint>();
-  private readonly blockhashBySlot = new Map<bigint, string>();
+  private readonly blockhashBySlot = new Map<bigint, Blockhash>();
   private newestIndexed = -1n;
 
   constructor(
@@ -61,9 +61,9 @@ export class SlotClock {
   /** The blockhash of `slot`. */
   blockhashOf(slot: bigint): Blockhash {
     const cached = this.blockhashBySlot.get(slot);
-    if (cached) return cached as Blockhash;
+    if (cached) return cached;
     const digest = createHash("sha256").update(`oddsgate/blockhash\0${this.genesisHash}\0${slot}`).digest();
-    return bs58.encode(digest) as Blockhash;
+    return encodeBlockhash(digest);
   }
 
   /** The slot whose blockhash this is, if it is still within the validity window at `currentSlot`. */

@@ -13,7 +13,7 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { type CommitBatch, encodeBatch } from "./chain-store.js";
+import { type CommitBatch, encodeBatch } from "./commit-batch.js";
 import { ChainLeaseLostError, type LeaseFence, SQLITE_NOW_MS } from "./lease.js";
 
 // Runs in the worker. Rows arrive as flat arrays of column values, already encoded: strings and
@@ -89,6 +89,7 @@ interface Pending {
 
 type Reply = { id: number; ok: true } | { id: number; ok: false; message: string; leaseLost: boolean };
 
+/** The worker thread that writes the chain's commits to SQLite (see the module comment). */
 export class SqliteWriter {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();

@@ -5,7 +5,6 @@
  * remembers only a few dozen signatures). Signatures are LiteSVM's to verify.
  */
 
-import bs58 from "bs58";
 import {
   Account,
   FailedTransactionMetadata,
@@ -16,14 +15,14 @@ import {
   TransactionErrorInsufficientFundsForRent,
   type TransactionMetadata,
 } from "litesvm/dist/internal.js";
-import { addressOf } from "../base58.js";
+import { addressOf, decodeAddressBytes } from "../base58.js";
 import {
   INSTRUCTION_ERROR_NAMES,
   type InstructionErrorDetail,
   TRANSACTION_ERROR_NAMES,
   type TransactionError,
 } from "../errors.js";
-import type { StoredAccount } from "./chain-store.js";
+import type { StoredAccount } from "./commit-batch.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 
 export { Account, FailedTransactionMetadata, LiteSvm, type TransactionMetadata };
@@ -38,11 +37,12 @@ export function createSvm(): LiteSvm {
   return svm;
 }
 
-/** Writes a stored account into LiteSVM. */
+/** Writes a stored account into LiteSVM; a Base58Error when its address or owner is not an address. */
 export function putAccount(svm: LiteSvm, account: StoredAccount): void {
+  // The length-checked decoder, several times faster than bs58's: a reload puts every account.
   svm.setAccount(
-    bs58.decode(account.address),
-    new Account(account.lamports, account.data, bs58.decode(account.owner), account.executable, 0n),
+    decodeAddressBytes(account.address),
+    new Account(account.lamports, account.data, decodeAddressBytes(account.owner), account.executable, 0n),
   );
 }
 

@@ -1,0 +1,91 @@
+/**
+ * What one commit of the sandbox chain writes, and its encoding as rows of column values: shared by
+ * the store (chain-store.ts), which writes it on the shared connection, and the SQLite writer
+ * (sqlite-writer.ts), which writes it from its worker thread.
+ */
+import type { TransactionError } from "../errors.js";
+
+/** An account as stored and as loaded into LiteSVM. */
+export interface StoredAccount {
+  address: string;
+  lamports: bigint;
+  owner: string;
+  executable: boolean;
+  data: Uint8Array;
+}
+
+/** A landed transaction as stored. */
+export interface StoredTransaction {
+  signature: string;
+  slot: bigint;
+  blockTime: number;
+  err: TransactionError | null;
+  fee: bigint;
+  computeUnits: bigint;
+  logs: string[];
+  preBalances: bigint[];
+  postBalances: bigint[];
+  wire: Uint8Array;
+}
+
+/** What one commit writes: accounts (null = closed) and the transactions that wrote them. */
+export interface CommitBatch {
+  accounts: Map<string, StoredAccount | null>;
+  transactions: StoredTransaction[];
+}
+
+/** The columns of `chain_accounts`, in the order `encodeBatch` lays out its values. */
+export const ACCOUNT_COLUMNS = ["address", "lamports", "owner", "executable", "data"] as const;
+/** The columns of `chain_transactions`, in the order `encodeBatch` lays out its values. */
+export const TRANSACTION_COLUMNS = [
+  "signature",
+  "slot",
+  "block_time",
+  "err",
+  "fee",
+  "compute_units",
+  "logs",
+  "balances",
+  "wire",
+] as const;
+
+/** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
+export function encodeBatch(batch: CommitBatch): {
+  accounts: unknown[];
+  deletions: string[];
+  transactions: unknown[];
+} {
+  const accounts: unknown[] = [];
+  const deletions: string[] = [];
+  for (const [address, account] of batch.accounts) {
+    if (account === null) deletions.push(address);
+    else {
+      accounts.push(
+        address,
+        account.lamports.toString(),
+        account.owner,
+        account.executable ? 1 : 0,
+        base64(account.data),
+      );
+    }
+  }
+  const transactions: unknown[] = [];
+  for (const tx of batch.transactions) {
+    transactions.push(
+      tx.signature,
+      Number(tx.slot),
+      tx.blockTime,
+      tx.err === null ? null : JSON.stringify(tx.err),
+      tx.fee.toString(),
+      tx.computeUnits.toString(),
+      JSON.stringify(tx.logs),
+      JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
+      base64(tx.wire),
+    );
+  }
+  return { accounts, deletions, transactions };
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}

@@ -1,0 +1,232 @@
+/**
+ * Runs transactions on the sandbox chain's LiteSVM, and enforces what LiteSVM leaves out: the
+ * 150-block blockhash window and replay protection over every recent signature
+ * (signature-statuses.ts). A transaction a preflight would refuse leaves LiteSVM as it was, its fee
+ * included. Signatures the verifier worker already judged valid are not checked again; LiteSVM
+ * checks any others. Execution is synchronous; when it happens is the commit pipeline's decision.
+ */
+import type { Address, Signature } from "@solana/kit";
+import { addressOf } from "../base58.js";
+import type { SimulateOptions, SimulationResult } from "../chain.js";
+import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
+import { transactionFee } from "../fees.js";
+import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
+import type { StoredTransaction } from "./commit-batch.js";
+import type { SignatureStatuses } from "./signature-statuses.js";
+import type { SignatureVerdict } from "./signature-verifier.js";
+import type { SlotClock } from "./slot-clock.js";
+import {
+  type Account,
+  createSvm,
+  emptyAccount,
+  FailedTransactionMetadata,
+  type LiteSvm,
+  setSvmSlot,
+  type TransactionMetadata,
+  toTransactionError,
+} from "./svm.js";
+
+// LiteSVM's numeric code for a transaction whose signatures do not verify.
+const SIGNATURE_FAILURE = TRANSACTION_ERROR_NAMES.indexOf("SignatureFailure");
+// Address lookup tables: a 56-byte header, then the addresses.
+const LOOKUP_TABLE_HEADER = 56;
+
+/** A parsed transaction to execute, as it was sent. */
+export interface ExecutableTransaction {
+  wire: Uint8Array;
+  tx: WireTransaction;
+  skipPreflight: boolean;
+  /** The signature check's outcome; undefined while the verifier works on it. */
+  signatures: SignatureVerdict | undefined;
+}
+
+/** A transaction that landed in LiteSVM (its commit still to come). */
+export interface ExecutedTransaction {
+  signature: Signature;
+  record: StoredTransaction;
+}
+
+interface ResolvedKey {
+  bytes: Uint8Array;
+  address: Address;
+  writable: boolean;
+}
+
+/** The sandbox chain's LiteSVM and the rules it executes by (see the module comment). */
+export class TransactionExecutor {
+  /** The chain's state as executed so far, committed or not; replaced by `reset`. */
+  svm: LiteSvm = createSvm();
+  /** LiteSVM's sigverify setting, kept here to toggle it only when a transaction needs the other. */
+  private sigverify = true;
+  private svmSlot = -1n;
+
+  constructor(
+    private readonly slots: SlotClock,
+    private readonly statuses: SignatureStatuses,
+  ) {}
+
+  /** Starts over on an empty LiteSVM, to be filled with the state as stored. */
+  reset(): void {
+    this.svm = createSvm();
+    this.sigverify = true;
+    this.svmSlot = -1n;
+  }
+
+  /** Moves LiteSVM's clock to `slot` (and lets the statuses forget what fell out of the window). */
+  syncSlot(slot: bigint): void {
+    if (slot === this.svmSlot) return;
+    this.svmSlot = slot;
+    setSvmSlot(this.svm, slot, this.slots.blockTime(slot));
+    this.statuses.prune(slot);
+  }
+
+  /** Simulates a wire transaction on the current state, changing nothing. */
+  simulate(wire: Uint8Array, options: SimulateOptions): SimulationResult {
+    const tx = parseWireTransaction(wire);
+    const signature = transactionId(tx);
+    const fail = (err: TransactionError): SimulationResult => ({ err, logs: [], unitsConsumed: 0n });
+    if (this.statuses.has(signature)) return fail("AlreadyProcessed");
+    const slot = this.slots.slot();
+    if (
+      !options.replaceRecentBlockhash &&
+      this.slots.validSlotOf(addressOf(tx.recentBlockhash), slot) === undefined
+    ) {
+      return fail("BlockhashNotFound");
+    }
+    this.syncSlot(slot);
+    // Solana simulates without checking signatures unless asked (wallets simulate unsigned drafts).
+    this.useSigverify(options.sigVerify ?? false);
+    const result =
+      tx.version === "legacy"
+        ? this.svm.simulateLegacyTransaction(wire)
+        : this.svm.simulateVersionedTransaction(wire);
+    if (result instanceof FailedTransactionMetadata) {
+      if (options.sigVerify && result.err() === SIGNATURE_FAILURE) {
+        throw ChainError.signatureVerificationFailed();
+      }
+      const meta = result.meta();
+      return {
+        err: toTransactionError(result.err()),
+        logs: meta.logs(),
+        unitsConsumed: meta.computeUnitsConsumed(),
+      };
+    }
+    const meta = result.meta();
+    return { err: null, logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
+  }
+
+  /**
+   * Executes one transaction in `slot` and adds the accounts it may have written to `written`;
+   * throws (with LiteSVM's state untouched) when it is refused.
+   */
+  execute(job: ExecutableTransaction, slot: bigint, written: Map<Address, Uint8Array>): ExecutedTransaction {
+    const tx = job.tx;
+    const signature = transactionId(tx);
+    if (this.statuses.has(signature)) throw ChainError.transactionFailed("AlreadyProcessed");
+    if (this.slots.validSlotOf(addressOf(tx.recentBlockhash), slot) === undefined) {
+      throw ChainError.transactionFailed("BlockhashNotFound");
+    }
+    if (job.signatures === "invalid") throw ChainError.signatureVerificationFailed();
+    this.useSigverify(job.signatures !== "valid");
+    const keys = this.resolveAccountKeys(tx);
+    const count = keys.length;
+    // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
+    const before: (Account | null)[] = new Array(count);
+    const preBalances: bigint[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const key = keys[i] as ResolvedKey;
+      if (key.writable) {
+        const account = this.svm.getAccount(key.bytes);
+        before[i] = account;
+        preBalances[i] = account?.lamports() ?? 0n;
+      } else {
+        before[i] = null;
+        preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      }
+    }
+    const result =
+      tx.version === "legacy"
+        ? this.svm.sendLegacyTransaction(job.wire)
+        : this.svm.sendVersionedTransaction(job.wire);
+    let err: TransactionError | null = null;
+    let meta: TransactionMetadata;
+    if (!(result instanceof FailedTransactionMetadata)) meta = result;
+    else {
+      err = toTransactionError(result.err());
+      meta = result.meta();
+      const logs = meta.logs();
+      const feePayerBefore = preBalances[0] ?? 0n;
+      const feePayer = keys[0];
+      const feeCharged =
+        feePayer !== undefined && (this.svm.getBalance(feePayer.bytes) ?? 0n) !== feePayerBefore;
+      if (!feeCharged) {
+        if (err === "SignatureFailure") throw ChainError.signatureVerificationFailed();
+        throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
+      }
+      if (!job.skipPreflight) {
+        // A preflight would have refused it before it landed: undo the fee LiteSVM charged.
+        keys.forEach((key, i) => {
+          if (key.writable) this.svm.setAccount(key.bytes, before[i] ?? emptyAccount());
+        });
+        throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
+      }
+    }
+    // The accounts themselves are read once per commit; here only their lamports.
+    const postBalances: bigint[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const key = keys[i] as ResolvedKey;
+      if (!key.writable) {
+        postBalances[i] = preBalances[i] ?? 0n;
+        continue;
+      }
+      written.set(key.address, key.bytes);
+      postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+    }
+    this.statuses.executed(signature, slot, err);
+    const record: StoredTransaction = {
+      signature,
+      slot,
+      blockTime: this.slots.blockTime(slot),
+      err,
+      fee: transactionFee(tx),
+      computeUnits: meta.computeUnitsConsumed(),
+      logs: meta.logs(),
+      preBalances,
+      postBalances,
+      wire: job.wire,
+    };
+    return { signature, record };
+  }
+
+  private useSigverify(on: boolean): void {
+    if (this.sigverify === on) return;
+    this.svm.setSigverify(on);
+    this.sigverify = on;
+  }
+
+  // Every account key in message order (static, then loaded writable, then loaded readonly).
+  private resolveAccountKeys(tx: WireTransaction): ResolvedKey[] {
+    const keys: ResolvedKey[] = tx.accountKeys.map((bytes, i) => ({
+      bytes,
+      address: addressOf(bytes),
+      writable: isStaticKeyWritable(tx, i),
+    }));
+    if (tx.lookups.length === 0) return keys;
+    const loaded = { writable: [] as Uint8Array[], readonly: [] as Uint8Array[] };
+    for (const lookup of tx.lookups) {
+      const table = this.svm.getAccount(lookup.tableKey);
+      if (!table) throw ChainError.transactionFailed("AddressLookupTableNotFound");
+      const data = table.data();
+      const entry = (index: number) => {
+        const start = LOOKUP_TABLE_HEADER + index * 32;
+        if (start + 32 > data.length) throw ChainError.transactionFailed("InvalidAddressLookupTableIndex");
+        return data.subarray(start, start + 32);
+      };
+      for (const index of lookup.writableIndexes) loaded.writable.push(entry(index));
+      for (const index of lookup.readonlyIndexes) loaded.readonly.push(entry(index));
+    }
+    for (const bytes of loaded.writable) keys.push({ bytes, address: addressOf(bytes), writable: true });
+    for (const bytes of loaded.readonly) keys.push({ bytes, address: addressOf(bytes), writable: false });
+    return keys;
+  }
+}
