@@ -25,10 +25,10 @@ import { demoTokens } from "../src/chain/demo-tokens.js";
 import { WRAPPED_SOL_MINT } from "../src/chain/programs.js";
 import { RpcChain } from "../src/chain/rpc-client.js";
 import { USDC_MINT } from "../src/contract/markets.js";
+import type { OrderStatusResponse } from "../src/contract/trade.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/orders/intents.js";
-import type { OrderStatusResponse } from "../src/trading/orders/status.js";
 import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({

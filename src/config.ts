@@ -61,6 +61,8 @@ export const ConfigSchema = z.object({
       /^\d+$/.test(value) ? Number(value) : value.split(",").map((entry) => entry.trim()),
     ),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Log lines for people (pretty) or for collectors (json); unset, pretty on a terminal and json otherwise. */
+  LOG_FORMAT: z.enum(["pretty", "json"]).optional(),
   /** Seeds the derived market account addresses; fixed by the database on first start when unset. */
   VENUE_SEED: z.string().min(8).optional(),
   /** Requests per minute per client IP without a key (development mode); 0 means unlimited. */

@@ -21,7 +21,7 @@ import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { Logger } from "pino";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
-import { ApiError } from "../contract/errors.js";
+import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
 import { toWireError } from "../http/errors.js";
 import { installMetrics } from "../http/metrics.js";
@@ -29,16 +29,21 @@ import type { ZodApp } from "../http/types.js";
 import { isKeyParameter } from "../keys/url-keys.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
+import { marketsApiError } from "../markets/routes/errors.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
+import { tradeApiError } from "../trading/routes/errors.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
+import { createLogger } from "./logger.js";
 
 export interface AppDependencies {
-  config: Pick<Config, "LOG_LEVEL" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;
+  config: Pick<Config, "LOG_LEVEL" | "LOG_FORMAT" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;
   catalog: CatalogHolder;
   access: AccessControl;
+  /** Whether this app serves the prediction-market API (default true; false on a trade-only listener). */
+  marketsApi?: boolean;
   /** The upstream exchange behind the relayed operations; without it they are not offered. */
   relay?: MarketRelay;
   /** The market-data stream `/api/v1/ws`, fed from the upstream; offered only with the relay. */
@@ -60,19 +65,11 @@ const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELET
 export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   const timeouts: ListenerTimeouts = { ...HTTP_LIMITS, ...deps.timeouts };
   const app = Fastify({
-    ...(deps.logger
-      ? // A child, so that its request serializer replaces Fastify's, which would log the URL as sent.
-        { loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) }
-      : {
-          logger: {
-            level: deps.config.LOG_LEVEL,
-            redact: {
-              paths: ['req.headers["x-api-key"]', "req.headers.authorization"],
-              censor: "[redacted]",
-            },
-            serializers: { req: serializeRequest },
-          },
-        }),
+    // A child, so that its request serializer replaces Fastify's, which would log the URL as sent.
+    loggerInstance: (deps.logger ?? createLogger(deps.config, Boolean(process.stdout.isTTY))).child(
+      {},
+      { serializers: { req: serializeRequest } },
+    ),
     ...fastifyListenerOptions(timeouts),
     clientErrorHandler: answerClientError,
     trustProxy: trustedProxies(deps.config.TRUST_PROXY),
@@ -108,10 +105,12 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const wire = error.validation ? validationError(error) : toWireError(error);
+    const wire = error.validation ? validationError(error) : toWireError(catalogueError(error));
     if (wire.body.code === "internal") request.log.error({ err: error }, "request failed");
     else request.log.info({ code: wire.body.code }, wire.body.msg);
-    if (wire.status === 503) reply.header("retry-after", "1");
+    // What the catalogue says may succeed later, a 503 says when: at once, the next second.
+    if (wire.status === 503 && isErrorCode(wire.body.code) && ERRORS[wire.body.code].retryable)
+      reply.header("retry-after", "1");
     return reply.code(wire.status).send(wire.body);
   });
 
@@ -163,9 +162,12 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream), {
-    prefix: "/api/v1",
-  });
+  const marketsApi = deps.marketsApi ?? true;
+  if (marketsApi) {
+    await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream), {
+      prefix: "/api/v1",
+    });
+  }
   if (deps.trading) {
     deps.trading.quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
     await app.register(registerTradeApi(deps.trading, deps.config.MODE));
@@ -178,12 +180,20 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     configuration: {
       title: "Oddsgate API",
       sources: [
-        { title: "Prediction markets", url: "/api/v1/openapi.json" },
+        ...(marketsApi ? [{ title: "Prediction markets", url: "/api/v1/openapi.json" }] : []),
         ...(deps.trading ? [{ title: "Trading", url: "/openapi.json" }] : []),
       ],
     },
   });
   return app;
+}
+
+/**
+ * A domain module's error as the catalogue error its route group maps it to (each group's
+ * `routes/errors.ts`); any other error as it is.
+ */
+function catalogueError(error: unknown): unknown {
+  return marketsApiError(error) ?? tradeApiError(error) ?? error;
 }
 
 /** One access line per request, with its status and time, instead of Fastify's two. */

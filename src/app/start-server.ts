@@ -1,7 +1,8 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
-import type { FastifyServerOptions } from "fastify";
+import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
 import type { Config } from "../config.js";
 import type { CatalogueFile } from "../contract/markets.js";
+import { every } from "../every.js";
 import type { AccessControl } from "../http/auth.js";
 import { MemoryRateStore, type RateStore, RedisRateStore } from "../http/rate-limit.js";
 import type { ZodApp } from "../http/types.js";
@@ -17,19 +18,26 @@ import { buildApp } from "./build-app.js";
 import { type ChainConnection, connectChain } from "./connect-chain.js";
 import { startTrading, type Trading } from "./connect-trading.js";
 import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
+import { Lifecycle } from "./lifecycle.js";
 
 /** How often an instance checks storage for a catalogue another process changed. */
 export const CATALOG_POLL_MS = 2_000;
 
 export interface RunningServer {
+  /** The app serving the prediction-market API (and the trade API too, unless it has its own port). */
   readonly app: ZodApp;
+  /** The app serving the trade API: the same app unless the ports split the two groups. */
+  readonly tradeApp: ZodApp;
   readonly storage: Storage;
   readonly catalog: CatalogHolder;
   readonly upstream: UpstreamConnection;
   readonly chain: ChainConnection;
   readonly trading: Trading;
+  readonly marketStream: MarketStreamHub;
   /** Base URL of the prediction-market API listener, e.g. http://127.0.0.1:8080. */
   readonly url: string;
+  /** Base URL of the trade API listener: `url` unless the ports split the two groups. */
+  readonly tradeUrl: string;
   close(): Promise<void>;
 }
 
@@ -37,196 +45,203 @@ export interface StartOptions {
   logger?: FastifyServerOptions["loggerInstance"];
 }
 
+/**
+ * Where each API group listens: on its own port when MARKETS_PORT or TRADE_PORT names one, else on
+ * PORT. Both share one app when they land on the same port (two explicit 0s mean two free ports).
+ */
+export function listenerPlan(config: Pick<Config, "PORT" | "MARKETS_PORT" | "TRADE_PORT">) {
+  const marketsPort = config.MARKETS_PORT ?? config.PORT;
+  const tradePort = config.TRADE_PORT ?? config.PORT;
+  const bothExplicit = config.MARKETS_PORT !== undefined && config.TRADE_PORT !== undefined;
+  const shared = marketsPort === tradePort && !(marketsPort === 0 && bothExplicit);
+  return { marketsPort, tradePort, shared };
+}
+
 /** Opens storage, starts listening, then loads the catalog (health-check answers 503 until then). */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const storage = await openStorage(config);
-  const catalog = new CatalogHolder();
-  let app: ZodApp | undefined;
-  let poll: NodeJS.Timeout | undefined;
-  let keys: KeyRing | undefined;
-  let rateStore: RateStore | undefined;
-  let upstream: UpstreamConnection | undefined;
-  let chain: ChainConnection | undefined;
-  let trading: Trading | undefined;
-  let marketStream: MarketStreamHub | undefined;
-  let stopSync = () => {};
-  const close = async () => {
-    clearInterval(poll);
-    stopSync();
-    marketStream?.stop();
-    await app?.close();
-    await trading?.close();
-    await upstream?.close();
-    await chain?.close();
-    await keys?.stop();
-    await rateStore?.close();
-    await storage.close();
-  };
+  const lifecycle = new Lifecycle();
   try {
-    const venueSeed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
-    keys = new KeyRing(storage.db);
-    rateStore = config.REDIS_URL
-      ? await RedisRateStore.connect(config.REDIS_URL, config.REDIS_PREFIX)
-      : new MemoryRateStore();
-    const access: AccessControl = {
-      mode: config.MODE,
-      keys,
-      rateStore,
-      limits: {
-        anonymous: config.RATE_LIMIT_ANONYMOUS,
-        standard: config.RATE_LIMIT_STANDARD,
-        pro: config.RATE_LIMIT_PRO,
-      },
-    };
-    // Generated at most once, for the empty database and the simulator alike.
-    const demoAnchor = await resolveDemoAnchor(storage.db);
-    let demo: CatalogueFile | undefined;
-    const demoCatalogue = async () => {
-      const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
-      demo ??= generateDemoCatalogue({ anchor: demoAnchor });
-      return demo;
-    };
-    const useDemo = config.DEMO_CATALOGUE && (await isCatalogueEmpty(storage.db));
-    if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
-    upstream = await connectUpstream(config, () => demo as CatalogueFile);
-    const upstreamClient = upstream.client;
-    // The chain and trading log through the app's logger, which exists only once the app is built.
-    const lateLogger = {
-      info: (object: object, message: string) => app?.log.info(object, message),
-      warn: (object: object, message: string) => app?.log.warn(object, message),
-      error: (object: object, message: string) => app?.log.error(object, message),
-    };
-    const keyRing = keys;
-    chain = await connectChain(config, {
-      storage,
-      venueSeed,
-      logger: lateLogger,
-      // In production the sandbox's JSON-RPC and PubSub take the same API keys as the HTTP API.
-      sandbox: {
-        mode: config.MODE,
-        authorize: async (headers) => {
-          const secret = headers["x-api-key"];
-          if (typeof secret !== "string") return false;
-          // A known key is answered from memory, as the HTTP API answers it; only a miss reads storage.
-          return (keyRing.lookup(secret) ?? (await keyRing.check(secret))) !== undefined;
-        },
-      },
-    });
-    const connectedChain = chain;
-    const relay = new MarketRelay(upstreamClient);
-    marketStream = new MarketStreamHub({ catalog, relay, upstream: upstreamClient, logger: lateLogger });
-    marketStream.start();
-    trading = await startTrading(config, {
-      storage,
-      chain,
-      venueSeed,
-      fetchBook: (ticker) => relay.orderbookLevels(ticker),
-      logger: lateLogger,
-    });
-    const tradingBook = trading.book;
-    app = await buildApp({
-      config,
-      catalog,
-      access,
-      relay,
-      marketStream,
-      chain,
-      trading,
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
-    // A failing refresh means revocations stop arriving: it must be heard.
-    await keys.start(app.log);
-    await app.listen({ host: config.HOST, port: config.MARKETS_PORT ?? config.PORT });
-    const log = app.log;
-    log.info(
-      {
-        storage: storage.location,
-        mode: config.MODE,
-        sharedLimits: Boolean(config.REDIS_URL),
-        upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
-        chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
-      },
-      "storage open",
-    );
-
-    if (trading.demoPoolsCreated > 0) log.info({ pools: trading.demoPoolsCreated }, "created the demo pools");
-    if (useDemo) {
-      const counts = await saveCatalogue(storage.db, venueSeed, await demoCatalogue());
-      log.info(counts, "loaded the demo catalogue into the empty database");
-    }
-    // The simulator holds its own copy; ours is no longer needed.
-    demo = undefined;
-    const loaded = await catalog.load(storage.db);
-    // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog
-    // shows, and its active ones trade on the prediction venue.
-    const followCatalog = async () => {
-      const markets = catalog.require().markets.filter((m) => m.record.tokenized);
-      const created = await connectedChain.addMarkets(markets.map((m) => m.addresses));
-      if (created > 0) log.info({ accounts: created }, "created the chain accounts of tokenized markets");
-      await tradingBook.updatePredictionMarkets(catalog.require());
-    };
-    await followCatalog();
-    log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
-
-    const db = storage.db;
-    poll = setInterval(() => {
-      catalog.refreshIfChanged(db).then(
-        async (changed) => {
-          if (!changed) return;
-          log.info({ version: catalog.current?.version }, "catalog reloaded");
-          await followCatalog();
-        },
-        (error: unknown) => log.error({ err: error }, "catalog refresh failed; serving the previous one"),
-      );
-    }, CATALOG_POLL_MS);
-    poll.unref();
-    if (config.SYNC_INTERVAL > 0) {
-      stopSync = startPeriodicSync(
-        config.SYNC_INTERVAL * 1000,
-        async () => {
-          const result = await syncFromUpstream({
-            db,
-            venueSeed,
-            upstream: upstreamClient,
-            tokenize: config.SYNC_TOKENIZE,
-          });
-          if (result.changed.events > 0 || result.changed.series > 0) {
-            log.info(result, "sync stored upstream changes");
-            if (await catalog.refreshIfChanged(db)) await followCatalog();
-          }
-        },
-        log,
-      );
-    }
-
-    const address = app.server.address();
-    const port = typeof address === "object" && address ? address.port : config.PORT;
-    const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-    return { app, storage, catalog, upstream, chain, trading, url: `http://${host}:${port}`, close };
+    return await start(config, options, lifecycle);
   } catch (error) {
-    await close();
+    await lifecycle.close();
     throw error;
   }
 }
 
-/** Runs `sync` now and then every `intervalMs` after the previous run ends; returns a stop function. */
-function startPeriodicSync(
-  intervalMs: number,
-  sync: () => Promise<void>,
-  log: { error(obj: object, msg: string): void },
-): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const run = () => {
-    sync()
-      .catch((error: unknown) => log.error({ err: error }, "sync failed; the catalogue stays as it was"))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(run, intervalMs).unref();
-      });
+async function start(config: Config, options: StartOptions, lifecycle: Lifecycle): Promise<RunningServer> {
+  const storage = await openStorage(config);
+  lifecycle.defer("storage", () => storage.close());
+  const db = storage.db;
+  const venueSeed = await resolveVenueSeed(db, config.VENUE_SEED);
+  const keys = new KeyRing(db);
+  lifecycle.defer("api keys", () => keys.stop());
+  const rateStore: RateStore = config.REDIS_URL
+    ? await RedisRateStore.connect(config.REDIS_URL, config.REDIS_PREFIX)
+    : new MemoryRateStore();
+  lifecycle.defer("rate store", () => rateStore.close());
+  const access: AccessControl = {
+    mode: config.MODE,
+    keys,
+    rateStore,
+    limits: {
+      anonymous: config.RATE_LIMIT_ANONYMOUS,
+      standard: config.RATE_LIMIT_STANDARD,
+      pro: config.RATE_LIMIT_PRO,
+    },
   };
-  run();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
+
+  // Generated at most once, for the empty database and the simulator alike.
+  const demoAnchor = await resolveDemoAnchor(db);
+  let demo: CatalogueFile | undefined;
+  const demoCatalogue = async () => {
+    const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
+    demo ??= generateDemoCatalogue({ anchor: demoAnchor });
+    return demo;
   };
+  const useDemo = config.DEMO_CATALOGUE && (await isCatalogueEmpty(db));
+  if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
+  const upstream = await connectUpstream(config, () => demo as CatalogueFile);
+  lifecycle.defer("upstream", () => upstream.close());
+
+  // The chain and trading log through the app's logger, which exists only once the app is built.
+  let log: FastifyBaseLogger | undefined;
+  const lateLogger = {
+    info: (object: object, message: string) => log?.info(object, message),
+    warn: (object: object, message: string) => log?.warn(object, message),
+    error: (object: object, message: string) => log?.error(object, message),
+  };
+  const chain = await connectChain(config, {
+    storage,
+    venueSeed,
+    logger: lateLogger,
+    // In production the sandbox's JSON-RPC and PubSub take the same API keys as the HTTP API.
+    sandbox: {
+      mode: config.MODE,
+      authorize: async (headers) => {
+        const secret = headers["x-api-key"];
+        if (typeof secret !== "string") return false;
+        // A known key is answered from memory, as the HTTP API answers it; only a miss reads storage.
+        return (keys.lookup(secret) ?? (await keys.check(secret))) !== undefined;
+      },
+    },
+  });
+  lifecycle.defer("chain", () => chain.close());
+
+  const catalog = new CatalogHolder();
+  const relay = new MarketRelay(upstream.client);
+  const marketStream = new MarketStreamHub({ catalog, relay, upstream: upstream.client, logger: lateLogger });
+  const trading = await startTrading(config, {
+    storage,
+    chain,
+    venueSeed,
+    fetchBook: (ticker) => relay.orderbookLevels(ticker),
+    logger: lateLogger,
+  });
+  lifecycle.defer("trading", () => trading.close());
+
+  const plan = listenerPlan(config);
+  const common = { config, catalog, access, ...(options.logger ? { logger: options.logger } : {}) };
+  // The trade API and the sandbox's faucet go where the trade listener is.
+  const app = await buildApp({
+    ...common,
+    relay,
+    marketStream,
+    ...(plan.shared ? { trading, chain } : {}),
+  });
+  lifecycle.defer("markets listener", () => app.close());
+  const tradeApp = plan.shared ? app : await buildApp({ ...common, marketsApi: false, trading, chain });
+  if (tradeApp !== app) lifecycle.defer("trade listener", () => tradeApp.close());
+  log = app.log;
+  marketStream.start();
+  // Stopped before the listeners close, so its sockets are ended by the hub rather than cut.
+  lifecycle.defer("market stream", () => marketStream.stop());
+
+  // A failing refresh means revocations stop arriving: it must be heard.
+  await keys.start(app.log);
+  await app.listen({ host: config.HOST, port: plan.marketsPort });
+  if (tradeApp !== app) await tradeApp.listen({ host: config.HOST, port: plan.tradePort });
+  log.info(
+    {
+      storage: storage.location,
+      mode: config.MODE,
+      sharedLimits: Boolean(config.REDIS_URL),
+      upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
+      chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
+    },
+    "storage open",
+  );
+
+  if (trading.demoPoolsCreated > 0) log.info({ pools: trading.demoPoolsCreated }, "created the demo pools");
+  if (useDemo) {
+    const counts = await saveCatalogue(db, venueSeed, await demoCatalogue());
+    log.info(counts, "loaded the demo catalogue into the empty database");
+  }
+  // The simulator holds its own copy; ours is no longer needed.
+  demo = undefined;
+  const loaded = await catalog.load(db);
+  const running = log;
+  // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog
+  // shows, and its active ones trade on the prediction venue.
+  const followCatalog = async () => {
+    const markets = catalog.require().markets.filter((m) => m.record.tokenized);
+    const created = await chain.addMarkets(markets.map((m) => m.addresses));
+    if (created > 0) running.info({ accounts: created }, "created the chain accounts of tokenized markets");
+    await trading.book.updatePredictionMarkets(catalog.require());
+  };
+  await followCatalog();
+  log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
+
+  const catalogPoll = every(
+    CATALOG_POLL_MS,
+    async () => {
+      if (!(await catalog.refreshIfChanged(db))) return;
+      running.info({ version: catalog.current?.version }, "catalog reloaded");
+      await followCatalog();
+    },
+    { onError: (error) => running.error({ err: error }, "catalog refresh failed; serving the previous one") },
+  );
+  lifecycle.defer("catalog poll", () => catalogPoll.stop());
+  if (config.SYNC_INTERVAL > 0) {
+    const sync = every(
+      config.SYNC_INTERVAL * 1000,
+      async () => {
+        const result = await syncFromUpstream({
+          db,
+          venueSeed,
+          upstream: upstream.client,
+          tokenize: config.SYNC_TOKENIZE,
+        });
+        if (result.changed.events > 0 || result.changed.series > 0) {
+          running.info(result, "sync stored upstream changes");
+          if (await catalog.refreshIfChanged(db)) await followCatalog();
+        }
+      },
+      {
+        immediately: true,
+        onError: (error) => running.error({ err: error }, "sync failed; the catalogue stays as it was"),
+      },
+    );
+    lifecycle.defer("upstream sync", () => sync.stop());
+  }
+
+  return {
+    app,
+    tradeApp,
+    storage,
+    catalog,
+    upstream,
+    chain,
+    trading,
+    marketStream,
+    url: listenerUrl(app, config.HOST),
+    tradeUrl: listenerUrl(tradeApp, config.HOST),
+    close: () => lifecycle.close(),
+  };
+}
+
+/** The base URL an app is listening on. */
+function listenerUrl(app: ZodApp, host: string): string {
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

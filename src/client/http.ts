@@ -1,4 +1,5 @@
 /** The HTTP transport the typed clients share: base URL, `x-api-key`, and `{code, msg}` errors. */
+import { ERRORS, isErrorCode } from "../contract/errors.js";
 
 export interface ClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:8080 (no /api/v1). */
@@ -17,8 +18,18 @@ export class OddsgateApiError extends Error {
     readonly code: string,
     readonly msg: string,
     readonly requestId: string | null,
+    /** Seconds the service asked to wait before retrying (its Retry-After), when it said. */
+    readonly retryAfterSeconds: number | undefined = undefined,
   ) {
     super(`${status} ${code}: ${msg}`);
+  }
+
+  /**
+   * Whether sending the same request again can succeed (the catalogue says so for its code; a code
+   * the catalogue does not know is retryable only as a 5xx from something in between).
+   */
+  get retryable(): boolean {
+    return isErrorCode(this.code) ? ERRORS[this.code].retryable : this.status >= 500;
   }
 }
 
@@ -67,7 +78,14 @@ export class ApiTransport {
       } catch {
         // Not our error body (a proxy in between, say): keep the raw text as the message.
       }
-      throw new OddsgateApiError(response.status, code, msg, response.headers.get("x-request-id"));
+      const retryAfter = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
+      throw new OddsgateApiError(
+        response.status,
+        code,
+        msg,
+        response.headers.get("x-request-id"),
+        Number.isFinite(retryAfter) ? retryAfter : undefined,
+      );
     }
     return JSON.parse(text) as T;
   }

@@ -8,9 +8,7 @@ import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import { bumpCounter } from "../storage/counters.js";
 import type { ApiKeysTable, Tables } from "../storage/database.js";
-
-export const KEY_TIERS = ["standard", "pro"] as const;
-export type KeyTier = (typeof KEY_TIERS)[number];
+import type { KeyTier } from "./tiers.js";
 
 /** Secrets start with this, so secret scanners and people recognise a leaked key. */
 export const SECRET_PREFIX = "og_";

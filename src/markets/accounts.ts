@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
+import { settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 
 export interface MarketAddresses {
@@ -32,25 +33,12 @@ const VENUE_SEED_KEY = "venue_seed";
  * would silently move every market's addresses.
  */
 export async function resolveVenueSeed(db: Kysely<Tables>, configured: string | undefined): Promise<string> {
-  const stored = await db
-    .selectFrom("meta")
-    .select("value")
-    .where("key", "=", VENUE_SEED_KEY)
-    .executeTakeFirst();
-  if (stored) {
-    if (configured !== undefined && configured !== stored.value) {
-      throw new Error(
-        "VENUE_SEED differs from the seed this database was created with; unset it or use the original",
-      );
-    }
-    return stored.value;
+  // Another instance may win the race to fix it: the stored value is the one that counts.
+  const stored = await settleMetaValue(db, VENUE_SEED_KEY, configured ?? randomBytes(32).toString("hex"));
+  if (configured !== undefined && configured !== stored) {
+    throw new Error(
+      "VENUE_SEED differs from the seed this database was created with; unset it or use the original",
+    );
   }
-  const seed = configured ?? randomBytes(32).toString("hex");
-  await db
-    .insertInto("meta")
-    .values({ key: VENUE_SEED_KEY, value: seed })
-    .onConflict((oc) => oc.column("key").doNothing())
-    .execute();
-  // Another instance may have won the race to create it: the stored value is the one that counts.
-  return resolveVenueSeed(db, configured);
+  return stored;
 }

@@ -1,9 +1,17 @@
 /** Holds the current catalog and keeps it in step with storage. */
 import type { Kysely } from "kysely";
-import { ApiError } from "../contract/errors.js";
 import type { Tables } from "../storage/database.js";
 import { type Catalog, CatalogBuilder } from "./catalog.js";
 import { readCatalogue, readCatalogVersion } from "./store.js";
+
+/** Asked for the catalog before its first load finished. */
+export class CatalogNotReadyError extends Error {
+  override name = "CatalogNotReadyError";
+
+  constructor() {
+    super("the market catalog is still loading; retry shortly");
+  }
+}
 
 export class CatalogHolder {
   private catalog: Catalog | undefined;
@@ -14,9 +22,9 @@ export class CatalogHolder {
     return this.catalog;
   }
 
-  /** The catalog, or a 503 `not_ready` while it is still loading. */
+  /** The catalog; throws CatalogNotReadyError while it is still loading. */
   require(): Catalog {
-    if (!this.catalog) throw new ApiError("not_ready", "the market catalog is still loading; retry shortly");
+    if (!this.catalog) throw new CatalogNotReadyError();
     return this.catalog;
   }
 

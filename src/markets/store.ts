@@ -1,5 +1,5 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
-import { type Kysely, sql, type Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
@@ -46,68 +46,73 @@ export async function saveCatalogue(
   };
 
   await db.transaction().execute(async (trx) => {
-    await upsertChunks(
-      trx,
-      "series",
-      file.series,
-      (s) => ({ ticker: s.ticker, data: JSON.stringify(s) }),
-      advance,
+    await inChunks(file.series, advance, (chunk) =>
+      trx
+        .insertInto("series")
+        .values(chunk.map((s) => ({ ticker: s.ticker, data: JSON.stringify(s) })))
+        .onConflict((oc) => oc.column("ticker").doUpdateSet((eb) => ({ data: eb.ref("excluded.data") })))
+        .execute(),
     );
-    await upsertChunks(
-      trx,
-      "events",
-      file.events,
-      ({ markets: _nested, ...event }) => ({
-        ticker: event.ticker,
-        series_ticker: event.seriesTicker,
-        data: JSON.stringify(event),
-      }),
-      advance,
+    await inChunks(file.events, advance, (chunk) =>
+      trx
+        .insertInto("events")
+        .values(
+          chunk.map(({ markets: _nested, ...event }) => ({
+            ticker: event.ticker,
+            series_ticker: event.seriesTicker,
+            data: JSON.stringify(event),
+          })),
+        )
+        .onConflict((oc) =>
+          oc.column("ticker").doUpdateSet((eb) => ({
+            series_ticker: eb.ref("excluded.series_ticker"),
+            data: eb.ref("excluded.data"),
+          })),
+        )
+        .execute(),
     );
-    await upsertChunks(
-      trx,
-      "markets",
-      markets,
-      (market) => {
-        const addresses = deriveMarketAddresses(venueSeed, market.ticker);
-        return {
-          ticker: market.ticker,
-          event_ticker: market.eventTicker,
-          market_ledger: addresses.marketLedger,
-          yes_mint: addresses.yesMint,
-          no_mint: addresses.noMint,
-          data: JSON.stringify(market),
-        };
-      },
-      advance,
+    await inChunks(markets, advance, (chunk) =>
+      trx
+        .insertInto("markets")
+        .values(
+          chunk.map((market) => {
+            const addresses = deriveMarketAddresses(venueSeed, market.ticker);
+            return {
+              ticker: market.ticker,
+              event_ticker: market.eventTicker,
+              market_ledger: addresses.marketLedger,
+              yes_mint: addresses.yesMint,
+              no_mint: addresses.noMint,
+              data: JSON.stringify(market),
+            };
+          }),
+        )
+        .onConflict((oc) =>
+          oc.column("ticker").doUpdateSet((eb) => ({
+            event_ticker: eb.ref("excluded.event_ticker"),
+            market_ledger: eb.ref("excluded.market_ledger"),
+            yes_mint: eb.ref("excluded.yes_mint"),
+            no_mint: eb.ref("excluded.no_mint"),
+            data: eb.ref("excluded.data"),
+          })),
+        )
+        .execute(),
     );
     await bumpCounter(trx, CATALOG_VERSION_KEY);
   });
   return { series: file.series.length, events: file.events.length, markets: markets.length };
 }
 
-type RowOf<T extends keyof Tables> = Tables[T];
-
-async function upsertChunks<T extends "series" | "events" | "markets", R>(
-  trx: Transaction<Tables>,
-  table: T,
+/** Writes `records` a chunk of CHUNK_ROWS at a time, reporting each chunk written. */
+async function inChunks<R>(
   records: readonly R[],
-  toRow: (record: R) => RowOf<T>,
   advance: (rows: number) => void,
+  write: (chunk: readonly R[]) => Promise<unknown>,
 ): Promise<void> {
   for (let start = 0; start < records.length; start += CHUNK_ROWS) {
-    const rows = records.slice(start, start + CHUNK_ROWS).map(toRow);
-    const columns = Object.keys(rows[0] as object).filter((c) => c !== "ticker");
-    await trx
-      .insertInto(table)
-      .values(rows as never)
-      .onConflict((oc) =>
-        oc
-          .column("ticker")
-          .doUpdateSet(Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
-      )
-      .execute();
-    advance(rows.length);
+    const chunk = records.slice(start, start + CHUNK_ROWS);
+    await write(chunk);
+    advance(chunk.length);
   }
 }
 

@@ -10,9 +10,10 @@
  */
 import type { WebSocket } from "ws";
 import { z } from "zod";
-import { ApiError } from "../contract/errors.js";
+import { every, type Repeating } from "../every.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { Upstream } from "../upstream/client.js";
+import { UpstreamNotFoundError } from "../upstream/errors.js";
 import { type MarketRelay, type ReferenceBook, toReferenceTrades } from "../upstream/relay.js";
 import type { CatalogHolder } from "./catalog-holder.js";
 
@@ -147,7 +148,7 @@ export class MarketStreamHub {
   private active: { version: number; tickers: readonly string[] } | undefined;
   private bookReadsRunning = 0;
   private readonly bookReadsWaiting: (() => void)[] = [];
-  private pollTimer: NodeJS.Timeout | undefined;
+  private polling: Repeating | undefined;
   private stopped = false;
 
   constructor(
@@ -163,23 +164,22 @@ export class MarketStreamHub {
   /** Starts polling and pinging. */
   start(): void {
     this.stopped = false;
-    const loop = () => {
-      this.poll()
-        .catch((error: unknown) => this.logFailure("poll", error))
-        .finally(() => {
-          // The next period starts after this one ends, so a slow upstream never piles up calls.
-          if (!this.stopped) this.pollTimer = setTimeout(loop, this.options.pollMs).unref();
-        });
-    };
-    this.pollTimer = setTimeout(loop, this.options.pollMs).unref();
+    this.polling = every(this.options.pollMs, () => this.poll(), {
+      onError: (error) => this.logFailure("poll", error),
+    });
     this.subscribers.start();
   }
 
   /** Stops polling and closes every connection. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.pollTimer);
+    this.polling?.stop();
     this.subscribers.stop();
+  }
+
+  /** Resolves once the poll after this call has ended (for tests; at once when not polling). */
+  nextPoll(): Promise<void> {
+    return this.polling?.nextRun() ?? Promise.resolve();
   }
 
   /** Takes a new connection. */
@@ -299,7 +299,7 @@ export class MarketStreamHub {
             this.publishBook(ticker, await this.deps.relay.orderbookLevels(ticker));
           } catch (error) {
             // A market without a book upstream has no bids: that is its current book.
-            if (error instanceof ApiError && error.code === "orderbook_not_found")
+            if (error instanceof UpstreamNotFoundError && error.subject === "orderbook")
               this.publishBook(ticker, { yes_bids: {}, no_bids: {}, sequence: 0 });
             else failures.push(error);
           }

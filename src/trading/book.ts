@@ -4,14 +4,14 @@
  * Quotes read only this in-memory state, so pricing never waits on storage or the chain.
  */
 import type { Address } from "@solana/kit";
-import { findAssociatedTokenPda } from "@solana-program/token";
 import type { Kysely } from "kysely";
 import type { AccountInfo, Chain, LatestBlockhash } from "../chain/chain.js";
 import { decodeTokenAccount } from "../chain/token-layout.js";
-import { ApiError } from "../contract/errors.js";
+import { every, type Repeating } from "../every.js";
 import type { Catalog } from "../markets/catalog.js";
 import type { Tables } from "../storage/database.js";
-import type { TradingMarket } from "./market.js";
+import { TradingNotReady } from "./errors.js";
+import type { VenueMarket } from "./market.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import {
   listPools,
@@ -21,6 +21,7 @@ import {
   tradingVersion,
 } from "./pools/store.js";
 import { MarketGraph } from "./router.js";
+import { associatedTokenAddress } from "./token-accounts.js";
 import { CPMM_VENUE, CpmmPool } from "./venues/cpmm-pool.js";
 import { PREDICTION_VENUE, type PredictionVenue } from "./venues/prediction.js";
 
@@ -53,16 +54,17 @@ export interface TradingBookOptions {
   logger?: BookLogger;
 }
 
+/** The venue's pools, tokens, markets and chain clock, held in memory and kept fresh every slot. */
 export class TradingBook {
   private pools = new Map<Address, CpmmPool>();
   /** Each pool by its authority and by its vaults: the accounts the venue signs for. */
   private poolsByAccount = new Map<string, CpmmPool>();
   private tokens = new Map<Address, TokenRecord>();
   private version = -1;
-  private timer: NodeJS.Timeout | undefined;
+  private refreshing: Repeating | undefined;
   private ticks = 0;
   private clockState: ChainClock | undefined;
-  graph = new MarketGraph([]);
+  graph = new MarketGraph<VenueMarket>([]);
   /** `GET /tokens` and `GET /tokens-with-decimals` bodies, serialized once per change. */
   tokensJson = "[]";
   tokensWithDecimalsJson = "[]";
@@ -78,10 +80,9 @@ export class TradingBook {
     return this.version >= 0;
   }
 
-  /** The chain's clock as of the last refresh; `not_ready` before the first. */
+  /** The chain's clock as of the last refresh; `TradingNotReady` before the first. */
   get clock(): ChainClock {
-    if (!this.clockState)
-      throw new ApiError("blockhash_unavailable", "the chain's latest blockhash is not known yet");
+    if (!this.clockState) throw new TradingNotReady("clock", "the chain's latest blockhash is not known yet");
     return this.clockState;
   }
 
@@ -131,22 +132,21 @@ export class TradingBook {
   async start(): Promise<void> {
     await this.reload();
     await this.refresh();
-    const tick = () => {
-      this.ticks += 1;
-      const work =
-        this.ticks % RELOAD_EVERY_SLOTS === 0 ? this.reload().then(() => this.refresh()) : this.refresh();
-      work
-        .catch((error: unknown) => this.options.logger?.error({ err: error }, "trading state refresh failed"))
-        .finally(() => {
-          if (this.timer) this.timer = setTimeout(tick, SLOT_MS).unref();
-        });
-    };
-    this.timer = setTimeout(tick, SLOT_MS).unref();
+    this.refreshing = every(
+      SLOT_MS,
+      async () => {
+        this.ticks += 1;
+        if (this.ticks % RELOAD_EVERY_SLOTS === 0) await this.reload();
+        await this.refresh();
+      },
+      { onError: (error) => this.options.logger?.error({ err: error }, "trading state refresh failed") },
+    );
   }
 
+  /** Stops the refreshes; one in progress finishes. */
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.refreshing?.stop();
+    this.refreshing = undefined;
   }
 
   /** Re-reads pools and tokens when storage has changed; returns whether anything did. */
@@ -167,20 +167,11 @@ export class TradingBook {
       const tokenB = tokens.get(record.mintB);
       if (!tokenA || !tokenB) continue;
       const authority = authorities.authority(record.keyId);
-      const vaults = await Promise.all(
-        [tokenA, tokenB].map(async (token) => {
-          const [vault] = await findAssociatedTokenPda({
-            owner: authority.address,
-            mint: token.mint,
-            tokenProgram: token.program,
-          });
-          return vault;
-        }),
-      );
-      pools.set(
-        record.address,
-        new CpmmPool(record, [tokenA, tokenB], [vaults[0] as Address, vaults[1] as Address], authority),
-      );
+      const vaults = await Promise.all([
+        associatedTokenAddress(authority.address, tokenA.mint, tokenA.program),
+        associatedTokenAddress(authority.address, tokenB.mint, tokenB.program),
+      ]);
+      pools.set(record.address, new CpmmPool(record, [tokenA, tokenB], vaults, authority));
     }
     this.pools = pools;
     this.poolsByAccount = new Map();
@@ -225,7 +216,7 @@ export class TradingBook {
   }
 
   private rebuildGraph(): void {
-    const markets: TradingMarket[] = [...this.pools.values(), ...(this.options.prediction?.markets() ?? [])];
+    const markets: VenueMarket[] = [...this.pools.values(), ...(this.options.prediction?.markets() ?? [])];
     this.graph = new MarketGraph(markets);
   }
 }

@@ -7,7 +7,7 @@
  * or its blockhash has expired.
  */
 import type { Address } from "@solana/kit";
-import type { PoolHold } from "./venues/cpmm-pool.js";
+import type { PoolHold } from "./market.js";
 
 export interface FirmQuoteLimits {
   /** Live firm quotes of one wallet (0: unbounded). */

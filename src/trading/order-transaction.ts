@@ -15,18 +15,18 @@ import {
   createAssociatedTokenIdempotent,
   tokenTransfer,
 } from "./instructions.js";
+import type { SyncMarket } from "./market.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { RouteLeg } from "./router.js";
 import { associatedTokenAddress } from "./token-accounts.js";
 import { type CompiledMessage, compileMessage, signedTransaction } from "./transaction.js";
-import type { CpmmPool } from "./venues/cpmm-pool.js";
 
 /** Compute units a spot order transaction asks for (the reference's default). */
 export const ORDER_COMPUTE_UNIT_LIMIT = 200_000;
 
 export interface OrderTransactionInput {
   user: Address;
-  legs: readonly RouteLeg[];
+  legs: readonly RouteLeg<SyncMarket>[];
   /** What the user receives (the last leg's output less the platform fee). */
   userOutAmount: bigint;
   platformFee: { amount: bigint; account: Address } | undefined;
@@ -79,20 +79,18 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   }
   instructions.push(createAccount(userOut, tokens.output));
 
-  const pools = input.legs.map((leg) => leg.market as CpmmPool);
-  const firstPool = pools[0] as CpmmPool;
   instructions.push(
     tokenTransfer(
       tokens.input,
       userIn,
-      vaultOf(firstPool, firstLeg.inputMint),
+      vaultOf(firstLeg.market, firstLeg.inputMint),
       input.user,
       firstLeg.inAmount,
     ),
   );
   input.legs.forEach((leg, index) => {
-    const pool = pools[index] as CpmmPool;
-    const next = pools[index + 1];
+    const pool = leg.market;
+    const next = input.legs[index + 1]?.market;
     const authority = pool.authority.address;
     const outToken = tokens.token(leg.outputMint);
     const source = vaultOf(pool, leg.outputMint);
@@ -121,7 +119,7 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   }
 
   const message = compileMessage(input.user, instructions, input.lifetime.blockhash);
-  const signers = [...new Set(pools)].map((pool) => pool.authority);
+  const signers = [...new Set(input.legs.map((leg) => leg.market.authority))];
   input.beforeSigning?.(
     message,
     instructions,
@@ -130,6 +128,6 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   return signedTransaction(message, signers);
 }
 
-function vaultOf(pool: CpmmPool, mint: Address): Address {
+function vaultOf(pool: SyncMarket, mint: Address): Address {
   return pool.vaults[pool.sideOf(mint)];
 }

@@ -7,39 +7,24 @@ import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
-import { ApiError } from "../contract/errors.js";
 import type { OrderResponse, RoutePlanLeg } from "../contract/trade.js";
 import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
-import type { ChainClock, TradingBook } from "./book.js";
-import { type FirmQuoteLimits, FirmQuoteRefused, FirmQuotes } from "./firm-quotes.js";
-import type { TradingMarket } from "./market.js";
-import { AUTO_SLIPPAGE_BPS, type OrderRequest } from "./order-params.js";
+import type { TradingBook } from "./book.js";
+import { type OrderRefusal, OrderRefused, TradingNotReady } from "./errors.js";
+import { type FirmQuoteLimits, FirmQuotes } from "./firm-quotes.js";
+import type { VenueMarket } from "./market.js";
+import { AUTO_SLIPPAGE_BPS, type OrderRequest, type PricedRoute } from "./order-terms.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "./order-transaction.js";
 import { issuePredictionOrder } from "./orders/prediction-orders.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
-import type { Route } from "./router.js";
-import { checkMessageBeforeSigning, UnsafeTransactionError } from "./signing-guard.js";
+import type { Route, SyncRoute } from "./router.js";
+import { checkMessageBeforeSigning } from "./signing-guard.js";
 import { associatedTokenAddress } from "./token-accounts.js";
 import { BPS } from "./venues/cpmm.js";
-import { CpmmPool } from "./venues/cpmm-pool.js";
 
 export type { OrderResponse, RoutePlanLeg };
-
-/** A request routed and priced, before any transaction. */
-export interface PricedRoute {
-  input: TokenRecord;
-  output: TokenRecord;
-  clock: ChainClock;
-  route: Route;
-  platformFee: bigint;
-  /** What the user receives: the route's output less the platform fee. */
-  outAmount: bigint;
-  impact: number;
-  slippageBps: number;
-  threshold: bigint;
-}
 
 /** Who asks for a firm quote: the key or the address its bound is counted against. */
 export type ClientId = string;
@@ -64,12 +49,11 @@ export class OrderDesk {
   /** Routes and prices a request: the part `/order` and `/intent` share. */
   async price(request: OrderRequest): Promise<PricedRoute> {
     const { book } = this;
-    if (!book.loaded)
-      throw new ApiError("amm_map_not_initialized", "the pools are still loading; retry shortly");
+    if (!book.loaded) throw new TradingNotReady("pools", "the pools are still loading; retry shortly");
     const input = this.listed(request.inputMint, "invalid_input_mint", "inputMint");
     const output = this.listed(request.outputMint, "invalid_output_mint", "outputMint");
     if (request.userPublicKey && book.isVenueAccount(request.userPublicKey)) {
-      throw new ApiError(
+      throw new OrderRefused(
         "invalid_user_public_key",
         `userPublicKey ${request.userPublicKey} is one of the venue's own accounts`,
       );
@@ -92,7 +76,7 @@ export class OrderDesk {
       venues,
     });
     if (!route) {
-      throw new ApiError(
+      throw new OrderRefused(
         "route_not_found",
         `no route from ${request.inputMint} to ${request.outputMint} for ${request.amount} with the allowed venues and route length`,
       );
@@ -100,10 +84,10 @@ export class OrderDesk {
     const platformFee = (route.outAmount * BigInt(request.platformFeeBps)) / BPS;
     const outAmount = route.outAmount - platformFee;
     if (outAmount <= 0n)
-      throw new ApiError("zero_out_amount", "the route pays nothing for this amount after fees");
+      throw new OrderRefused("zero_out_amount", "the route pays nothing for this amount after fees");
     const impact = priceImpact(route);
     if (impact * 100 > request.priceImpactTolerancePct) {
-      throw new ApiError(
+      throw new OrderRefused(
         "price_impact_too_high",
         `the route's price impact is ${(impact * 100).toFixed(2)}%, above priceImpactTolerancePct ${request.priceImpactTolerancePct}%`,
       );
@@ -115,8 +99,8 @@ export class OrderDesk {
 
   /** Quotes `request` and, with a user, issues its transaction; `client` is who asks, for the bounds of firm quotes. */
   async order(request: OrderRequest, client: ClientId = "local"): Promise<OrderResponse> {
-    const { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold } =
-      await this.price(request);
+    const priced = await this.price(request);
+    const { input, clock, route, platformFee, outAmount, impact, slippageBps, threshold } = priced;
     const response: OrderResponse = {
       inputMint: request.inputMint,
       inAmount: route.inAmount.toString(),
@@ -143,46 +127,36 @@ export class OrderDesk {
         outputMintDecimals: this.token(leg.outputMint).decimals,
       })),
     };
+    const user = request.userPublicKey;
     if (route.executionMode === "async") {
       // An outcome order that cannot fill (or the part of it that cannot) returns the input.
       response.revertMint = request.inputMint;
       response.predictionMarketSlippageBps = request.predictionMarketSlippageBps ?? slippageBps;
-      if (request.userPublicKey) {
-        if (!this.orders)
-          throw new ApiError("route_not_found", "this venue takes no prediction-market orders");
-        // Nothing is held for an async order, so its funds are checked only against itself.
-        const balance = await this.balanceOf(request.userPublicKey, input, false);
-        this.admit(
-          { wallet: request.userPublicKey, client, inputMint: input.mint, inAmount: request.amount, balance },
-          clock.blockHeight,
-        );
-        const opened = await issuePredictionOrder(
-          this.orders,
-          { ...request, userPublicKey: request.userPublicKey },
-          { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold },
-        );
-        return { ...response, ...opened, prioritizationFeeLamports: 0 };
-      }
+      if (!user) return response;
+      if (!this.orders)
+        throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
+      // Nothing is held for an async order, so its funds are checked only against itself.
+      const balance = await this.balanceOf(user, input, false);
+      this.firmQuotes.admit(
+        { wallet: user, client, inputMint: input.mint, inAmount: request.amount, balance },
+        clock.blockHeight,
+      );
+      const opened = await issuePredictionOrder(this.orders, { ...request, userPublicKey: user }, priced);
+      return { ...response, ...opened, prioritizationFeeLamports: 0 };
     }
-    const user = request.userPublicKey;
     if (!user) return response;
-    return this.issue(
-      { ...request, userPublicKey: user },
-      client,
-      { input, output, clock, route, platformFee, outAmount },
-      response,
-    );
+    return this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
   }
 
   /** Issues a firm spot quote's transaction, signed by its pools, holding their output for the user. */
   private async issue(
     request: OrderRequest & { userPublicKey: Address },
     client: ClientId,
-    priced: Pick<PricedRoute, "input" | "output" | "clock" | "route" | "platformFee" | "outAmount">,
+    priced: PricedRoute,
+    route: SyncRoute<VenueMarket>,
     response: OrderResponse,
   ): Promise<OrderResponse> {
-    const { input, output, clock, route, platformFee, outAmount } = priced;
-    const pools = route.legs.map((leg) => poolOf(leg.market));
+    const { input, output, clock, platformFee, outAmount } = priced;
     const firm = {
       wallet: request.userPublicKey,
       client,
@@ -192,9 +166,9 @@ export class OrderDesk {
     };
     // From the admission to the holds nothing awaits, so a concurrent quote already prices without these tokens.
     const { lastValidBlockHeight } = clock.latest;
-    this.admit(firm, clock.blockHeight);
+    this.firmQuotes.admit(firm, clock.blockHeight);
     const legs = route.legs.map((leg, index) => ({
-      pool: pools[index] as CpmmPool,
+      pool: leg.market,
       inputMint: leg.inputMint,
       inAmount: leg.inAmount,
       outputMint: leg.outputMint,
@@ -235,8 +209,8 @@ export class OrderDesk {
         },
       };
     } catch (error) {
+      // Not issued (the signing guard refused it, or building failed): the output is free again.
       for (const hold of holds) hold.release();
-      if (error instanceof UnsafeTransactionError) throw new ApiError("bad_request", error.message);
       throw error;
     }
   }
@@ -250,64 +224,45 @@ export class OrderDesk {
     return amount ?? 0n;
   }
 
-  /** Admits a firm quote under the funds and bounds rules, mapping a refusal to its API error. */
-  private admit(
-    firm: { wallet: Address; client: ClientId; inputMint: Address; inAmount: bigint; balance: bigint },
-    blockHeight: bigint,
-  ): void {
-    try {
-      this.firmQuotes.admit(firm, blockHeight);
-    } catch (error) {
-      if (!(error instanceof FirmQuoteRefused)) throw error;
-      throw new ApiError(
-        error.reason === "insufficient_funds" ? "insufficient_funds" : "too_many_firm_quotes",
-        error.message,
-      );
-    }
-  }
-
+  /** The listed token `mint` names, refused with `reason` when the venue does not trade it. */
   private listed(
     mint: Address,
-    code: "invalid_input_mint" | "invalid_output_mint",
+    reason: Extract<OrderRefusal, "invalid_input_mint" | "invalid_output_mint">,
     name: string,
   ): TokenRecord {
     const token = this.book.token(mint);
-    if (!token) throw new ApiError(code, `${name} ${mint} is not a token this venue trades`);
+    if (!token) throw new OrderRefused(reason, `${name} ${mint} is not a token this venue trades`);
     return token;
   }
 
+  /** A token a route uses: always listed, since routes run over listed markets only. */
   private token(mint: Address): TokenRecord {
     const token = this.book.token(mint);
     if (!token) throw new Error(`route uses unlisted mint ${mint}`);
     return token;
   }
 
+  /** Refuses a fee account that is not the user's to name: a venue account, or not a token account of the output mint. */
   private async checkFeeAccount(feeAccount: Address, output: TokenRecord): Promise<void> {
     if (this.book.isVenueAccount(feeAccount))
-      throw new ApiError(
+      throw new OrderRefused(
         "invalid_fee_account",
         `feeAccount ${feeAccount} is one of the venue's own accounts`,
       );
     const account = await this.chain.getTokenAccount(feeAccount);
     if (!account || account.mint !== output.mint) {
-      throw new ApiError(
+      throw new OrderRefused(
         "invalid_fee_account",
         `feeAccount ${feeAccount} must be an existing token account of the output mint ${output.mint}`,
       );
     }
     if (this.book.isVenueAccount(account.owner)) {
-      throw new ApiError(
+      throw new OrderRefused(
         "invalid_fee_account",
         `feeAccount ${feeAccount} belongs to ${account.owner}, one of the venue's own accounts`,
       );
     }
   }
-}
-
-/** The pool behind a spot leg: a firm spot quote routes through pools only. */
-function poolOf(market: TradingMarket): CpmmPool {
-  if (!(market instanceof CpmmPool)) throw new Error(`a spot route leg is on ${market.venue}, not a pool`);
-  return market;
 }
 
 /** 1 − output / output at the marginal prices, never negative. */

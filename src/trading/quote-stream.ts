@@ -9,12 +9,12 @@
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
 import { z } from "zod";
+import { isAddressText } from "../chain/base58.js";
 import { uiAmountString } from "../chain/ui-amount.js";
 import { USDC_MINT } from "../contract/markets.js";
 import { badRequest, StreamPeers } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";
-import { isAddress } from "./transaction.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
 
 /** What a probe is worth: 10 USDC. */
@@ -45,10 +45,17 @@ const DEFAULTS: Required<QuoteStreamOptions> = {
   maxFramesBehind: 25,
 };
 
+/** A mint address in a client's message, branded once checked. */
+const MintField = (name: string) =>
+  z.custom<Address>(
+    (value) => typeof value === "string" && isAddressText(value),
+    `${name} must be a base58 mint address`,
+  );
+
 const PairMessage = z.object({
   op: z.enum(["subscribe", "unsubscribe"]),
-  base_mint: z.string().refine(isAddress, "base_mint must be a base58 mint address"),
-  quote_mint: z.string().refine(isAddress, "quote_mint must be a base58 mint address"),
+  base_mint: MintField("base_mint"),
+  quote_mint: MintField("quote_mint"),
 });
 const AllMessage = z.object({
   op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]),
@@ -206,8 +213,10 @@ export class QuoteStreamHub {
   computeQuotes(pairs: readonly string[]): Map<string, string> {
     const quotes = new Map<string, string>();
     for (const key of pairs) {
-      const [base, quote] = key.split("|") as [Address, Address];
-      if (base && quote) quotes.set(key, JSON.stringify(this.quotePair(base, quote)));
+      // Keys come from every instance through Redis: only well-formed pairs are quoted.
+      const [base, quote] = key.split("|");
+      if (base && quote && isAddressText(base) && isAddressText(quote))
+        quotes.set(key, JSON.stringify(this.quotePair(base, quote)));
     }
     return quotes;
   }
@@ -256,7 +265,7 @@ export class QuoteStreamHub {
         );
         return;
       }
-      this.addPair(subscriber, key, base as Address, quote as Address, false);
+      this.addPair(subscriber, key, base, quote, false);
     } else if (subscriber.pairs.delete(key)) {
       subscriber.unsubscribed.push({ sb: base, sq: quote, auto: false });
     }
@@ -416,7 +425,7 @@ export class QuoteStreamHub {
   private refreshPredictionList(): void {
     const pairs = new Map<string, [Address, Address]>();
     for (const market of this.book.prediction?.markets() ?? []) {
-      if (market.venue !== PREDICTION_VENUE || market.executionMode !== "async") continue;
+      if (market.venue !== PREDICTION_VENUE) continue;
       const outcome = market.mints[0] === USDC_MINT ? market.mints[1] : market.mints[0];
       pairs.set(`${outcome}|${USDC_MINT}`, [outcome, USDC_MINT]);
     }

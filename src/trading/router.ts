@@ -9,24 +9,37 @@
  * the number of markets touching the two mints, with a handful of exact quotes.
  */
 import type { Address } from "@solana/kit";
-import type { ExecutionMode, LegQuote, TradingMarket } from "./market.js";
+import { isSync, type LegQuote, type SyncOf, type TradingMarket } from "./market.js";
 
-export interface RouteLeg {
-  market: TradingMarket;
+export interface RouteLeg<M extends TradingMarket = TradingMarket> {
+  market: M;
   inputMint: Address;
   outputMint: Address;
   inAmount: bigint;
   outAmount: bigint;
 }
 
-export interface Route {
-  legs: RouteLeg[];
+interface RouteAmounts {
   inAmount: bigint;
   outAmount: bigint;
   /** The output at every leg's marginal price, fees included: the reference for price impact. */
   spotOutAmount: number;
-  executionMode: ExecutionMode;
 }
+
+/** A route one transaction executes: every leg is on a sync market. */
+export interface SyncRoute<M extends TradingMarket = TradingMarket> extends RouteAmounts {
+  executionMode: "sync";
+  legs: RouteLeg<SyncOf<M>>[];
+}
+
+/** A direct route on an async market: an order that settles later. */
+export interface AsyncRoute<M extends TradingMarket = TradingMarket> extends RouteAmounts {
+  executionMode: "async";
+  legs: RouteLeg<M>[];
+}
+
+/** A route over markets of type `M` (the venue's: `Route<VenueMarket>`). */
+export type Route<M extends TradingMarket = TradingMarket> = SyncRoute<M> | AsyncRoute<M>;
 
 export interface RouteRequest {
   inputMint: Address;
@@ -41,19 +54,19 @@ export interface RouteRequest {
 /** Estimates within this relative distance of the best are priced exactly, so float error never decides. */
 const ESTIMATE_TOLERANCE = 1e-9;
 
-interface BestLeg {
-  market: TradingMarket;
+interface BestLeg<M extends TradingMarket> {
+  market: M;
   quote: LegQuote;
 }
 
 /** An index of markets by mint and by mint pair, rebuilt whenever the set of markets changes. */
-export class MarketGraph {
+export class MarketGraph<M extends TradingMarket = TradingMarket> {
   /** mint → neighbouring mint → the markets pairing them. */
-  private readonly neighbours = new Map<Address, Map<Address, TradingMarket[]>>();
+  private readonly neighbours = new Map<Address, Map<Address, M[]>>();
   /** The venues of the markets, for telling a venue filter that excludes none. */
   private readonly venueNames = new Set<string>();
 
-  constructor(readonly markets: readonly TradingMarket[]) {
+  constructor(readonly markets: readonly M[]) {
     for (const market of markets) {
       const [a, b] = market.mints;
       link(this.neighbours, a, b, market);
@@ -74,23 +87,32 @@ export class MarketGraph {
   }
 
   /** The best route for the request, or null when none pays any output. */
-  bestRoute(request: RouteRequest): Route | null {
+  bestRoute(request: RouteRequest): Route<M> | null {
     const { inputMint, outputMint, amount } = request;
     // A filter naming every venue the graph has filters nothing: skip the per-market check.
     const venues = request.venues && !this.allVenuesIn(request.venues) ? request.venues : undefined;
     const fromInput = this.neighbours.get(inputMint);
     if (!fromInput) return null;
 
-    let best: Route | null = null;
+    let best: Route<M> | null = null;
     const direct = bestLeg(fromInput.get(outputMint), inputMint, amount, venues, false);
     if (direct) {
-      best = {
-        legs: [leg(direct, inputMint, outputMint, amount)],
-        inAmount: direct.quote.inAmount,
-        outAmount: direct.quote.outAmount,
-        spotOutAmount: direct.quote.spotOutAmount,
-        executionMode: direct.market.executionMode,
-      };
+      const { market, quote } = direct;
+      best = isSync(market)
+        ? {
+            legs: [leg(market, quote, inputMint, outputMint, amount)],
+            inAmount: quote.inAmount,
+            outAmount: quote.outAmount,
+            spotOutAmount: quote.spotOutAmount,
+            executionMode: "sync",
+          }
+        : {
+            legs: [leg(market, quote, inputMint, outputMint, amount)],
+            inAmount: quote.inAmount,
+            outAmount: quote.outAmount,
+            spotOutAmount: quote.spotOutAmount,
+            executionMode: "async",
+          };
     }
     if (request.maxLegs < 2) return best;
 
@@ -105,13 +127,17 @@ export class MarketGraph {
       const secondMarkets = walk === fromInput ? other.get(middle) : walk.get(middle);
       if (!firstMarkets || !secondMarkets) continue;
       // Async (prediction) markets settle later, so they cannot be part of a one-transaction route.
+      // bestLeg took sync markets only; `isSync` tells the types so.
       const first = bestLeg(firstMarkets, inputMint, amount, venues, true);
-      if (!first) continue;
+      if (!first || !isSync(first.market)) continue;
       const second = bestLeg(secondMarkets, middle, first.quote.outAmount, venues, true);
-      if (!second) continue;
+      if (!second || !isSync(second.market)) continue;
       if (best && second.quote.outAmount <= best.outAmount) continue;
       best = {
-        legs: [leg(first, inputMint, middle, amount), leg(second, middle, outputMint, first.quote.outAmount)],
+        legs: [
+          leg(first.market, first.quote, inputMint, middle, amount),
+          leg(second.market, second.quote, middle, outputMint, first.quote.outAmount),
+        ],
         inAmount: first.quote.inAmount,
         outAmount: second.quote.outAmount,
         spotOutAmount:
@@ -130,20 +156,20 @@ let estimates = new Float64Array(64);
  * The market paying the most for `amount` of `inputMint` among `markets`, exactly priced. With
  * `venues`, only markets of those venues count; with `syncOnly`, only sync markets.
  */
-function bestLeg(
-  markets: readonly TradingMarket[] | undefined,
+function bestLeg<M extends TradingMarket>(
+  markets: readonly M[] | undefined,
   inputMint: Address,
   amount: bigint,
   venues: ReadonlySet<string> | undefined,
   syncOnly: boolean,
-): BestLeg | null {
+): BestLeg<M> | null {
   if (!markets) return null;
   const count = markets.length;
   if (estimates.length < count) estimates = new Float64Array(count * 2);
   let bestEstimate = 0;
   const approximateAmount = Number(amount);
   for (let index = 0; index < count; index++) {
-    const market = markets[index] as TradingMarket;
+    const market = markets[index] as M;
     const allowed =
       (!syncOnly || market.executionMode === "sync") && (venues === undefined || venues.has(market.venue));
     const estimate = allowed ? market.estimate(inputMint, amount, approximateAmount) : 0;
@@ -152,10 +178,10 @@ function bestLeg(
   }
   if (bestEstimate <= 0) return null;
   const threshold = bestEstimate * (1 - ESTIMATE_TOLERANCE);
-  let best: BestLeg | null = null;
+  let best: BestLeg<M> | null = null;
   for (let index = 0; index < count; index++) {
     if ((estimates[index] as number) < threshold) continue;
-    const market = markets[index] as TradingMarket;
+    const market = markets[index] as M;
     const quote = market.quote(inputMint, amount);
     if (quote && quote.outAmount > 0n && (!best || quote.outAmount > best.quote.outAmount)) {
       best = { market, quote };
@@ -164,15 +190,21 @@ function bestLeg(
   return best;
 }
 
-function leg(best: BestLeg, inputMint: Address, outputMint: Address, inAmount: bigint): RouteLeg {
-  return { market: best.market, inputMint, outputMint, inAmount, outAmount: best.quote.outAmount };
+function leg<M extends TradingMarket>(
+  market: M,
+  quote: LegQuote,
+  inputMint: Address,
+  outputMint: Address,
+  inAmount: bigint,
+): RouteLeg<M> {
+  return { market, inputMint, outputMint, inAmount, outAmount: quote.outAmount };
 }
 
-function link(
-  index: Map<Address, Map<Address, TradingMarket[]>>,
+function link<M extends TradingMarket>(
+  index: Map<Address, Map<Address, M[]>>,
   from: Address,
   to: Address,
-  market: TradingMarket,
+  market: M,
 ) {
   let byMint = index.get(from);
   if (!byMint) {

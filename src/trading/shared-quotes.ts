@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { every, type Repeating } from "../every.js";
 
 /** Pair key (`base|quote`) → the serialized update the stream sends for it. */
 export type PairQuotes = ReadonlyMap<string, string>;
@@ -19,11 +20,12 @@ export interface SharedQuotesOptions {
   logger?: { error(object: object, message: string): void };
 }
 
+/** One instance's side of the shared quotes: announces its pairs, leads when it can, receives what the leader publishes. */
 export class SharedQuotes {
   private readonly id = randomUUID();
   private readonly followed = new Set<string>();
   private latestQuotes: PairQuotes = new Map();
-  private timer: NodeJS.Timeout | undefined;
+  private slots: Repeating | undefined;
   private leading = false;
 
   private constructor(
@@ -48,11 +50,10 @@ export class SharedQuotes {
     const shared = new SharedQuotes(redis, subscriber, options);
     await subscriber.subscribe(shared.channel);
     subscriber.on("message", (_channel, message) => shared.receive(message));
-    shared.timer = setInterval(() => {
-      shared
-        .slot()
-        .catch((error: unknown) => options.logger?.error({ err: error }, "shared quotes: a slot failed"));
-    }, options.slotMs).unref();
+    // A slow Redis delays the next slot rather than piling slots up.
+    shared.slots = every(options.slotMs, () => shared.slot(), {
+      onError: (error) => options.logger?.error({ err: error }, "shared quotes: a slot failed"),
+    });
     return shared;
   }
 
@@ -72,8 +73,9 @@ export class SharedQuotes {
     return this.leading;
   }
 
+  /** Stops the slots, gives up the lead and disconnects. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.slots?.stop();
     if (this.leading) await this.redis.del(this.leaderKey).catch(() => {});
     this.redis.disconnect();
     this.subscriber.disconnect();

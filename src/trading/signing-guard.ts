@@ -12,8 +12,8 @@ import type { Address, Instruction, ReadonlyUint8Array } from "@solana/kit";
 import { addressOf } from "../chain/base58.js";
 import { isTokenProgram } from "../chain/programs.js";
 import { parseWireTransaction } from "../chain/wire.js";
+import type { SyncMarket } from "./market.js";
 import type { CompiledMessage } from "./transaction.js";
-import type { CpmmPool } from "./venues/cpmm-pool.js";
 
 /** What the guard needs to know of the venue's accounts (the trading book answers it). */
 export interface VenueAccounts {
@@ -22,7 +22,7 @@ export interface VenueAccounts {
 
 /** One leg of the swap the venue agreed to. */
 export interface GuardedLeg {
-  pool: CpmmPool;
+  pool: SyncMarket;
   inputMint: Address;
   inAmount: bigint;
   outputMint: Address;
@@ -116,7 +116,7 @@ function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAcco
   if (venue.isVenueAccount(swap.payer)) refuse(`its party ${swap.payer} is one of the venue's accounts`);
 
   // The keys the venue signed for: the pools of the route, and the payer when it is the venue's escrow.
-  const pools = new Map<string, CpmmPool>(swap.legs.map((leg) => [leg.pool.authority.address, leg.pool]));
+  const pools = new Map<string, SyncMarket>(swap.legs.map((leg) => [leg.pool.authority.address, leg.pool]));
   let unsigned = 0;
   for (const [i, signed] of plan.signed.entries()) {
     const signer = keys[i] as string;
@@ -129,7 +129,7 @@ function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAcco
   }
   if (!swap.payerSignedByVenue && unsigned === 0) refuse("it would be complete without the user");
 
-  const vaults = new Map<string, { pool: CpmmPool; paid: bigint; received: bigint }>();
+  const vaults = new Map<string, { pool: SyncMarket; paid: bigint; received: bigint }>();
   for (const pool of pools.values()) {
     for (const vault of pool.vaults) vaults.set(vault, { pool, paid: 0n, received: 0n });
   }

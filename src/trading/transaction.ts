@@ -5,36 +5,11 @@
  * message out as the runtime expects and signs with `node:crypto`. Tests check its bytes against
  * kit's decoder and the chain executes them.
  */
-import { AccountRole, type Address, type Instruction } from "@solana/kit";
-import { LRUCache } from "lru-cache";
-import { decodeBase58 } from "../chain/base58.js";
+import { AccountRole, type Instruction } from "@solana/kit";
+import { addressBytes } from "../chain/base58.js";
 import type { Keypair } from "../chain/ed25519.js";
 
 const VERSION_0 = 0x80;
-const decoded = new LRUCache<string, Uint8Array>({ max: 100_000 });
-
-/** The 32 bytes of a base58 address (cached: the same mints, programs and vaults recur). */
-export function addressBytes(address: string): Uint8Array {
-  let bytes = decoded.get(address);
-  if (!bytes) {
-    bytes = decodeBase58(address, 32);
-    if (bytes.length !== 32) throw new Error(`${address} is not a 32-byte address`);
-    decoded.set(address, bytes);
-  }
-  return bytes;
-}
-
-/** Whether `text` is base58 for 32 bytes (kit's `isAddress` checks the same with slow BigInt arithmetic). */
-export function isAddress(text: string): text is Address {
-  if (text.length < 32 || text.length > 44) return false;
-  try {
-    addressBytes(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface CompiledMessage {
   bytes: Uint8Array;
   /** The accounts that must sign, in signature order (the fee payer first). */

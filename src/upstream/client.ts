@@ -4,13 +4,13 @@
  * answers the caller marks as settled (ranges wholly in the past) are kept in an LRU cache.
  *
  * It answers with what the upstream said when the upstream is healthy (2xx, and 4xx: a client error
- * is the caller's, not the upstream's fault) and throws `upstream_timeout` or `upstream_unavailable`
+ * is the caller's, not the upstream's fault) and throws an `UpstreamError` (`timeout` or `unavailable`)
  * otherwise, so the relay can pass bodies through byte for byte.
  */
 import { LRUCache } from "lru-cache";
 import CircuitBreaker from "opossum";
 import { Agent, errors as undiciErrors } from "undici";
-import { ApiError } from "../contract/errors.js";
+import { UpstreamError } from "./errors.js";
 import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
 
 export interface UpstreamAnswer {
@@ -33,7 +33,7 @@ export interface Upstream {
 export interface UpstreamClientOptions {
   /** e.g. https://api.elections.kalshi.com/trade-api/v2 */
   baseUrl: string;
-  /** Time from sending a request to having its whole body; past it the call fails with upstream_timeout. */
+  /** Time from sending a request to having its whole body; past it the call fails with a `timeout` UpstreamError. */
   timeoutMs: number;
   credentials?: KalshiCredentials;
   breaker?: {
@@ -169,12 +169,13 @@ export class UpstreamClient implements Upstream {
     return { status, contentType, body };
   }
 
-  private describeFailure(error: unknown): ApiError {
-    if (error instanceof ApiError) return error;
+  /** The UpstreamError a failed call throws, whatever failed: the breaker, the budget, the network. */
+  private describeFailure(error: unknown): UpstreamError {
+    if (error instanceof UpstreamError) return error;
     const { code, name } = error as { code?: string; name?: string };
     if (code === "EOPENBREAKER") {
-      return new ApiError(
-        "upstream_unavailable",
+      return new UpstreamError(
+        "unavailable",
         "the upstream exchange failed repeatedly; calls are paused briefly (circuit open)",
       );
     }
@@ -184,21 +185,21 @@ export class UpstreamClient implements Upstream {
       error instanceof undiciErrors.HeadersTimeoutError ||
       error instanceof undiciErrors.BodyTimeoutError
     ) {
-      return new ApiError(
-        "upstream_timeout",
+      return new UpstreamError(
+        "timeout",
         `the upstream exchange did not answer within ${this.options.timeoutMs} ms`,
       );
     }
-    return new ApiError(
-      "upstream_unavailable",
+    return new UpstreamError(
+      "unavailable",
       `the upstream exchange could not be reached (${code ?? (error as Error).message ?? "unknown error"})`,
     );
   }
 }
 
 /** The upstream answered, but not in a way we can relay. */
-function unavailable(what: string): ApiError {
-  return new ApiError("upstream_unavailable", `the upstream exchange ${what}`);
+function unavailable(what: string): UpstreamError {
+  return new UpstreamError("unavailable", `the upstream exchange ${what}`);
 }
 
 function isJson(contentType: string, body: Buffer): boolean {

@@ -3,8 +3,8 @@
  * and how upstream answers become ours. Forecast history and candlesticks pass the upstream's 200 body
  * through byte for byte; order books and trades are reshaped into the reference's camelCase/bids form.
  */
-import { ApiError, type ErrorCode } from "../contract/errors.js";
 import type { Upstream, UpstreamAnswer } from "./client.js";
+import { UpstreamError, UpstreamNotFoundError, type UpstreamSubject } from "./errors.js";
 
 /** An answer younger than this may still gain late data upstream, so it is never cached. */
 const SETTLE_SECONDS = 60;
@@ -55,14 +55,14 @@ export class MarketRelay {
     query.set("period_interval", String(q.periodInterval));
     const path = `series/${encodeURIComponent(seriesTicker)}/events/${encodeURIComponent(eventTicker)}/forecast_percentile_history`;
     const answer = await this.upstream.get(path, query, { cacheable: this.isSettled(q.endTs) });
-    return passThrough(answer, "event_not_found", `event ${eventTicker} has no forecast history upstream`);
+    return passThrough(answer, "event", `event ${eventTicker} has no forecast history upstream`);
   }
 
   /** The upstream's candlesticks of one market, as the upstream sent them. */
   async marketCandlesticks(seriesTicker: string, ticker: string, q: CandleQuery): Promise<UpstreamAnswer> {
     const path = `series/${encodeURIComponent(seriesTicker)}/markets/${encodeURIComponent(ticker)}/candlesticks`;
     const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
-    return passThrough(answer, "market_not_found", `market ${ticker} has no candlesticks upstream`);
+    return passThrough(answer, "market", `market ${ticker} has no candlesticks upstream`);
   }
 
   /** The upstream's candlesticks of every market of an event, as the upstream sent them. */
@@ -73,7 +73,7 @@ export class MarketRelay {
   ): Promise<UpstreamAnswer> {
     const path = `series/${encodeURIComponent(seriesTicker)}/events/${encodeURIComponent(eventTicker)}/candlesticks`;
     const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
-    return passThrough(answer, "event_not_found", `event ${eventTicker} has no candlesticks upstream`);
+    return passThrough(answer, "event", `event ${eventTicker} has no candlesticks upstream`);
   }
 
   /** A market's order book as `{yes_bids, no_bids, sequence}` (price string → whole contracts). */
@@ -84,9 +84,7 @@ export class MarketRelay {
   /** A market's order book, parsed: what the prediction venue prices from. */
   async orderbookLevels(ticker: string): Promise<ReferenceBook> {
     const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`);
-    return toReferenceBook(
-      parseJson(passThrough(answer, "orderbook_not_found", `market ${ticker} has no order book`)),
-    );
+    return toReferenceBook(parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`)));
   }
 
   /** Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. */
@@ -97,9 +95,7 @@ export class MarketRelay {
     if (q.minTs !== undefined) query.set("min_ts", String(q.minTs));
     if (q.maxTs !== undefined) query.set("max_ts", String(q.maxTs));
     const answer = await this.upstream.get("markets/trades", query);
-    const page = parseJson(
-      passThrough(answer, "market_not_found", `market ${q.ticker ?? ""} has no trades upstream`),
-    );
+    const page = parseJson(passThrough(answer, "market", `market ${q.ticker ?? ""} has no trades upstream`));
     return Buffer.from(JSON.stringify(toReferenceTrades(page)));
   }
 
@@ -116,19 +112,23 @@ function candleQuery(q: CandleQuery): URLSearchParams {
   });
 }
 
-/** Returns a 200 answer; turns the upstream's 404 and 400 into ours. */
-function passThrough(answer: UpstreamAnswer, notFound: ErrorCode, notFoundMessage: string): UpstreamAnswer {
+/** Returns a 2xx answer; a 404 means the upstream has no such `subject`, a 400 that it refused the request. */
+function passThrough(
+  answer: UpstreamAnswer,
+  subject: UpstreamSubject,
+  notFoundMessage: string,
+): UpstreamAnswer {
   if (answer.status >= 200 && answer.status < 300) return answer;
-  if (answer.status === 404) throw new ApiError(notFound, notFoundMessage);
+  if (answer.status === 404) throw new UpstreamNotFoundError(subject, notFoundMessage);
   if (answer.status === 400 || answer.status === 422) {
-    throw new ApiError(
-      "upstream_rejected",
+    throw new UpstreamError(
+      "rejected",
       `the upstream exchange refused the request: ${upstreamMessage(answer)}`,
     );
   }
   // 401/403: our credentials, not the caller's request, are at fault.
-  throw new ApiError(
-    "upstream_unavailable",
+  throw new UpstreamError(
+    "unavailable",
     `the upstream exchange answered ${answer.status}: ${upstreamMessage(answer)}`,
   );
 }
@@ -155,7 +155,7 @@ function parseJson(answer: UpstreamAnswer): unknown {
   try {
     return JSON.parse(answer.body.toString("utf8"));
   } catch {
-    throw new ApiError("upstream_unavailable", "the upstream exchange answered with a body that is not JSON");
+    throw new UpstreamError("unavailable", "the upstream exchange answered with a body that is not JSON");
   }
 }
 
@@ -173,6 +173,7 @@ export interface ReferenceBook {
   sequence: number;
 }
 
+/** Any of Kalshi's book shapes as a ReferenceBook; a level out of range fails as an unavailable upstream. */
 export function toReferenceBook(body: unknown): ReferenceBook {
   const root = (body ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const fp = root.orderbook_fp ?? {};
@@ -183,10 +184,7 @@ export function toReferenceBook(body: unknown): ReferenceBook {
     const levels: Record<string, number> = {};
     const add = (price: number, size: number) => {
       if (!Number.isFinite(price) || price < 0 || price > 1 || !Number.isFinite(size) || size <= 0) {
-        throw new ApiError(
-          "upstream_unavailable",
-          "the upstream exchange sent an order book level out of range",
-        );
+        throw new UpstreamError("unavailable", "the upstream exchange sent an order book level out of range");
       }
       const key = price.toFixed(4);
       levels[key] = (levels[key] ?? 0) + Math.floor(size);
@@ -222,7 +220,7 @@ interface KalshiTrade {
 export function toReferenceTrades(body: unknown): { trades: unknown[]; cursor: string | null } {
   const page = (body ?? {}) as { trades?: unknown; cursor?: unknown };
   if (!Array.isArray(page.trades)) {
-    throw new ApiError("upstream_unavailable", "the upstream exchange sent trades without a trades list");
+    throw new UpstreamError("unavailable", "the upstream exchange sent trades without a trades list");
   }
   const trades = (page.trades as KalshiTrade[]).map((t) => {
     const yesCents = cents(t.yes_price, t.yes_price_dollars);
@@ -230,8 +228,8 @@ export function toReferenceTrades(body: unknown): { trades: unknown[]; cursor: s
     const count = Number(t.count ?? t.count_fp);
     const created = typeof t.created_time === "number" ? t.created_time : Date.parse(String(t.created_time));
     if (yesCents === null || noCents === null || !Number.isFinite(count) || !Number.isFinite(created)) {
-      throw new ApiError(
-        "upstream_unavailable",
+      throw new UpstreamError(
+        "unavailable",
         "the upstream exchange sent a trade without price, count or time",
       );
     }

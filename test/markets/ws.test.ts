@@ -62,6 +62,28 @@ async function connect(url = streamUrl()) {
   return { socket, messages, next, send: (message: unknown) => socket.send(JSON.stringify(message)) };
 }
 
+/** Resolves once `arrived()` holds, checked on each message the socket receives; rejects after `timeoutMs`. */
+function arrival(socket: WebSocket, arrived: () => boolean, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!arrived()) return;
+      finish();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`nothing arrived within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      socket.off("message", check);
+    };
+    // Registered after the client's own listener, so the message is recorded when this runs.
+    socket.on("message", check);
+    check();
+  });
+}
+
 async function restBook(ticker: string): Promise<Book> {
   const response = await fetch(`${t.url}/api/v1/orderbook/${ticker}`);
   expect(response.status).toBe(200);
@@ -166,11 +188,12 @@ describe("/api/v1/ws", () => {
     try {
       const subscribedAt = Date.now();
       client.send({ type: "subscribe", channel: "trades", all: true });
-      // Hundreds of active markets trade in seeded minutes: a few arrive within seconds.
-      const deadline = Date.now() + 15_000;
-      while (client.messages.length < 3 && Date.now() < deadline) await sleep(200);
-      // One more period, so a repeat of the tape would show.
-      await sleep(2_200);
+      // All the demo's markets together trade a few times a minute, fewer as the date moves past
+      // TEST_ANCHOR and markets close, with gaps of a minute or more: hence the wide deadline.
+      await arrival(client.socket, () => client.messages.some((m) => m.channel === "trades"), 120_000);
+      // Two more completed periods: a trade sent again by the first would have arrived by the end of the second.
+      await t.server.marketStream.nextPoll();
+      await t.server.marketStream.nextPoll();
       const trades = client.messages.filter((m) => m.channel === "trades");
       expect(trades.length).toBeGreaterThan(0);
       const ids = trades.map((trade) => trade.trade_id);
@@ -213,7 +236,7 @@ describe("/api/v1/ws", () => {
     } finally {
       client.socket.close();
     }
-  }, 25_000);
+  }, 150_000);
 
   it("answers bad messages with bad_request frames and stays open", async () => {
     const client = await connect();

@@ -7,14 +7,14 @@
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addressBytes } from "../../src/chain/base58.js";
 import type { Chain } from "../../src/chain/chain.js";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { decodeWireTransaction } from "../../src/chain/wire.js";
 import { ApiError } from "../../src/contract/errors.js";
 import { HTTP_LIMITS, RPC_LIMITS, WIRE_LIMITS } from "../../src/limits.js";
 import type { Tables } from "../../src/storage/database.js";
-import { OrderStatusDesk } from "../../src/trading/orders/status.js";
-import { addressBytes } from "../../src/trading/transaction.js";
+import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
 import { startTestChain, TEST_MARKETS, type TestChain } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { rawRequest } from "../support/raw-http.js";

@@ -11,7 +11,7 @@ import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
-import type { PoolHold } from "../../src/trading/venues/cpmm-pool.js";
+import type { PoolHold } from "../../src/trading/market.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

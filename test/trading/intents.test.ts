@@ -19,8 +19,8 @@ import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM } from "../../src/chain/programs.
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
-import type { OrderStatusResponse } from "../../src/trading/orders/status.js";
 import { orderBySignature } from "../../src/trading/orders/store.js";
 import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";

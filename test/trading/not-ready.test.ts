@@ -10,9 +10,9 @@ import { TradingBook } from "../../src/trading/book.js";
 import { OrderDesk } from "../../src/trading/order.js";
 import { IntentDesk } from "../../src/trading/orders/intents.js";
 import { OrderKeeper } from "../../src/trading/orders/keeper.js";
-import { OrderStatusDesk } from "../../src/trading/orders/status.js";
 import { PoolAuthorities } from "../../src/trading/pools/authority.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 

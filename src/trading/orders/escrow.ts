@@ -7,20 +7,21 @@
  * authority out of the fee budget, fills (escrow → route → user) or refunds (escrow → user), closes
  * the escrow and returns what is left of the budget, so it can only ever happen once.
  */
-import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
+import { type Address, address, createNoopSigner, type Instruction } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
 import { getCloseAccountInstruction, getSyncNativeInstruction } from "@solana-program/token";
+import { addressBytes } from "../../chain/base58.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import type { WireTransaction } from "../../chain/wire.js";
 import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
+import type { SyncMarket } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
 import type { RouteLeg } from "../router.js";
 import { associatedTokenAddress } from "../token-accounts.js";
-import { addressBytes, type CompiledMessage, compileMessage, signedTransaction } from "../transaction.js";
-import type { CpmmPool } from "../venues/cpmm-pool.js";
+import { type CompiledMessage, compileMessage, signedTransaction } from "../transaction.js";
 
-const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address;
+const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 const MEMO_PREFIX = "oddsgate order ";
 /** Slots after the open transaction lands during which the intent may fill (the reference's example). */
 export const INTENT_EXPIRY_SLOTS = 10;
@@ -117,15 +118,13 @@ export interface SettleInput {
   /** The escrow's token balance and its authority's lamports, as the chain holds them now. */
   escrowAmount: bigint;
   escrowLamports: bigint;
-  /** A fill: the route's legs (cpmm pools) and what the user receives; absent for a refund. */
-  fill?: { legs: readonly RouteLeg[]; userOut: bigint };
+  /** A fill: the route's legs and what the user receives; absent for a refund. */
+  fill?: { legs: readonly RouteLeg<SyncMarket>[]; userOut: bigint };
   blockhash: string;
 }
 
 /** The settling transaction, signed by the escrow authority (its fee payer) and every pool it uses. */
-export async function settleTransaction(
-  input: SettleInput,
-): Promise<{ wire: Uint8Array; signature: Uint8Array }> {
+export async function settleTransaction(input: SettleInput): Promise<Uint8Array> {
   const escrow = createNoopSigner(input.escrow.address);
   const escrowAccount = await associatedTokenAddress(
     input.escrow.address,
@@ -133,15 +132,14 @@ export async function settleTransaction(
     input.input.program,
   );
   const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
-  const pools: CpmmPool[] = [];
+  const pools: SyncMarket[] = [];
   let spent = 0n;
   if (input.fill) {
     const userOut = await associatedTokenAddress(input.user, input.output.mint, input.output.program);
-    const legs = input.fill.legs;
-    const first = legs[0] as RouteLeg;
-    spent = first.inAmount;
+    const { legs, userOut: userOutAmount } = input.fill;
+    spent = legs[0]?.inAmount ?? 0n;
     legs.forEach((leg, index) => {
-      const pool = leg.market as CpmmPool;
+      const pool = leg.market;
       pools.push(pool);
       if (index === 0) {
         instructions.push(
@@ -154,10 +152,10 @@ export async function settleTransaction(
           ),
         );
       }
-      const next = legs[index + 1]?.market as CpmmPool | undefined;
+      const next = legs[index + 1]?.market;
       const source = pool.vaults[pool.sideOf(leg.outputMint)];
       const destination = next ? next.vaults[next.sideOf(leg.outputMint)] : userOut;
-      const amount = next ? leg.outAmount : (input.fill as { userOut: bigint }).userOut;
+      const amount = next ? leg.outAmount : userOutAmount;
       const token = index === legs.length - 1 ? input.output : tokenOf(pool, leg.outputMint);
       instructions.push(tokenTransfer(token, source, destination, pool.authority.address, amount));
     });
@@ -179,10 +177,9 @@ export async function settleTransaction(
   if (refund > 0n)
     instructions.push(getTransferSolInstruction({ source: escrow, destination: input.user, amount: refund }));
   const message = compileMessage(input.escrow.address, instructions, input.blockhash);
-  const wire = signedTransaction(message, [input.escrow, ...new Set(pools.map((pool) => pool.authority))]);
-  return { wire, signature: wire.subarray(1, 65) };
+  return signedTransaction(message, [input.escrow, ...new Set(pools.map((pool) => pool.authority))]);
 }
 
-function tokenOf(pool: CpmmPool, mint: Address): TokenRecord {
+function tokenOf(pool: SyncMarket, mint: Address): TokenRecord {
   return pool.tokens[pool.sideOf(mint)];
 }

@@ -8,21 +8,29 @@ import { randomBytes } from "node:crypto";
 import type { Address } from "@solana/kit";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
+import { addressBytes, addressOf, encodeSignature, isAddressText } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { verifySignature } from "../../chain/ed25519.js";
 import { parseWireTransaction, type WireTransaction } from "../../chain/wire.js";
-import { ApiError } from "../../contract/errors.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../../contract/trade.js";
 import type { Tables } from "../../storage/database.js";
 import type { TradingBook } from "../book.js";
-import type { OrderDesk } from "../order.js";
-import { formatFraction } from "../order.js";
-import type { OrderRequest } from "../order-params.js";
+import { type IntentRefusal, IntentRefused, OrderRefused } from "../errors.js";
+import { formatFraction, type OrderDesk } from "../order.js";
+import type { OrderRequest } from "../order-terms.js";
 import type { PoolAuthorities } from "../pools/authority.js";
-import { addressBytes, signedTransaction } from "../transaction.js";
+import type { TokenRecord } from "../pools/store.js";
+import { signedTransaction } from "../transaction.js";
 import { INTENT_EXPIRY_SLOTS, openMemoOf, openMessage } from "./escrow.js";
 import type { OrderKeeper } from "./keeper.js";
-import { insertOrder, type NewOrder, newOrderRecord, orderBySignature, transition } from "./store.js";
+import {
+  insertOrder,
+  type NewOrder,
+  newOrderRecord,
+  orderBySignature,
+  recordAnswer,
+  transition,
+} from "./store.js";
 
 export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
 
@@ -33,8 +41,15 @@ export interface IntentRequest extends OrderRequest {
 export type { IntentQuoteResponse, SubmitIntentResponse };
 
 /** A stored answer: what `/submit-intent` said the first time. */
-type StoredAnswer = { ok: SubmitIntentResponse } | { error: { code: string; msg: string } };
+type StoredAnswer = { ok: SubmitIntentResponse } | { error: { code: IntentRefusal; msg: string } };
 
+/** The input and output tokens of an intent. */
+interface IntentTokens {
+  input: TokenRecord;
+  output: TokenRecord;
+}
+
+/** Prices intents and opens the ones their users sign. */
 export class IntentDesk {
   constructor(
     private readonly deps: {
@@ -50,11 +65,14 @@ export class IntentDesk {
   /** Prices an intent and, with a user, issues its open transaction. */
   async intent(request: IntentRequest): Promise<IntentQuoteResponse> {
     if (request.platformFeeBps > 0) {
-      throw new ApiError("invalid_platform_fee_bps", "intents take no platform fee on this venue");
+      throw new OrderRefused("invalid_platform_fee_bps", "intents take no platform fee on this venue");
     }
     const priced = await this.deps.desk.price(request);
     if (priced.route.executionMode !== "sync") {
-      throw new ApiError("route_not_found", "intents trade spot routes only; use /order for outcome tokens");
+      throw new OrderRefused(
+        "route_not_found",
+        "intents trade spot routes only; use /order for outcome tokens",
+      );
     }
     const quote: IntentQuoteResponse = {
       inputMint: request.inputMint,
@@ -72,7 +90,13 @@ export class IntentDesk {
     quote.lastValidBlockHeight = Number(latest.lastValidBlockHeight);
     quote.expiry = { slotsAfterOpen: INTENT_EXPIRY_SLOTS };
     const orderId = randomBytes(12).toString("hex");
-    const message = await this.openMessageFor(orderId, request.userPublicKey, latest.blockhash, quote);
+    const message = await this.openMessageFor(
+      orderId,
+      request.userPublicKey,
+      latest.blockhash,
+      quote,
+      priced,
+    );
     quote.openTransaction = Buffer.from(signedTransaction(message, [])).toString("base64");
     return quote;
   }
@@ -80,46 +104,55 @@ export class IntentDesk {
   /** Checks a signed open transaction against what the venue issued, then sends it (once). */
   async submit(quote: IntentQuoteResponse, signedOpenTransaction: string): Promise<SubmitIntentResponse> {
     const tx = parse(signedOpenTransaction);
-    const signature = bs58.encode(tx.signatures[0] as Uint8Array);
+    const signature = encodeSignature(tx.signatures[0] as Uint8Array);
     const known = await orderBySignature(this.deps.db, signature);
     if (known) return answerOf(known.answer);
 
-    const user = bs58.encode(tx.accountKeys[0] as Uint8Array) as Address;
+    const user = addressOf(tx.accountKeys[0] as Uint8Array);
     const memo = openMemoOf(tx);
     if (!memo)
-      throw new ApiError("invalid_open_transaction", "this is not an open transaction this venue issued");
+      throw new IntentRefused(
+        "invalid_open_transaction",
+        "this is not an open transaction this venue issued",
+      );
     const blockhash = bs58.encode(tx.recentBlockhash);
     if (this.seal(memo.orderId, user, blockhash, quote) !== memo.seal) {
-      throw new ApiError(
+      throw new IntentRefused(
         "invalid_quote_response",
         "quoteResponse is not the quote issued with this open transaction (every field must come back unchanged)",
       );
     }
-    const expected = await this.openMessageFor(memo.orderId, user, blockhash, quote);
+    const input = this.tradedToken(quote.inputMint);
+    const output = this.tradedToken(quote.outputMint);
+    if (!input || !output)
+      throw new IntentRefused(
+        "invalid_quote_response",
+        "quoteResponse names a token this venue does not trade",
+      );
+    const expected = await this.openMessageFor(memo.orderId, user, blockhash, quote, { input, output });
     const issued = quote.openTransaction ? parse(quote.openTransaction).message : undefined;
     if (
       !Buffer.from(expected.bytes).equals(tx.message) ||
       !issued ||
       !Buffer.from(issued).equals(tx.message)
     ) {
-      throw new ApiError("invalid_open_transaction", "the open transaction differs from the one issued");
+      throw new IntentRefused("invalid_open_transaction", "the open transaction differs from the one issued");
     }
     if (
       tx.signatures.length !== 1 ||
       !verifySignature(addressBytes(user), tx.message, tx.signatures[0] as Uint8Array)
     ) {
-      throw new ApiError("invalid_signature", `the open transaction is not validly signed by ${user}`);
+      throw new IntentRefused("invalid_signature", `the open transaction is not validly signed by ${user}`);
     }
     if (this.deps.book.clock.blockHeight > BigInt(quote.lastValidBlockHeight ?? 0)) {
-      throw new ApiError(
+      throw new IntentRefused(
         "open_transaction_expired",
         `the open transaction expired at block height ${quote.lastValidBlockHeight}; request a new intent`,
       );
     }
     const escrow = this.deps.authorities.orderAuthority(memo.orderId).address;
-    const input = this.deps.book.token(quote.inputMint as Address);
     const answer: SubmitIntentResponse = {
-      programId: input?.program ?? "",
+      programId: input.program,
       orderAddress: escrow,
       openTransactionSignature: signature,
     };
@@ -128,8 +161,8 @@ export class IntentDesk {
       kind: "intent",
       status: "pending",
       user,
-      inputMint: quote.inputMint,
-      outputMint: quote.outputMint,
+      inputMint: input.mint,
+      outputMint: output.mint,
       inAmount: BigInt(quote.inAmount),
       threshold: BigInt(quote.otherAmountThreshold),
       escrow,
@@ -147,24 +180,31 @@ export class IntentDesk {
       const refusal = {
         code: "open_transaction_simulation_failed",
         msg: `the chain refused the open transaction: ${(error as Error).message}`,
-      };
-      await this.deps.db
-        .updateTable("orders")
-        .set({ answer: JSON.stringify({ error: refusal } satisfies StoredAnswer) })
-        .where("id", "=", memo.orderId)
-        .execute();
+      } as const;
+      await recordAnswer(
+        this.deps.db,
+        memo.orderId,
+        JSON.stringify({ error: refusal } satisfies StoredAnswer),
+      );
       await transition(this.deps.db, memo.orderId, "pending", { status: "failed" });
-      throw new ApiError("open_transaction_simulation_failed", refusal.msg);
+      throw new IntentRefused(refusal.code, refusal.msg);
     }
     this.deps.keeper.opened(newOrderRecord(order));
     return answer;
   }
 
-  private openMessageFor(orderId: string, user: Address, blockhash: string, quote: IntentQuoteResponse) {
-    const input = this.deps.book.token(quote.inputMint as Address);
-    const output = this.deps.book.token(quote.outputMint as Address);
-    if (!input || !output)
-      throw new ApiError("invalid_quote_response", "quoteResponse names a token this venue does not trade");
+  /** A token the venue trades, named by a quote's mint (text from the request). */
+  private tradedToken(mint: string): TokenRecord | undefined {
+    return isAddressText(mint) ? this.deps.book.token(mint) : undefined;
+  }
+
+  private openMessageFor(
+    orderId: string,
+    user: Address,
+    blockhash: string,
+    quote: IntentQuoteResponse,
+    { input, output }: IntentTokens,
+  ) {
     return openMessage({
       orderId,
       seal: this.seal(orderId, user, blockhash, quote),
@@ -179,7 +219,6 @@ export class IntentDesk {
       blockhash,
     });
   }
-
   /** The venue's seal over an intent's terms: any change to them, or to the user or blockhash, breaks it. */
   private seal(orderId: string, user: string, blockhash: string, quote: IntentQuoteResponse): string {
     return this.deps.authorities.seal(
@@ -209,7 +248,7 @@ export class IntentDesk {
       if (order && (order.status !== "pending" || attempt === 99)) return answerOf(order.answer);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new ApiError("internal", "the first submission of this transaction did not finish");
+    throw new Error("the first submission of this transaction did not finish");
   }
 }
 
@@ -219,7 +258,7 @@ function parse(base64: string): WireTransaction {
     if (tx.signatures.length === 0 || tx.accountKeys.length === 0) throw new Error("no signer");
     return tx;
   } catch {
-    throw new ApiError(
+    throw new IntentRefused(
       "invalid_open_transaction",
       "signedOpenTransaction is not a base64 Solana transaction",
     );
@@ -228,8 +267,7 @@ function parse(base64: string): WireTransaction {
 
 function answerOf(stored: string | null): SubmitIntentResponse {
   const answer = JSON.parse(stored ?? "null") as StoredAnswer | null;
-  if (!answer) throw new ApiError("internal", "the order has no recorded answer");
-  if ("error" in answer)
-    throw new ApiError(answer.error.code as "open_transaction_simulation_failed", answer.error.msg);
+  if (!answer) throw new Error("the order has no recorded answer");
+  if ("error" in answer) throw new IntentRefused(answer.error.code, answer.error.msg);
   return answer.ok;
 }

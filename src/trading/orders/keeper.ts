@@ -10,20 +10,22 @@
  *      │ └ never lands before its height: expired
  *      └──open tx landed and the fill or refund recorded with it (one write)──▶ pendingClose
  */
-import type { Address } from "@solana/kit";
-import bs58 from "bs58";
 import type { Kysely } from "kysely";
-import type { Chain } from "../../chain/chain.js";
+import { encodeSignature } from "../../chain/base58.js";
+import type { Chain, LatestBlockhash } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import { USDC_MINT } from "../../contract/markets.js";
+import { every, type Repeating } from "../../every.js";
 import type { Tables } from "../../storage/database.js";
-import type { BookLogger, TradingBook } from "../book.js";
+import type { BookLogger, ChainClock, TradingBook } from "../book.js";
 import { SLOT_MS } from "../book.js";
+import type { PoolHold, VenueMarket } from "../market.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { TokenRecord } from "../pools/store.js";
+import type { SyncRoute } from "../router.js";
 import { checkVenueSignatures } from "../signing-guard.js";
 import { associatedTokenAddress } from "../token-accounts.js";
-import { CPMM_VENUE, type CpmmPool } from "../venues/cpmm-pool.js";
+import { CPMM_VENUE } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
 import { predictionSettleTransaction, type VenueSigningKeys } from "./prediction-orders.js";
 import { activeOrders, advanceOrder, type ClosePlan, type OrderRecord, orderById } from "./store.js";
@@ -38,8 +40,37 @@ export interface OrderKeeperOptions {
   logger?: BookLogger;
 }
 
+/** An open order's escrow as the chain holds it now: what planning its settlement starts from. */
+interface Escrowed {
+  order: OrderRecord;
+  input: TokenRecord;
+  output: TokenRecord;
+  /** The chain's clock as the settlement began. */
+  clock: ChainClock;
+  /** Past its expiry: refunded, no longer filled. */
+  expired: boolean;
+  /** The escrow's authority: the settling transaction's fee payer. */
+  escrow: Keypair;
+  /** The escrow's token balance and its authority's lamports. */
+  held: bigint;
+  lamports: bigint;
+}
+
+/** A settling transaction, built and checked, not yet recorded. */
+interface Settlement {
+  wire: Uint8Array;
+  /** The blockhash it was built on: it can land until the chain passes its last valid height. */
+  lifetime: LatestBlockhash;
+  /** The fill and the revert it makes, recorded as the order's once it lands. */
+  plan: ClosePlan;
+  /** Pool output held for its fill until it lands or can no longer land. */
+  holds: readonly PoolHold[];
+}
+
+/** Moves escrowed orders on, one compare-and-set step at a time. */
 export class OrderKeeper {
-  private timer: NodeJS.Timeout | undefined;
+  private schedule: Repeating | undefined;
+  /** The pass in progress, if any (`stop` waits for it). */
   private running: Promise<void> | undefined;
   private readonly busy = new Set<string>();
 
@@ -47,21 +78,18 @@ export class OrderKeeper {
 
   /** Works through the active orders every slot (and at once, to resume what a restart left). */
   start(): void {
-    const tick = () => {
-      this.running = this.tick()
-        .catch((error: unknown) => this.options.logger?.error({ err: error }, "order keeper tick failed"))
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer) this.timer = setTimeout(tick, SLOT_MS).unref();
-        });
-    };
-    this.timer = setTimeout(tick, 0).unref();
+    this.schedule = every(SLOT_MS, () => (this.running = this.tick()), {
+      onError: (error) => this.options.logger?.error({ err: error }, "order keeper tick failed"),
+      immediately: true,
+    });
   }
 
+  /** Stops the passes; resolves once the one in progress (if any) has finished. */
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    this.schedule?.stop();
+    this.schedule = undefined;
+    // Its failure was reported when it ended.
+    await this.running?.catch(() => {});
   }
 
   /** An order (as just stored) whose open transaction just landed: settle it now rather than at the next tick. */
@@ -93,7 +121,7 @@ export class OrderKeeper {
   private async step(order: OrderRecord): Promise<OrderRecord | undefined> {
     switch (order.status) {
       case "pending":
-        return this.checkOpen(order);
+        return order.kind === "async" ? this.checkFunded(order) : this.checkOpenLanded(order);
       case "open":
         return this.settle(order);
       case "pendingClose":
@@ -103,28 +131,27 @@ export class OrderKeeper {
     }
   }
 
-  private async checkOpen(order: OrderRecord): Promise<OrderRecord | undefined> {
+  /** An async order: the user sends its open transaction, so the funded escrow is how the venue knows it landed. */
+  private async checkFunded(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db, book } = this.options;
-    if (order.kind === "async") {
-      // The user sends an async order's open transaction: the funded escrow is how the venue knows.
-      const input = book.token(order.inputMint as Address);
-      if (!input) return undefined;
-      const escrowAccount = await associatedTokenAddress(order.escrow as Address, input.mint, input.program);
-      const held = await chain.getTokenAccount(escrowAccount);
-      if (held && held.amount >= order.inAmount) return this.openLanded(order, book.clock.slot);
-      if (book.clock.blockHeight > order.openValidHeight) {
-        return advanceOrder(db, order, { status: "expired" });
-      }
-      return undefined;
-    }
+    const input = book.token(order.inputMint);
+    if (!input) return undefined;
+    const escrowAccount = await associatedTokenAddress(order.escrow, input.mint, input.program);
+    const held = await chain.getTokenAccount(escrowAccount);
+    if (held && held.amount >= order.inAmount) return this.openLanded(order, book.clock.slot);
+    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
+    return undefined;
+  }
+
+  /** An intent: the venue sent its open transaction, and watches that signature land, fail or expire. */
+  private async checkOpenLanded(order: OrderRecord): Promise<OrderRecord | undefined> {
+    const { chain, db, book } = this.options;
     if (!order.openSignature) return undefined;
-    const [status] = await chain.getSignatureStatuses([order.openSignature as never]);
+    const [status] = await chain.getSignatureStatuses([order.openSignature]);
     if (status) {
       return status.err ? advanceOrder(db, order, { status: "failed" }) : this.openLanded(order, status.slot);
     }
-    if (this.options.book.clock.blockHeight > order.openValidHeight) {
-      return advanceOrder(db, order, { status: "expired" });
-    }
+    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
     // Sent before a restart, or never: send it again (a duplicate is refused by the chain).
     if (order.openWire) await chain.sendTransaction(Buffer.from(order.openWire, "base64")).catch(() => {});
     return undefined;
@@ -146,17 +173,26 @@ export class OrderKeeper {
   }
 
   /**
-   * Fills the order at the best price now if that meets its threshold; refunds it once expired.
-   * `opening` is the slot a pending order's open transaction landed in, recorded with the settlement.
+   * Fills the order now if its kind's plan finds a price meeting its threshold, refunds it once
+   * expired. `opening` is the slot a pending order's open transaction landed in, recorded with the
+   * settlement.
    */
   private async settle(order: OrderRecord, opening?: bigint): Promise<OrderRecord | undefined> {
+    const escrowed = await this.escrowed(order, opening ?? order.openSlot ?? 0n);
+    if (!escrowed) return undefined;
+    const settlement =
+      order.kind === "async" ? await this.planPrediction(escrowed) : await this.planSpot(escrowed);
+    if (!settlement) return undefined;
+    return this.recordAndSend(order, settlement, opening);
+  }
+
+  /** The order's escrow as the chain holds it, or undefined when there is none to settle. */
+  private async escrowed(order: OrderRecord, openSlot: bigint): Promise<Escrowed | undefined> {
     const { book, chain, db, authorities } = this.options;
-    const input = book.token(order.inputMint as Address);
-    const output = book.token(order.outputMint as Address);
+    const input = book.token(order.inputMint);
+    const output = book.token(order.outputMint);
     if (!input || !output) return undefined;
     const clock = book.clock;
-    const openSlot = opening ?? order.openSlot ?? 0n;
-    const expired = clock.slot > openSlot + BigInt(order.expirySlots);
     const escrow = authorities.orderAuthority(order.id);
     const escrowAccount = await associatedTokenAddress(escrow.address, input.mint, input.program);
     const [held, lamports] = await Promise.all([
@@ -172,63 +208,46 @@ export class OrderKeeper {
       }
       return undefined;
     }
-    if (order.kind === "async") {
-      return this.settlePrediction(order, {
-        input,
-        output,
-        expired,
-        escrow,
-        held: held.amount,
-        lamports,
-        ...(opening !== undefined ? { opening } : {}),
-      });
-    }
-    let fill:
-      | { legs: CpmmPool[]; route: NonNullable<ReturnType<TradingBook["graph"]["bestRoute"]>> }
-      | undefined;
-    if (!expired) {
-      const route = book.graph.bestRoute({
+    const expired = clock.slot > openSlot + BigInt(order.expirySlots);
+    return { order, input, output, clock, expired, escrow, held: held.amount, lamports };
+  }
+
+  /** A spot order: through the best pool route, if it pays the threshold (else it waits), or refunded once expired. */
+  private async planSpot(escrowed: Escrowed): Promise<Settlement | undefined> {
+    const { book } = this.options;
+    const { order, input, output, escrow } = escrowed;
+    const lifetime = escrowed.clock.latest;
+    let route: SyncRoute<VenueMarket> | undefined;
+    if (!escrowed.expired) {
+      const best = book.graph.bestRoute({
         inputMint: input.mint,
         outputMint: output.mint,
         amount: order.inAmount,
         maxLegs: 2,
         venues: new Set([CPMM_VENUE]),
       });
-      if (!route || route.outAmount < order.threshold) return undefined; // wait for a better price, or expiry
-      fill = { legs: route.legs.map((leg) => leg.market as CpmmPool), route };
+      if (best?.executionMode !== "sync" || best.outAmount < order.threshold) return undefined;
+      route = best;
     }
-    const plan: ClosePlan = fill
-      ? {
-          fill: {
-            inputMint: input.mint,
-            inAmount: fill.route.inAmount.toString(),
-            outputMint: output.mint,
-            outAmount: fill.route.outAmount.toString(),
-          },
-          revert:
-            held.amount > fill.route.inAmount
-              ? { mint: input.mint, amount: (held.amount - fill.route.inAmount).toString() }
-              : null,
-        }
-      : { fill: null, revert: { mint: input.mint, amount: held.amount.toString() } };
-    const { wire, signature } = await settleTransaction({
+    const wire = await settleTransaction({
       escrow,
-      user: order.user as Address,
+      user: order.user,
       input,
       output,
-      escrowAmount: held.amount,
-      escrowLamports: lamports,
-      ...(fill ? { fill: { legs: fill.route.legs, userOut: fill.route.outAmount } } : {}),
-      blockhash: clock.latest.blockhash,
+      escrowAmount: escrowed.held,
+      escrowLamports: escrowed.lamports,
+      ...(route ? { fill: { legs: route.legs, userOut: route.outAmount } } : {}),
+      blockhash: lifetime.blockhash,
     });
+    const legs = route?.legs ?? [];
     // The escrow is the venue's own key here, so the settlement is checked like any transaction it signs.
     checkVenueSignatures(
       wire,
       {
         payer: escrow.address,
         payerSignedByVenue: true,
-        legs: (fill?.route.legs ?? []).map((leg, index) => ({
-          pool: fill?.legs[index] as CpmmPool,
+        legs: legs.map((leg) => ({
+          pool: leg.market,
           inputMint: leg.inputMint,
           inAmount: leg.inAmount,
           outputMint: leg.outputMint,
@@ -237,107 +256,79 @@ export class OrderKeeper {
       },
       book,
     );
-    const holds = fill
-      ? fill.route.legs.map((leg, index) =>
-          (fill.legs[index] as CpmmPool).reserve(
-            leg.outputMint,
-            leg.outAmount,
-            clock.latest.lastValidBlockHeight,
-          ),
-        )
-      : [];
-    const close = {
-      signature: bs58.encode(signature),
-      wire: Buffer.from(wire).toString("base64"),
-      validHeight: clock.latest.lastValidBlockHeight,
-      plan,
-    };
-    const closing = await advanceOrder(db, order, {
+    const holds = legs.map((leg) =>
+      leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight),
+    );
+    return { wire, lifetime, plan: closePlan(escrowed, route), holds };
+  }
+
+  /** A prediction-market order: against the venue at its book's price now, or refunded once expired. */
+  private async planPrediction(escrowed: Escrowed): Promise<Settlement | undefined> {
+    const { book, venue } = this.options;
+    const { order, input, output } = escrowed;
+    let fill: { inAmount: bigint; outAmount: bigint; venue: VenueSigningKeys } | undefined;
+    if (!escrowed.expired) {
+      const outcome = input.mint === USDC_MINT ? output.mint : input.mint;
+      await book.prediction?.prepare([outcome]);
+      const quote = book.prediction?.marketOf(outcome)?.quote(input.mint, escrowed.held);
+      // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
+      if (!venue || !quote || quote.outAmount < order.threshold) return undefined;
+      fill = { inAmount: quote.spent ?? quote.inAmount, outAmount: quote.outAmount, venue };
+    }
+    // The book may have been fetched meanwhile: the blockhash as of now.
+    const lifetime = book.clock.latest;
+    const wire = await predictionSettleTransaction({
+      escrow: escrowed.escrow,
+      user: order.user,
+      input,
+      output,
+      escrowAmount: escrowed.held,
+      escrowLamports: escrowed.lamports,
+      ...(fill ? { fill } : {}),
+      blockhash: lifetime.blockhash,
+    });
+    return { wire, lifetime, plan: closePlan(escrowed, fill), holds: [] };
+  }
+
+  /**
+   * Records the settlement as the order's (with the slot it opened in, when it opens now), then sends
+   * it: recorded first, so that after a crash it is sent again rather than built anew. Its holds are
+   * released if another step moved the order first, or the chain refuses it.
+   */
+  private async recordAndSend(
+    order: OrderRecord,
+    settlement: Settlement,
+    opening: bigint | undefined,
+  ): Promise<OrderRecord | undefined> {
+    const { wire, holds } = settlement;
+    const closing = await advanceOrder(this.options.db, order, {
       status: "pendingClose",
-      close,
+      close: {
+        // A settlement has fewer than 128 signers: one length byte, then the fee payer's signature.
+        signature: encodeSignature(wire.subarray(1, 65)),
+        wire: Buffer.from(wire).toString("base64"),
+        validHeight: settlement.lifetime.lastValidBlockHeight,
+        plan: settlement.plan,
+      },
       ...(opening !== undefined ? { openSlot: opening } : {}),
     });
     if (!closing) {
       for (const hold of holds) hold.release();
       return undefined;
     }
-    await chain.sendTransaction(wire).catch((error: unknown) => {
+    await this.options.chain.sendTransaction(wire).catch((error: unknown) => {
       for (const hold of holds) hold.release();
       this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
     });
     return closing;
   }
 
-  /** Settles a prediction-market order against the venue: at the book's price now, or refunded once expired. */
-  private async settlePrediction(
-    order: OrderRecord,
-    state: {
-      input: TokenRecord;
-      output: TokenRecord;
-      expired: boolean;
-      escrow: Keypair;
-      held: bigint;
-      lamports: bigint;
-      /** As in `settle`. */
-      opening?: bigint;
-    },
-  ): Promise<OrderRecord | undefined> {
-    const { book, chain, db, venue } = this.options;
-    let fill: { inAmount: bigint; outAmount: bigint } | undefined;
-    if (!state.expired) {
-      const outcome = state.input.mint === USDC_MINT ? state.output.mint : state.input.mint;
-      await book.prediction?.prepare([outcome]);
-      const quote = book.prediction?.marketOf(outcome)?.quote(state.input.mint, state.held);
-      // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
-      if (!venue || !quote || quote.outAmount < order.threshold) return undefined;
-      fill = { inAmount: quote.spent ?? quote.inAmount, outAmount: quote.outAmount };
-    }
-    const wire = await predictionSettleTransaction({
-      escrow: state.escrow,
-      venue: venue as VenueSigningKeys,
-      user: order.user as Address,
-      input: state.input,
-      output: state.output,
-      escrowAmount: state.held,
-      escrowLamports: state.lamports,
-      ...(fill ? { fill } : {}),
-      blockhash: book.clock.latest.blockhash,
-    });
-    const leftover = state.held - (fill?.inAmount ?? 0n);
-    const plan: ClosePlan = {
-      fill: fill
-        ? {
-            inputMint: state.input.mint,
-            inAmount: fill.inAmount.toString(),
-            outputMint: state.output.mint,
-            outAmount: fill.outAmount.toString(),
-          }
-        : null,
-      revert: leftover > 0n ? { mint: state.input.mint, amount: leftover.toString() } : null,
-    };
-    const close = {
-      signature: bs58.encode(wire.subarray(1, 65)),
-      wire: Buffer.from(wire).toString("base64"),
-      validHeight: book.clock.latest.lastValidBlockHeight,
-      plan,
-    };
-    const closing = await advanceOrder(db, order, {
-      status: "pendingClose",
-      close,
-      ...(state.opening !== undefined ? { openSlot: state.opening } : {}),
-    });
-    if (!closing) return undefined;
-    await chain.sendTransaction(wire).catch((error: unknown) => {
-      this.options.logger?.info({ err: error, orderId: order.id }, "a settling transaction was refused");
-    });
-    return closing;
-  }
-
+  /** A settling transaction sent: the order closes once it lands, and opens again if it never can. */
   private async checkClose(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db } = this.options;
     const close = order.close;
     if (!close) return advanceOrder(db, order, { status: "open", close: null });
-    const [status] = await chain.getSignatureStatuses([close.signature as never]);
+    const [status] = await chain.getSignatureStatuses([close.signature]);
     if (status && !status.err) {
       const { fill, revert } = close.plan;
       return advanceOrder(db, order, {
@@ -353,4 +344,23 @@ export class OrderKeeper {
     await chain.sendTransaction(Buffer.from(close.wire, "base64")).catch(() => {});
     return undefined;
   }
+}
+
+/** What a settlement does: its fill, if any, and the revert of whatever the escrow holds beyond it. */
+function closePlan(
+  { input, output, held }: Escrowed,
+  fill: { inAmount: bigint; outAmount: bigint } | undefined,
+): ClosePlan {
+  const leftover = held - (fill?.inAmount ?? 0n);
+  return {
+    fill: fill
+      ? {
+          inputMint: input.mint,
+          inAmount: fill.inAmount.toString(),
+          outputMint: output.mint,
+          outAmount: fill.outAmount.toString(),
+        }
+      : null,
+    revert: leftover > 0n ? { mint: input.mint, amount: leftover.toString() } : null,
+  };
 }

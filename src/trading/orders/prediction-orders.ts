@@ -20,8 +20,7 @@ import { LAMPORTS_PER_SIGNATURE } from "../../chain/programs.js";
 import { USDC_MINT } from "../../contract/markets.js";
 import type { Tables } from "../../storage/database.js";
 import { computeUnitLimit, tokenTransfer } from "../instructions.js";
-import type { PricedRoute } from "../order.js";
-import type { OrderRequest } from "../order-params.js";
+import type { OrderRequest, PricedRoute } from "../order-terms.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { TokenRecord } from "../pools/store.js";
 import { associatedTokenAddress } from "../token-accounts.js";
@@ -82,29 +81,29 @@ export async function issuePredictionOrder(
 
 export interface PredictionSettleInput {
   escrow: Keypair;
-  venue: VenueSigningKeys;
   user: Address;
   input: TokenRecord;
   output: TokenRecord;
   escrowAmount: bigint;
   escrowLamports: bigint;
-  /** The fill: input used and output delivered; absent for a refund. */
-  fill?: { inAmount: bigint; outAmount: bigint };
+  /** The fill: input used, output delivered, and the venue's keys delivering it; absent for a refund. */
+  fill?: { inAmount: bigint; outAmount: bigint; venue: VenueSigningKeys };
   blockhash: string;
 }
 
 /** The settling transaction of a prediction-market order, paid by its escrow authority. */
 export async function predictionSettleTransaction(input: PredictionSettleInput): Promise<Uint8Array> {
-  const { escrow, venue, user } = input;
+  const { escrow, user, fill } = input;
   const escrowSigner = createNoopSigner(escrow.address);
   const escrowAccount = await associatedTokenAddress(escrow.address, input.input.mint, input.input.program);
   const userIn = await associatedTokenAddress(user, input.input.mint, input.input.program);
   const userOut = await associatedTokenAddress(user, input.output.mint, input.output.program);
   const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const signers: Keypair[] = [escrow];
-  const spent = input.fill?.inAmount ?? 0n;
-  if (input.fill && input.input.mint === USDC_MINT) {
+  const spent = fill?.inAmount ?? 0n;
+  if (fill && input.input.mint === USDC_MINT) {
     // A buy: the USDC spent goes to the treasury; the contracts are minted to the user.
+    const { venue } = fill;
     const treasuryUsdc = await associatedTokenAddress(venue.treasury.address, USDC_MINT, input.input.program);
     instructions.push(
       tokenTransfer(input.input, escrowAccount, treasuryUsdc, escrow.address, spent),
@@ -113,15 +112,16 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
           mint: input.output.mint,
           token: userOut,
           mintAuthority: createNoopSigner(venue.mintAuthority.address),
-          amount: input.fill.outAmount,
+          amount: fill.outAmount,
           decimals: input.output.decimals,
         },
         { programAddress: input.output.program },
       ),
     );
     signers.push(venue.mintAuthority);
-  } else if (input.fill) {
+  } else if (fill) {
     // A sale or a redemption: the contracts are burnt; the treasury pays the USDC.
+    const { venue } = fill;
     const treasuryUsdc = await associatedTokenAddress(
       venue.treasury.address,
       USDC_MINT,
@@ -138,7 +138,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
         },
         { programAddress: input.input.program },
       ),
-      tokenTransfer(input.output, treasuryUsdc, userOut, venue.treasury.address, input.fill.outAmount),
+      tokenTransfer(input.output, treasuryUsdc, userOut, venue.treasury.address, fill.outAmount),
     );
     signers.push(venue.treasury);
   }

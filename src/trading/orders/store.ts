@@ -2,7 +2,9 @@
  * Escrowed orders in storage. Every state change is a compare-and-set on the current status, so two
  * keepers (two instances, or a keeper and a restart) can never both move an order on.
  */
+import type { Address, Signature } from "@solana/kit";
 import type { Kysely } from "kysely";
+import { parseAddress, parseSignature } from "../../chain/base58.js";
 import type { OrdersTable, Tables } from "../../storage/database.js";
 import { batchedWrite } from "../../storage/write-batch.js";
 
@@ -33,20 +35,20 @@ export interface OrderRecord {
   id: string;
   kind: "intent" | "async";
   status: OrderStatus;
-  user: string;
-  inputMint: string;
-  outputMint: string;
+  user: Address;
+  inputMint: Address;
+  outputMint: Address;
   inAmount: bigint;
   threshold: bigint;
-  escrow: string;
-  openSignature: string | null;
+  escrow: Address;
+  openSignature: Signature | null;
   openWire: string | null;
   openValidHeight: bigint;
   openSlot: bigint | null;
   expirySlots: number;
   feeBudget: bigint;
   answer: string | null;
-  close: { signature: string; wire: string; validHeight: bigint; plan: ClosePlan } | null;
+  close: { signature: Signature; wire: string; validHeight: bigint; plan: ClosePlan } | null;
   fills: Fill[];
   reverts: Revert[];
 }
@@ -60,13 +62,13 @@ function fromRow(row: OrdersTable): OrderRecord {
     id: row.id,
     kind: row.kind as OrderRecord["kind"],
     status: row.status as OrderStatus,
-    user: row.user_key,
-    inputMint: row.input_mint,
-    outputMint: row.output_mint,
+    user: parseAddress(row.user_key),
+    inputMint: parseAddress(row.input_mint),
+    outputMint: parseAddress(row.output_mint),
     inAmount: BigInt(row.in_amount),
     threshold: BigInt(row.threshold),
-    escrow: row.escrow,
-    openSignature: row.open_signature,
+    escrow: parseAddress(row.escrow),
+    openSignature: row.open_signature === null ? null : parseSignature(row.open_signature),
     openWire: row.open_wire,
     openValidHeight: BigInt(row.open_valid_height),
     openSlot: row.open_slot === null ? null : BigInt(row.open_slot),
@@ -76,7 +78,7 @@ function fromRow(row: OrdersTable): OrderRecord {
     close:
       row.close_signature && row.close_wire && row.close_valid_height !== null && row.close_plan
         ? {
-            signature: row.close_signature,
+            signature: parseSignature(row.close_signature),
             wire: row.close_wire,
             validHeight: BigInt(row.close_valid_height),
             plan: JSON.parse(row.close_plan) as ClosePlan,
@@ -133,6 +135,7 @@ export async function insertOrder(db: Kysely<Tables>, order: NewOrder): Promise<
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
+/** The order whose open transaction has this signature. */
 export async function orderBySignature(
   db: Kysely<Tables>,
   signature: string,
@@ -145,6 +148,7 @@ export async function orderBySignature(
   return row ? fromRow(row) : undefined;
 }
 
+/** The order with this id. */
 export async function orderById(db: Kysely<Tables>, id: string): Promise<OrderRecord | undefined> {
   const row = await db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
   return row ? fromRow(row) : undefined;
@@ -162,9 +166,31 @@ export async function activeOrders(db: Kysely<Tables>, limit = 500): Promise<Ord
   return rows.map(fromRow);
 }
 
+/**
+ * Records the signature of an async order's open transaction, learnt from the chain (the user sends
+ * it); a signature already recorded stays.
+ */
+export async function recordOpenSignature(
+  db: Kysely<Tables>,
+  id: string,
+  signature: Signature,
+): Promise<void> {
+  await db
+    .updateTable("orders")
+    .set({ open_signature: signature })
+    .where("id", "=", id)
+    .where("open_signature", "is", null)
+    .execute();
+}
+
+/** Replaces the answer a resubmission of the order's open transaction gets (see IntentDesk). */
+export async function recordAnswer(db: Kysely<Tables>, id: string, answer: string): Promise<void> {
+  await db.updateTable("orders").set({ answer }).where("id", "=", id).execute();
+}
+
 export interface OrderChange {
   status?: OrderStatus;
-  openSignature?: string;
+  openSignature?: Signature;
   openSlot?: bigint;
   close?: OrderRecord["close"];
   fills?: Fill[];

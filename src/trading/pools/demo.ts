@@ -8,6 +8,7 @@ import { demoTokens } from "../../chain/demo-tokens.js";
 import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { USDC_MINT } from "../../contract/markets.js";
 import { createPool, type PoolFunding } from "./create.js";
+import { claimDemoPools } from "./store.js";
 
 /** Reference prices in USD of the demo pools' tokens, by symbol. */
 export const DEMO_PRICES_USD: Readonly<Record<string, number>> = {
@@ -59,19 +60,12 @@ const DEMO_POOLS: readonly [string, string, number, number][] = [
   ["dUSDT", "dJUP", 100_000, 30],
 ];
 
-const DEMO_POOLS_KEY = "demo_pools";
-
 /**
  * Creates the demo pools once per database (the first instance to claim them does it); returns how
  * many it created.
  */
 export async function createDemoPools(funding: PoolFunding, venueSeed: string): Promise<number> {
-  const claimed = await funding.db
-    .insertInto("meta")
-    .values({ key: DEMO_POOLS_KEY, value: String(Math.floor(Date.now() / 1000)) })
-    .onConflict((oc) => oc.column("key").doNothing())
-    .executeTakeFirst();
-  if (!claimed.numInsertedOrUpdatedRows) return 0;
+  if (!(await claimDemoPools(funding.db))) return 0;
   const tokens = new Map<string, { address: Address; decimals: number }>([
     ["USDC", { address: USDC_MINT, decimals: 6 }],
     ["SOL", { address: WRAPPED_SOL_MINT, decimals: 9 }],

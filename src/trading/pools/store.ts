@@ -4,6 +4,7 @@
  */
 import type { Address } from "@solana/kit";
 import type { Kysely, Transaction } from "kysely";
+import { parseAddress } from "../../chain/base58.js";
 import type { Tables } from "../../storage/database.js";
 
 export interface TokenRecord {
@@ -23,6 +24,8 @@ export interface PoolRecord {
 }
 
 const VERSION_KEY = "trading_version";
+/** Set once the demo pools of this database were claimed (by the instance creating them). */
+const DEMO_POOLS_KEY = "demo_pools";
 
 /** The pools in service. */
 export async function listPools(db: Kysely<Tables>): Promise<PoolRecord[]> {
@@ -33,11 +36,11 @@ export async function listPools(db: Kysely<Tables>): Promise<PoolRecord[]> {
     .orderBy("address")
     .execute();
   return rows.map((row) => ({
-    address: row.address as Address,
+    address: parseAddress(row.address),
     venue: row.venue,
     keyId: row.key_id,
-    mintA: row.mint_a as Address,
-    mintB: row.mint_b as Address,
+    mintA: parseAddress(row.mint_a),
+    mintB: parseAddress(row.mint_b),
     feeBps: row.fee_bps,
   }));
 }
@@ -51,9 +54,9 @@ export async function listTokens(db: Kysely<Tables>): Promise<TokenRecord[]> {
     .orderBy("mint")
     .execute();
   return rows.map((row) => ({
-    mint: row.mint as Address,
+    mint: parseAddress(row.mint),
     decimals: row.decimals,
-    program: row.program as Address,
+    program: parseAddress(row.program),
   }));
 }
 
@@ -114,6 +117,16 @@ export async function removePool(db: Kysely<Tables>, address: string): Promise<b
 export async function tradingVersion(db: Kysely<Tables>): Promise<number> {
   const row = await db.selectFrom("meta").select("value").where("key", "=", VERSION_KEY).executeTakeFirst();
   return row ? Number(row.value) : 0;
+}
+
+/** Claims the creation of the demo pools for this instance; false when another instance claimed it first. */
+export async function claimDemoPools(db: Kysely<Tables>): Promise<boolean> {
+  const claimed = await db
+    .insertInto("meta")
+    .values({ key: DEMO_POOLS_KEY, value: String(Math.floor(Date.now() / 1000)) })
+    .onConflict((oc) => oc.column("key").doNothing())
+    .executeTakeFirst();
+  return Boolean(claimed.numInsertedOrUpdatedRows);
 }
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits. */

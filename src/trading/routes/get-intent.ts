@@ -5,8 +5,8 @@ import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
-import { parseOrderRequest } from "../order-params.js";
 import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
+import { parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -22,6 +22,7 @@ const IntentQuery = z.object({
   ),
 });
 
+/** Registers `GET /intent`. */
 export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): void {
   app.get(
     "/intent",

@@ -9,7 +9,7 @@ import { OrderResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
-import { parseOrderRequest } from "../order-params.js";
+import { parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -37,6 +37,7 @@ const OrderQuery = z.object({
 
 export type OrderQuery = z.infer<typeof OrderQuery>;
 
+/** Registers `GET /order`. */
 export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void {
   app.get(
     "/order",

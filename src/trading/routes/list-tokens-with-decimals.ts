@@ -7,6 +7,7 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { registry } from "./list-tokens.js";
 
+/** Registers `GET /tokens-with-decimals`. */
 export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
   app.get(
     "/tokens-with-decimals",

@@ -6,6 +6,7 @@ import { Mint } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 
+/** Registers `GET /tokens`. */
 export function listTokens(app: ZodApp, book: TradingBook): void {
   app.get(
     "/tokens",

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 
+/** Registers `GET /venues`. */
 export function listVenues(app: ZodApp, book: TradingBook): void {
   app.get(
     "/venues",

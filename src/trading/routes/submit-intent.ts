@@ -18,6 +18,7 @@ const SubmitIntentBody = z.object({
     .meta({ description: "The open transaction, signed, base64" }),
 });
 
+/** Registers `POST /submit-intent`. */
 export function submitIntent(app: ZodApp, intents: IntentDesk): void {
   app.post(
     "/submit-intent",

@@ -5,7 +5,7 @@
  */
 import type { Address } from "@solana/kit";
 import type { Keypair } from "../../chain/ed25519.js";
-import type { LegQuote, TradingMarket } from "../market.js";
+import type { LegQuote, PoolHold, SyncMarket } from "../market.js";
 import type { PoolRecord, TokenRecord } from "../pools/store.js";
 import { cpmmAmountOut, cpmmSpotOut } from "./cpmm.js";
 
@@ -23,15 +23,8 @@ interface Reservation {
   onClose: (() => void) | undefined;
 }
 
-/** Output a pool holds for one firm quote. */
-export interface PoolHold {
-  /** Gives the output back to the pool at once. */
-  release(): void;
-  /** Calls `listener` once the output was delivered, the quote expired or the hold was released. */
-  onClose(listener: () => void): void;
-}
-
-export class CpmmPool implements TradingMarket {
+/** A constant-product pool: a sync market whose vaults the order transaction trades directly. */
+export class CpmmPool implements SyncMarket {
   readonly venue = CPMM_VENUE;
   readonly executionMode = "sync";
   readonly key: Address;

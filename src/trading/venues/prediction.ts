@@ -6,11 +6,12 @@
  * asynchronously, so these markets are only ever direct routes.
  */
 import type { Address } from "@solana/kit";
+import { parseAddress } from "../../chain/base58.js";
 import { TOKEN_2022_PROGRAM } from "../../chain/programs.js";
 import { USDC_MINT } from "../../contract/markets.js";
 import type { Catalog } from "../../markets/catalog.js";
 import type { ReferenceBook } from "../../upstream/relay.js";
-import type { LegQuote, TradingMarket } from "../market.js";
+import type { AsyncMarket, LegQuote } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
 
 export const PREDICTION_VENUE = "prediction";
@@ -34,7 +35,7 @@ interface PricedBook {
 }
 
 /** An outcome mint of one market against USDC: what both ways of trading one have in common. */
-abstract class OutcomeMintMarket implements TradingMarket {
+abstract class OutcomeMintMarket implements AsyncMarket {
   readonly venue = PREDICTION_VENUE;
   readonly executionMode = "async";
   readonly mints: readonly [Address, Address];
@@ -160,7 +161,7 @@ export class PredictionVenue {
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
   /** The venue's markets: both outcomes of every tokenized, active market. */
-  markets(): readonly TradingMarket[] {
+  markets(): readonly AsyncMarket[] {
     return this.current;
   }
 
@@ -174,30 +175,18 @@ export class PredictionVenue {
     this.byMint.clear();
     for (const entry of catalog.markets) {
       if (!entry.record.tokenized) continue;
-      const { marketLedger, yesMint, noMint } = entry.addresses;
+      const marketLedger = parseAddress(entry.addresses.marketLedger);
       for (const [side, mint] of [
-        ["yes", yesMint],
-        ["no", noMint],
+        ["yes", parseAddress(entry.addresses.yesMint)],
+        ["no", parseAddress(entry.addresses.noMint)],
       ] as const) {
         const payout = payoutPerContract(side, entry.record);
         let market: OutcomeMarket | RedemptionMarket;
         if (entry.record.status === "active") {
-          market = new OutcomeMarket(
-            marketLedger as Address,
-            entry.record.ticker,
-            side,
-            mint as Address,
-            this.books,
-          );
-          listed.push({ mint: mint as Address, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM });
+          market = new OutcomeMarket(marketLedger, entry.record.ticker, side, mint, this.books);
+          listed.push({ mint, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM });
         } else if (payout !== null) {
-          market = new RedemptionMarket(
-            marketLedger as Address,
-            entry.record.ticker,
-            side,
-            mint as Address,
-            payout,
-          );
+          market = new RedemptionMarket(marketLedger, entry.record.ticker, side, mint, payout);
         } else {
           continue;
         }
@@ -210,7 +199,7 @@ export class PredictionVenue {
   }
 
   /** The market of an outcome mint the venue trades or redeems, if any. */
-  marketOf(mint: Address): TradingMarket | undefined {
+  marketOf(mint: Address): AsyncMarket | undefined {
     return this.byMint.get(mint);
   }
 

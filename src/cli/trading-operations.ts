@@ -1,8 +1,8 @@
 /**
- * What the `oddsgate pools`, `quote` and `trade` commands do. Pools are created on the chain the
- * CLI is pointed at (the local sandbox by default) with the venue's keys from DATA_DIR, and stored in
- * the venue's database, where a running server picks them up within a few slots. Quotes and trades
- * go through the venue's HTTP API like any client's.
+ * What the `oddsgate pools`, `quote` and `trade` commands (declared in trading.ts) do. Pools are
+ * created on the chain the CLI is pointed at (the local sandbox by default) with the venue's keys
+ * from DATA_DIR, and stored in the venue's database, where a running server picks them up within a
+ * few slots. Quotes and trades go through the venue's HTTP API like any client's.
  */
 import type { Address } from "@solana/kit";
 import type { Chain } from "../chain/chain.js";
@@ -12,10 +12,11 @@ import { loadVenueKeys, venueSigners } from "../chain/venue-keys.js";
 import { parseUiAmount, resolveMint, walletBalance } from "../chain/wallet.js";
 import { signOrderTransaction, TradeClient } from "../client/trade.js";
 import type { Storage } from "../storage/database.js";
-import { PoolAuthorities } from "./pools/authority.js";
-import { createPool } from "./pools/create.js";
-import { listPools, type PoolRecord, removePool } from "./pools/store.js";
+import { PoolAuthorities } from "../trading/pools/authority.js";
+import { createPool } from "../trading/pools/create.js";
+import { listPools, type PoolRecord, removePool } from "../trading/pools/store.js";
 
+/** What a pools command works on: the venue's keys and storage, its seed and the chain. */
 export interface CommandContext {
   dataDir: string;
   storage: Storage;

@@ -3,11 +3,10 @@
  * reference service's error code for it (contract §3 and §6).
  */
 import type { Address } from "@solana/kit";
-import { ApiError, type ErrorCode } from "../contract/errors.js";
-import { isAddress } from "./transaction.js";
+import { isAddressText } from "../../chain/base58.js";
+import { ApiError, type ErrorCode } from "../../contract/errors.js";
+import type { OrderRequest } from "../order-terms.js";
 
-/** What `slippageBps=auto` resolves to for a spot route. */
-export const AUTO_SLIPPAGE_BPS = 50;
 /** Largest price impact accepted when the caller sets no `priceImpactTolerancePct`. */
 export const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;
 /** Priority fee levels, in lamports for the whole transaction; `auto` is `medium`. */
@@ -20,25 +19,6 @@ export const PRIORITY_FEE_LEVELS = {
 } as const;
 const U64_MAX = 2n ** 64n - 1n;
 const U32_MAX = 2 ** 32 - 1;
-
-export interface OrderRequest {
-  inputMint: Address;
-  outputMint: Address;
-  amount: bigint;
-  /** Undefined for `auto`. */
-  slippageBps: number | undefined;
-  predictionMarketSlippageBps: number | undefined;
-  userPublicKey: Address | undefined;
-  priceImpactTolerancePct: number;
-  dexes: string[] | undefined;
-  excludeDexes: string[] | undefined;
-  onlyDirectRoutes: boolean;
-  maxRouteLength: number;
-  platformFeeBps: number;
-  feeAccount: Address | undefined;
-  prioritizationFeeLamports: number;
-  wrapAndUnwrapSol: boolean;
-}
 
 /** The raw query, as strings (unknown parameters are ignored). */
 export type OrderQuery = Partial<Record<keyof OrderRequest, string>>;
@@ -129,7 +109,7 @@ function required(value: string | undefined, name: string): string {
 
 function address(value: string | undefined, name: string, code: ErrorCode): Address {
   const text = required(value, name);
-  if (!isAddress(text))
+  if (!isAddressText(text))
     throw new ApiError(code, `${name} must be a base58 public key, got ${JSON.stringify(text.slice(0, 64))}`);
   return text;
 }

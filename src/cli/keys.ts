@@ -1,0 +1,92 @@
+/** `oddsgate keys`: issuing and managing API keys, which storage holds only as hashes. */
+import { type Command, Option } from "commander";
+import type { ApiKey } from "../keys/store.js";
+import { KEY_TIERS } from "../keys/tiers.js";
+import { configFrom, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
+
+/** Adds `keys create`, `keys list`, `keys revoke` and `keys rotate`. */
+export function registerKeysCommands(program: Command): void {
+  const keys = program.command("keys").description("issue and manage API keys (stored only as hashes)");
+
+  withSettings(
+    keys
+      .command("create")
+      .description("create a key and print its secret once")
+      .requiredOption("--name <name>", "who or what the key is for")
+      .addOption(new Option("--tier <tier>", "rate tier").choices(KEY_TIERS).default("standard"))
+      .option("--streams", "allow WebSocket streams", false),
+    STORAGE_SETTINGS,
+  ).action(async (options) => {
+    const config = configFrom(options);
+    const { createKey } = await import("../keys/store.js");
+    await withStorage(config, async (storage) => {
+      const issued = await createKey(storage.db, {
+        name: options.name,
+        tier: options.tier,
+        streams: options.streams,
+      });
+      console.log(`created ${describeKey(issued.key)}`);
+      printSecret(issued.secret);
+    });
+  });
+
+  withSettings(
+    keys
+      .command("list")
+      .description("list keys (never their secrets)")
+      .option("--json", "machine-readable output"),
+    STORAGE_SETTINGS,
+  ).action(async (options) => {
+    const config = configFrom(options);
+    const { listKeys } = await import("../keys/store.js");
+    await withStorage(config, async (storage) => {
+      const all = await listKeys(storage.db);
+      if (options.json) console.log(JSON.stringify(all, null, 2));
+      else if (all.length === 0) console.log("no keys yet: oddsgate keys create --name NAME");
+      else for (const key of all) console.log(`${describeKey(key)}  last used ${key.lastUsedAt ?? "never"}`);
+    });
+  });
+
+  withSettings(
+    keys
+      .command("revoke")
+      .argument("<id>", "key id, from keys list")
+      .description("revoke a key on every instance"),
+    STORAGE_SETTINGS,
+  ).action(async (id: string, options) => {
+    const config = configFrom(options);
+    const { revokeKey } = await import("../keys/store.js");
+    await withStorage(config, async (storage) => {
+      console.log(`revoked ${describeKey(await revokeKey(storage.db, id))}`);
+    });
+  });
+
+  withSettings(
+    keys
+      .command("rotate")
+      .argument("<id>", "key id, from keys list")
+      .option("--grace <seconds>", "how long the old secret keeps working", "0")
+      .description("give a key a new secret"),
+    STORAGE_SETTINGS,
+  ).action(async (id: string, options) => {
+    const grace = Number(options.grace);
+    const config = configFrom(options);
+    const { rotateKey } = await import("../keys/store.js");
+    await withStorage(config, async (storage) => {
+      const issued = await rotateKey(storage.db, id, grace);
+      console.log(
+        `rotated ${describeKey(issued.key)}; the old secret ${grace > 0 ? `works for ${grace} s more` : "no longer works"}`,
+      );
+      printSecret(issued.secret);
+    });
+  });
+}
+
+function describeKey(key: ApiKey): string {
+  const status = key.revokedAt ? `revoked ${key.revokedAt}` : "active";
+  return `${key.id}  ${JSON.stringify(key.name)}  tier ${key.tier}  streams ${key.streams ? "yes" : "no"}  ${key.secretPrefix}…  ${status}`;
+}
+
+function printSecret(secret: string): void {
+  console.log(`secret (shown once, store it now; send it as the x-api-key header):\n${secret}`);
+}

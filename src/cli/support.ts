@@ -1,0 +1,135 @@
+/**
+ * What every command group shares: settings as flags, storage and the chain opened on demand, and
+ * failures reported as one line. Only light modules are imported here: the CLI must start fast, so
+ * storage, the chain client and the domain modules are loaded by the commands that use them.
+ */
+import fs from "node:fs";
+import { type Command, Option } from "commander";
+import type { RpcChain } from "../chain/rpc-client.js";
+import {
+  type Config,
+  ConfigError,
+  type ConfigInput,
+  ConfigSchema,
+  loadConfig,
+  SETTING_NAMES,
+} from "../config.js";
+import type { Storage } from "../storage/database.js";
+
+/** A failure the user can fix, reported as its message alone. */
+export class CliError extends Error {}
+
+/** The settings of the commands that only read and write storage. */
+export const STORAGE_SETTINGS: (keyof Config)[] = ["DATA_DIR", "DATABASE_URL"];
+
+/** The settings of the commands that talk to the chain. */
+export const CHAIN_SETTINGS: (keyof Config)[] = ["DATA_DIR", "HOST", "SOLANA_RPC_URL", "RPC_PORT"];
+
+/** Parses a JSON file, naming the file in the error when it cannot be read or parsed. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+const flagOf = (name: string) => `--${name.toLowerCase().replaceAll("_", "-")}`;
+const optionKey = (name: string) =>
+  name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Adds one `--kebab-case <value>` flag per setting (or only the listed ones). */
+export function withSettings(command: Command, names: readonly (keyof Config)[] = SETTING_NAMES): Command {
+  for (const name of names) {
+    const description = ConfigSchema.shape[name].description ?? `overrides ${name}`;
+    command.addOption(new Option(`${flagOf(name)} <value>`, description));
+  }
+  return command;
+}
+
+/** The configuration from the environment, with the command's setting flags taking precedence. */
+export function configFrom(options: Record<string, string | undefined>): Config {
+  const overrides: ConfigInput = {};
+  for (const name of SETTING_NAMES) overrides[name] = options[optionKey(name)];
+  return loadConfig(process.env, overrides);
+}
+
+/** Runs `task` against the configured storage, closing it afterwards. */
+export async function withStorage<T>(config: Config, task: (storage: Storage) => Promise<T>): Promise<T> {
+  const { openStorage } = await import("../storage/database.js");
+  const storage = await openStorage(config);
+  try {
+    return await task(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+/** The venue seed: VENUE_SEED, else the one the database fixed on first start. */
+export async function venueSeedFrom(config: Config): Promise<string> {
+  const { resolveVenueSeed } = await import("../markets/accounts.js");
+  return withStorage(config, (storage) => resolveVenueSeed(storage.db, config.VENUE_SEED));
+}
+
+/** The chain a command talks to: SOLANA_RPC_URL, else the local venue's sandbox on RPC_PORT. */
+export async function chainFrom(config: Config): Promise<RpcChain> {
+  const { RpcChain } = await import("../chain/rpc-client.js");
+  return new RpcChain({ url: config.SOLANA_RPC_URL ?? `http://${hostOf(config)}:${config.RPC_PORT}` });
+}
+
+/** HOST as it goes into a URL: an IPv6 address in brackets. */
+export function hostOf(config: Config): string {
+  return config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+}
+
+/**
+ * Wraps a command whose failures (bad input, an unreachable chain or venue) are all the user's to fix,
+ * so that any error it raises is reported as one line rather than a stack trace.
+ */
+export function failingAsMessages<A extends unknown[]>(action: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await action(...args);
+    } catch (error) {
+      if (error instanceof CliError || !(error instanceof Error)) throw error;
+      throw new CliError(error.message);
+    }
+  };
+}
+
+/**
+ * Prints why a command failed and exits with status 1: the message alone for a failure the user can
+ * fix, the whole error (with its stack) for anything else.
+ */
+export async function reportFailure(error: unknown): Promise<never> {
+  if (await isUserError(error)) console.error(`oddsgate: ${(error as Error).message}`);
+  else console.error("oddsgate:", error);
+  process.exit(1);
+}
+
+async function isUserError(error: unknown): Promise<boolean> {
+  if (error instanceof CliError || error instanceof ConfigError) return true;
+  if (!(error instanceof Error)) return false;
+  // Loaded only on failure: a command that succeeds should not pay for the modules of the others.
+  const [{ ImportFormatError }, { KeyError }, { ApiError }, { ChainLeaseHeldError }, { UpstreamError }] =
+    await Promise.all([
+      import("../markets/import/parse.js"),
+      import("../keys/store.js"),
+      import("../contract/errors.js"),
+      import("../chain/sandbox/lease.js"),
+      import("../upstream/errors.js"),
+    ]);
+  return (
+    error instanceof ImportFormatError ||
+    error instanceof KeyError ||
+    error instanceof ApiError ||
+    error instanceof ChainLeaseHeldError ||
+    error instanceof UpstreamError
+  );
+}

@@ -1,0 +1,93 @@
+/** `oddsgate wallet`: keypair files in DATA_DIR/wallets, on the sandbox chain or SOLANA_RPC_URL. */
+import type { Command } from "commander";
+import {
+  CHAIN_SETTINGS,
+  chainFrom,
+  configFrom,
+  failingAsMessages,
+  venueSeedFrom,
+  withSettings,
+} from "./support.js";
+
+/** Adds `wallet new`, `wallet balance`, `wallet airdrop` and `wallet faucet`. */
+export function registerWalletCommands(program: Command): void {
+  const wallet = program
+    .command("wallet")
+    .description("wallets (keypair files in DATA_DIR/wallets) on the sandbox chain or SOLANA_RPC_URL");
+
+  withSettings(
+    wallet
+      .command("new")
+      .argument("[name]", "wallet name", "default")
+      .description("create a wallet keypair file"),
+    ["DATA_DIR"],
+  ).action(
+    failingAsMessages(async (name: string, options) => {
+      const config = configFrom(options);
+      const { createWallet, walletFile } = await import("../chain/wallet.js");
+      const file = walletFile(config.DATA_DIR, name);
+      console.log(`created wallet ${name}: ${createWallet(file)} (keypair in ${file})`);
+    }),
+  );
+
+  withSettings(
+    wallet
+      .command("balance")
+      .argument("[wallet]", "a wallet name or an address", "default")
+      .description("SOL and every token account of a wallet"),
+    CHAIN_SETTINGS,
+  ).action(
+    failingAsMessages(async (name: string, options) => {
+      const config = configFrom(options);
+      const { resolveWallet, walletBalance } = await import("../chain/wallet.js");
+      const balance = await walletBalance(await chainFrom(config), resolveWallet(config.DATA_DIR, name));
+      console.log(`${balance.address}: ${balance.sol} SOL`);
+      for (const token of balance.tokens)
+        console.log(`  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`);
+    }),
+  );
+
+  withSettings(
+    wallet
+      .command("airdrop")
+      .argument("<sol>", "SOL to request, e.g. 2.5")
+      .argument("[wallet]", "a wallet name or an address", "default")
+      .description("request a SOL airdrop and wait until it has landed"),
+    CHAIN_SETTINGS,
+  ).action(
+    failingAsMessages(async (sol: string, name: string, options) => {
+      const config = configFrom(options);
+      const { airdropSol, resolveWallet } = await import("../chain/wallet.js");
+      const owner = resolveWallet(config.DATA_DIR, name);
+      const signature = await airdropSol(await chainFrom(config), owner, sol);
+      console.log(`airdropped ${sol} SOL to ${owner}: ${signature}`);
+    }),
+  );
+
+  withSettings(
+    wallet
+      .command("faucet")
+      .argument("<token>", "USDC, SOL, a demo token symbol or a mint address")
+      .argument("<amount>", "how much, in whole tokens, e.g. 100 or 0.5")
+      .argument("[wallet]", "a wallet name or an address", "default")
+      .description("grant sandbox tokens from the local venue's mint authority (DATA_DIR holds its keys)"),
+    [...CHAIN_SETTINGS, "DATABASE_URL", "VENUE_SEED"],
+  ).action(
+    failingAsMessages(async (token: string, amount: string, name: string, options) => {
+      const config = configFrom(options);
+      const [{ faucetTokens, resolveMint, resolveWallet }, { loadVenueKeys, venueSigners }] =
+        await Promise.all([import("../chain/wallet.js"), import("../chain/venue-keys.js")]);
+      const owner = resolveWallet(config.DATA_DIR, name);
+      const venueSeed = await venueSeedFrom(config);
+      const signers = await venueSigners(loadVenueKeys(config.DATA_DIR));
+      const grant = await faucetTokens(
+        await chainFrom(config),
+        signers,
+        owner,
+        resolveMint(venueSeed, token),
+        amount,
+      );
+      console.log(`granted ${amount} ${token} to ${owner} (${grant.tokenAccount}): ${grant.signature}`);
+    }),
+  );
+}

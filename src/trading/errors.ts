@@ -1,0 +1,57 @@
+/**
+ * Why the trading venue says no, in its own terms. Where the reference service names a refusal, that
+ * name is what the refusal means, so it is kept as the `reason`; `routes/errors.ts` turns each of
+ * these (and `FirmQuoteRefused`, `UnsafeTransactionError`) into the catalogue's errors.
+ */
+
+/** Why an order or an intent is not quoted or issued. */
+export type OrderRefusal =
+  | "invalid_input_mint"
+  | "invalid_output_mint"
+  | "invalid_user_public_key"
+  | "invalid_fee_account"
+  | "invalid_platform_fee_bps"
+  | "route_not_found"
+  | "zero_out_amount"
+  | "price_impact_too_high";
+
+/** An order (or intent) the venue will not quote or issue. */
+export class OrderRefused extends Error {
+  override name = "OrderRefused";
+  constructor(
+    readonly reason: OrderRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why a signed open transaction submitted for an intent is not accepted. */
+export type IntentRefusal =
+  | "invalid_open_transaction"
+  | "invalid_quote_response"
+  | "invalid_signature"
+  | "open_transaction_expired"
+  | "open_transaction_simulation_failed";
+
+/** A submitted intent the venue will not open. */
+export class IntentRefused extends Error {
+  override name = "IntentRefused";
+  constructor(
+    readonly reason: IntentRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** State the venue has yet to load before it can quote: its pools, or the chain's clock. */
+export class TradingNotReady extends Error {
+  override name = "TradingNotReady";
+  constructor(
+    readonly missing: "pools" | "clock",
+    message: string,
+  ) {
+    super(message);
+  }
+}
