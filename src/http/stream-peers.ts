@@ -107,6 +107,31 @@ export class StreamPeers<P extends { readonly socket: WebSocket }> implements It
   }
 }
 
+/** What every stream hub shares: its connections under the rules, and how they come and speak. */
+export abstract class StreamHub<P extends { readonly socket: WebSocket }> {
+  protected readonly subscribers: StreamPeers<P>;
+
+  constructor(rules: PeerRules) {
+    this.subscribers = new StreamPeers(rules, (peer, message) => this.handle(peer, message));
+  }
+
+  /** Takes a new connection. */
+  accept(socket: WebSocket): void {
+    this.subscribers.add(this.peerFor(socket));
+  }
+
+  /** Connections open now. */
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /** The state this stream keeps for a new connection. */
+  protected abstract peerFor(socket: WebSocket): P;
+
+  /** Answers one admitted message of a connection, parsed from JSON. */
+  protected abstract handle(peer: P, message: unknown): void;
+}
+
 /** Tells a peer its message was refused; the connection stays open. */
 export function badRequest(socket: WebSocket, message: string): void {
   socket.send(JSON.stringify({ type: "bad_request", message }));

@@ -11,7 +11,7 @@
 import type { WebSocket } from "ws";
 import { z } from "zod";
 import { every, type Repeating } from "../every.js";
-import { badRequest, StreamPeers } from "../http/stream-peers.js";
+import { badRequest, StreamHub } from "../http/stream-peers.js";
 import type { Upstream } from "../upstream/client.js";
 import { UpstreamNotFoundError } from "../upstream/errors.js";
 import { type MarketRelay, type ReferenceBook, toReferenceTrades } from "../upstream/relay.js";
@@ -133,8 +133,7 @@ interface KalshiMarketQuote {
 }
 
 /** Every market-data stream connection of this instance, and the polling that feeds them. */
-export class MarketStreamHub {
-  private readonly subscribers: StreamPeers<Subscriber>;
+export class MarketStreamHub extends StreamHub<Subscriber> {
   private readonly options: Required<MarketStreamOptions>;
   /** The last message sent per ticker, serialized, so only changes go out and subscribers get a snapshot. */
   private readonly books = new Map<string, string>();
@@ -155,10 +154,9 @@ export class MarketStreamHub {
     private readonly deps: MarketStreamDependencies,
     options: MarketStreamOptions = {},
   ) {
-    this.options = { ...DEFAULTS, ...options };
-    this.subscribers = new StreamPeers(this.options, (subscriber, message) =>
-      this.handle(subscriber, message),
-    );
+    const rules = { ...DEFAULTS, ...options };
+    super(rules);
+    this.options = rules;
   }
 
   /** Starts polling and pinging. */
@@ -182,17 +180,11 @@ export class MarketStreamHub {
     return this.polling?.nextRun() ?? Promise.resolve();
   }
 
-  /** Takes a new connection. */
-  accept(socket: WebSocket): void {
-    this.subscribers.add(new Subscriber(socket));
+  protected peerFor(socket: WebSocket): Subscriber {
+    return new Subscriber(socket);
   }
 
-  /** Connections open now. */
-  get size(): number {
-    return this.subscribers.size;
-  }
-
-  private handle(subscriber: Subscriber, parsed: unknown): void {
+  protected handle(subscriber: Subscriber, parsed: unknown): void {
     const message = ClientMessage.safeParse(parsed);
     if (!message.success) {
       const issue = message.error.issues[0];

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { isAddressText } from "../chain/base58.js";
 import { uiAmountString } from "../chain/ui-amount.js";
 import { USDC_MINT } from "../contract/markets.js";
-import { badRequest, StreamPeers } from "../http/stream-peers.js";
+import { badRequest, StreamHub } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
 import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
@@ -157,8 +157,7 @@ class FramePass {
 }
 
 /** Every stream connection of this instance, and the per-slot frames they receive. */
-export class QuoteStreamHub {
-  private readonly subscribers: StreamPeers<Subscriber>;
+export class QuoteStreamHub extends StreamHub<Subscriber> {
   private readonly options: Required<QuoteStreamOptions>;
   /** Every pair a connection follows, by `base|quote`. */
   private readonly followedPairs = new Map<string, QuotedPair>();
@@ -178,10 +177,9 @@ export class QuoteStreamHub {
     private readonly book: TradingBook,
     options: QuoteStreamOptions = {},
   ) {
-    this.options = { ...DEFAULTS, ...options };
-    this.subscribers = new StreamPeers(this.options, (subscriber, message) =>
-      this.handle(subscriber, message),
-    );
+    const rules = { ...DEFAULTS, ...options };
+    super(rules);
+    this.options = rules;
   }
 
   start(): void {
@@ -221,17 +219,11 @@ export class QuoteStreamHub {
     return quotes;
   }
 
-  /** Takes a new connection. */
-  accept(socket: WebSocket): void {
-    this.subscribers.add(new Subscriber(socket));
+  protected peerFor(socket: WebSocket): Subscriber {
+    return new Subscriber(socket);
   }
 
-  /** Connections open now. */
-  get size(): number {
-    return this.subscribers.size;
-  }
-
-  private handle(subscriber: Subscriber, parsed: unknown): void {
+  protected handle(subscriber: Subscriber, parsed: unknown): void {
     const message = ClientMessage.safeParse(parsed);
     if (!message.success) {
       badRequest(

@@ -110,7 +110,8 @@ export function openMemoOf(tx: WireTransaction): { orderId: string; seal: string
   return undefined;
 }
 
-export interface SettleInput {
+/** An order's escrow as a settlement finds it: whose it is, its tokens, and what it holds now. */
+export interface EscrowedOrder {
   escrow: Keypair;
   user: Address;
   input: TokenRecord;
@@ -118,6 +119,9 @@ export interface SettleInput {
   /** The escrow's token balance and its authority's lamports, as the chain holds them now. */
   escrowAmount: bigint;
   escrowLamports: bigint;
+}
+
+export interface SettleInput extends EscrowedOrder {
   /** A fill: the route's legs and what the user receives; absent for a refund. */
   fill?: { legs: readonly RouteLeg<SyncMarket>[]; userOut: bigint };
   blockhash: string;

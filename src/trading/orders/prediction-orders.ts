@@ -22,10 +22,15 @@ import type { Tables } from "../../storage/database.js";
 import { computeUnitLimit, tokenTransfer } from "../instructions.js";
 import type { OrderRequest, PricedRoute } from "../order-terms.js";
 import type { PoolAuthorities } from "../pools/authority.js";
-import type { TokenRecord } from "../pools/store.js";
 import { associatedTokenAddress } from "../token-accounts.js";
 import { compileMessage, signedTransaction } from "../transaction.js";
-import { ESCROW_COMPUTE_UNITS, INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET, openMessage } from "./escrow.js";
+import {
+  ESCROW_COMPUTE_UNITS,
+  type EscrowedOrder,
+  INTENT_EXPIRY_SLOTS,
+  MIN_FEE_BUDGET,
+  openMessage,
+} from "./escrow.js";
 import { insertOrder } from "./store.js";
 
 /** The venue's own keys on the sandbox chain: the outcome mints' authority and the USDC treasury. */
@@ -79,13 +84,7 @@ export async function issuePredictionOrder(
   };
 }
 
-export interface PredictionSettleInput {
-  escrow: Keypair;
-  user: Address;
-  input: TokenRecord;
-  output: TokenRecord;
-  escrowAmount: bigint;
-  escrowLamports: bigint;
+export interface PredictionSettleInput extends EscrowedOrder {
   /** The fill: input used, output delivered, and the venue's keys delivering it; absent for a refund. */
   fill?: { inAmount: bigint; outAmount: bigint; venue: VenueSigningKeys };
   blockhash: string;
