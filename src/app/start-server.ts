@@ -19,6 +19,7 @@ import { type ChainConnection, connectChain } from "./connect-chain.js";
 import { startTrading, type Trading } from "./connect-trading.js";
 import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
 import { Lifecycle } from "./lifecycle.js";
+import { createLogger } from "./logger.js";
 
 /** How often an instance checks storage for a catalogue another process changed. */
 export const CATALOG_POLL_MS = 2_000;
@@ -69,10 +70,101 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 }
 
 async function start(config: Config, options: StartOptions, lifecycle: Lifecycle): Promise<RunningServer> {
+  const log = options.logger ?? createLogger(config, Boolean(process.stdout.isTTY));
   const storage = await openStorage(config);
   lifecycle.defer("storage", () => storage.close());
   const db = storage.db;
   const venueSeed = await resolveVenueSeed(db, config.VENUE_SEED);
+  const { access, keys } = await openAccess(config, db, lifecycle);
+  const demo = await DemoSource.open(db, config);
+  const upstream = await connectUpstream(config, () => demo.simulatorCatalogue());
+  lifecycle.defer("upstream", () => upstream.close());
+  const chain = await connectChain(config, {
+    storage,
+    venueSeed,
+    logger: log,
+    // In production the sandbox's JSON-RPC and PubSub take the same API keys as the HTTP API.
+    sandbox: {
+      mode: config.MODE,
+      authorize: async (headers) => {
+        const secret = headers["x-api-key"];
+        if (typeof secret !== "string") return false;
+        // A known key is answered from memory, as the HTTP API answers it; only a miss reads storage.
+        return (keys.lookup(secret) ?? (await keys.check(secret))) !== undefined;
+      },
+    },
+  });
+  lifecycle.defer("chain", () => chain.close());
+
+  const catalog = new CatalogHolder();
+  const relay = new MarketRelay(upstream.client);
+  const marketStream = new MarketStreamHub({ catalog, relay, upstream: upstream.client, logger: log });
+  const trading = await startTrading(config, {
+    storage,
+    chain,
+    venueSeed,
+    fetchBook: (ticker) => relay.orderbookLevels(ticker),
+    logger: log,
+  });
+  lifecycle.defer("trading", () => trading.close());
+
+  const plan = listenerPlan(config);
+  const common = { config, catalog, access, logger: log };
+  // The trade API and the sandbox's faucet go where the trade listener is.
+  const app = await buildApp({ ...common, relay, marketStream, ...(plan.shared ? { trading, chain } : {}) });
+  lifecycle.defer("markets listener", () => app.close());
+  const tradeApp = plan.shared ? app : await buildApp({ ...common, marketsApi: false, trading, chain });
+  if (tradeApp !== app) lifecycle.defer("trade listener", () => tradeApp.close());
+  marketStream.start();
+  // Stopped before the listeners close, so its sockets are ended by the hub rather than cut.
+  lifecycle.defer("market stream", () => marketStream.stop());
+  // A failing refresh means revocations stop arriving: it must be heard.
+  await keys.start(app.log);
+  await app.listen({ host: config.HOST, port: plan.marketsPort });
+  if (tradeApp !== app) await tradeApp.listen({ host: config.HOST, port: plan.tradePort });
+  log.info(
+    {
+      storage: storage.location,
+      mode: config.MODE,
+      sharedLimits: Boolean(config.REDIS_URL),
+      upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
+      chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
+    },
+    "storage open",
+  );
+  if (trading.demoPoolsCreated > 0) log.info({ pools: trading.demoPoolsCreated }, "created the demo pools");
+  await demo.storeIfEmpty(venueSeed, log);
+
+  // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog
+  // shows, and its active ones trade on the prediction venue.
+  const followCatalog = async () => {
+    const markets = catalog.require().markets.filter((m) => m.record.tokenized);
+    const created = await chain.addMarkets(markets.map((m) => m.addresses));
+    if (created > 0) log.info({ accounts: created }, "created the chain accounts of tokenized markets");
+    await trading.book.updatePredictionMarkets(catalog.require());
+  };
+  const loaded = await catalog.load(db);
+  await followCatalog();
+  log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
+  keepCatalogCurrent({ config, db, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
+
+  return {
+    app,
+    tradeApp,
+    storage,
+    catalog,
+    upstream,
+    chain,
+    trading,
+    marketStream,
+    url: listenerUrl(app, config.HOST),
+    tradeUrl: listenerUrl(tradeApp, config.HOST),
+    close: () => lifecycle.close(),
+  };
+}
+
+/** The API keys and rate limits every listener checks: the key ring and the rate store, opened. */
+async function openAccess(config: Config, db: Storage["db"], lifecycle: Lifecycle) {
   const keys = new KeyRing(db);
   lifecycle.defer("api keys", () => keys.stop());
   const rateStore: RateStore = config.REDIS_URL
@@ -89,154 +181,95 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
       pro: config.RATE_LIMIT_PRO,
     },
   };
+  return { access, keys };
+}
 
-  // Generated at most once, for the empty database and the simulator alike.
-  const demoAnchor = await resolveDemoAnchor(db);
-  let demo: CatalogueFile | undefined;
-  const demoCatalogue = async () => {
-    const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
-    demo ??= generateDemoCatalogue({ anchor: demoAnchor });
-    return demo;
-  };
-  const useDemo = config.DEMO_CATALOGUE && (await isCatalogueEmpty(db));
-  if (useDemo || !config.UPSTREAM_URL) await demoCatalogue();
-  const upstream = await connectUpstream(config, () => demo as CatalogueFile);
-  lifecycle.defer("upstream", () => upstream.close());
+/**
+ * The demo catalogue, generated at most once and only when wanted: for an empty database (with
+ * DEMO_CATALOGUE) and for the embedded simulator (without UPSTREAM_URL), which keeps its own copy.
+ */
+class DemoSource {
+  private catalogue: CatalogueFile | undefined;
 
-  // The chain and trading log through the app's logger, which exists only once the app is built.
-  let log: FastifyBaseLogger | undefined;
-  const lateLogger = {
-    info: (object: object, message: string) => log?.info(object, message),
-    warn: (object: object, message: string) => log?.warn(object, message),
-    error: (object: object, message: string) => log?.error(object, message),
-  };
-  const chain = await connectChain(config, {
-    storage,
-    venueSeed,
-    logger: lateLogger,
-    // In production the sandbox's JSON-RPC and PubSub take the same API keys as the HTTP API.
-    sandbox: {
-      mode: config.MODE,
-      authorize: async (headers) => {
-        const secret = headers["x-api-key"];
-        if (typeof secret !== "string") return false;
-        // A known key is answered from memory, as the HTTP API answers it; only a miss reads storage.
-        return (keys.lookup(secret) ?? (await keys.check(secret))) !== undefined;
-      },
-    },
-  });
-  lifecycle.defer("chain", () => chain.close());
+  private constructor(
+    private readonly db: Storage["db"],
+    private readonly anchor: number,
+    private readonly wanted: boolean,
+  ) {}
 
-  const catalog = new CatalogHolder();
-  const relay = new MarketRelay(upstream.client);
-  const marketStream = new MarketStreamHub({ catalog, relay, upstream: upstream.client, logger: lateLogger });
-  const trading = await startTrading(config, {
-    storage,
-    chain,
-    venueSeed,
-    fetchBook: (ticker) => relay.orderbookLevels(ticker),
-    logger: lateLogger,
-  });
-  lifecycle.defer("trading", () => trading.close());
-
-  const plan = listenerPlan(config);
-  const common = { config, catalog, access, ...(options.logger ? { logger: options.logger } : {}) };
-  // The trade API and the sandbox's faucet go where the trade listener is.
-  const app = await buildApp({
-    ...common,
-    relay,
-    marketStream,
-    ...(plan.shared ? { trading, chain } : {}),
-  });
-  lifecycle.defer("markets listener", () => app.close());
-  const tradeApp = plan.shared ? app : await buildApp({ ...common, marketsApi: false, trading, chain });
-  if (tradeApp !== app) lifecycle.defer("trade listener", () => tradeApp.close());
-  log = app.log;
-  marketStream.start();
-  // Stopped before the listeners close, so its sockets are ended by the hub rather than cut.
-  lifecycle.defer("market stream", () => marketStream.stop());
-
-  // A failing refresh means revocations stop arriving: it must be heard.
-  await keys.start(app.log);
-  await app.listen({ host: config.HOST, port: plan.marketsPort });
-  if (tradeApp !== app) await tradeApp.listen({ host: config.HOST, port: plan.tradePort });
-  log.info(
-    {
-      storage: storage.location,
-      mode: config.MODE,
-      sharedLimits: Boolean(config.REDIS_URL),
-      upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
-      chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
-    },
-    "storage open",
-  );
-
-  if (trading.demoPoolsCreated > 0) log.info({ pools: trading.demoPoolsCreated }, "created the demo pools");
-  if (useDemo) {
-    const counts = await saveCatalogue(db, venueSeed, await demoCatalogue());
-    log.info(counts, "loaded the demo catalogue into the empty database");
+  /** Reads what the database says: the demo's fixed moment, and whether it is empty. */
+  static async open(db: Storage["db"], config: Config): Promise<DemoSource> {
+    const anchor = await resolveDemoAnchor(db);
+    const source = new DemoSource(db, anchor, config.DEMO_CATALOGUE && (await isCatalogueEmpty(db)));
+    if (source.wanted || !config.UPSTREAM_URL) await source.generate();
+    return source;
   }
-  // The simulator holds its own copy; ours is no longer needed.
-  demo = undefined;
-  const loaded = await catalog.load(db);
-  const running = log;
-  // Every tokenized market's ledger and outcome mints exist on chain at the addresses the catalog
-  // shows, and its active ones trade on the prediction venue.
-  const followCatalog = async () => {
-    const markets = catalog.require().markets.filter((m) => m.record.tokenized);
-    const created = await chain.addMarkets(markets.map((m) => m.addresses));
-    if (created > 0) running.info({ accounts: created }, "created the chain accounts of tokenized markets");
-    await trading.book.updatePredictionMarkets(catalog.require());
-  };
-  await followCatalog();
-  log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
 
-  const catalogPoll = every(
+  /** The catalogue the embedded simulator serves (generated when the simulator is used). */
+  simulatorCatalogue(): CatalogueFile {
+    if (!this.catalogue) throw new Error("the demo catalogue was not generated for the simulator");
+    return this.catalogue;
+  }
+
+  /** Stores the demo in an empty database, then lets go of it (the simulator holds its own copy). */
+  async storeIfEmpty(venueSeed: string, log: FastifyBaseLogger): Promise<void> {
+    if (this.wanted) {
+      const counts = await saveCatalogue(this.db, venueSeed, await this.generate());
+      log.info(counts, "loaded the demo catalogue into the empty database");
+    }
+    this.catalogue = undefined;
+  }
+
+  private async generate(): Promise<CatalogueFile> {
+    const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
+    this.catalogue ??= generateDemoCatalogue({ anchor: this.anchor });
+    return this.catalogue;
+  }
+}
+
+/** Reloads the catalogue another process changed, and syncs from the upstream every SYNC_INTERVAL. */
+function keepCatalogCurrent(deps: {
+  config: Config;
+  db: Storage["db"];
+  venueSeed: string;
+  upstream: UpstreamConnection;
+  catalog: CatalogHolder;
+  followCatalog: () => Promise<void>;
+  log: FastifyBaseLogger;
+  lifecycle: Lifecycle;
+}): void {
+  const { config, db, catalog, log } = deps;
+  const poll = every(
     CATALOG_POLL_MS,
     async () => {
       if (!(await catalog.refreshIfChanged(db))) return;
-      running.info({ version: catalog.current?.version }, "catalog reloaded");
-      await followCatalog();
+      log.info({ version: catalog.current?.version }, "catalog reloaded");
+      await deps.followCatalog();
     },
-    { onError: (error) => running.error({ err: error }, "catalog refresh failed; serving the previous one") },
+    { onError: (error) => log.error({ err: error }, "catalog refresh failed; serving the previous one") },
   );
-  lifecycle.defer("catalog poll", () => catalogPoll.stop());
-  if (config.SYNC_INTERVAL > 0) {
-    const sync = every(
-      config.SYNC_INTERVAL * 1000,
-      async () => {
-        const result = await syncFromUpstream({
-          db,
-          venueSeed,
-          upstream: upstream.client,
-          tokenize: config.SYNC_TOKENIZE,
-        });
-        if (result.changed.events > 0 || result.changed.series > 0) {
-          running.info(result, "sync stored upstream changes");
-          if (await catalog.refreshIfChanged(db)) await followCatalog();
-        }
-      },
-      {
-        immediately: true,
-        onError: (error) => running.error({ err: error }, "sync failed; the catalogue stays as it was"),
-      },
-    );
-    lifecycle.defer("upstream sync", () => sync.stop());
-  }
-
-  return {
-    app,
-    tradeApp,
-    storage,
-    catalog,
-    upstream,
-    chain,
-    trading,
-    marketStream,
-    url: listenerUrl(app, config.HOST),
-    tradeUrl: listenerUrl(tradeApp, config.HOST),
-    close: () => lifecycle.close(),
-  };
+  deps.lifecycle.defer("catalog poll", () => poll.stop());
+  if (config.SYNC_INTERVAL <= 0) return;
+  const sync = every(
+    config.SYNC_INTERVAL * 1000,
+    async () => {
+      const result = await syncFromUpstream({
+        db,
+        venueSeed: deps.venueSeed,
+        upstream: deps.upstream.client,
+        tokenize: config.SYNC_TOKENIZE,
+      });
+      if (result.changed.events > 0 || result.changed.series > 0) {
+        log.info(result, "sync stored upstream changes");
+        if (await catalog.refreshIfChanged(db)) await deps.followCatalog();
+      }
+    },
+    {
+      immediately: true,
+      onError: (error) => log.error({ err: error }, "sync failed; the catalogue stays as it was"),
+    },
+  );
+  deps.lifecycle.defer("upstream sync", () => sync.stop());
 }
 
 /** The base URL an app is listening on. */
