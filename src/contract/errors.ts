@@ -48,6 +48,8 @@ export const ERRORS = {
   route_not_found: { status: 400, retryable: true },
   zero_out_amount: { status: 400, retryable: true },
   requested_fee_budget_too_low: { status: 400, retryable: false },
+  invalid_max_auto_fee_budget: { status: 400, retryable: false },
+  invalid_referral_account: { status: 400, retryable: false },
   invalid_open_transaction: { status: 400, retryable: false },
   invalid_quote_response: { status: 400, retryable: false },
   invalid_signature: { status: 400, retryable: false },

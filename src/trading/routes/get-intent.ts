@@ -1,6 +1,7 @@
 /** GET /intent — a declarative trade's quote and, with `userPublicKey`, its open transaction to sign. */
 
 import { z } from "zod";
+import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
@@ -10,6 +11,9 @@ import { parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
+/** The reference's cap on an automatically chosen fee budget: 0.002 SOL. */
+export const DEFAULT_MAX_AUTO_FEE_BUDGET = 2_000_000n;
+
 const IntentQuery = z.object({
   inputMint: z.string().meta({ description: "Mint of the token given" }),
   outputMint: z.string().meta({ description: "Mint of the token received" }),
@@ -17,10 +21,25 @@ const IntentQuery = z.object({
   userPublicKey: text("The user's wallet; the response then carries the open transaction to sign"),
   slippageBps: text('Allowed slippage in basis points (0–10000) or "auto"'),
   priceImpactTolerancePct: text("Largest price impact accepted, in whole percent (default 25)"),
+  platformFeeBps: text(
+    "Integrator fee in basis points; this venue takes none on intents (only 0 is accepted)",
+  ),
+  feeAccount: text("Token account of the output mint for the platform fee (checked; no fee is taken)"),
+  referralAccount: text(
+    "A Referral-program account; the program does not exist on this venue, so it is refused",
+  ),
+  wrapAndUnwrapSol: text(
+    "Fund wrapped-SOL input from native SOL (default true); false is refused when SOL is traded",
+  ),
   feeBudget: text(
-    `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}, the default); all but the fees come back`,
+    `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}); all but the fees come back`,
+  ),
+  maxAutoFeeBudget: text(
+    `Cap on the fee budget the venue picks when feeBudget is unset (default ${DEFAULT_MAX_AUTO_FEE_BUDGET}); the venue's pick is ${MIN_FEE_BUDGET}`,
   ),
 });
+
+type IntentQuery = z.infer<typeof IntentQuery>;
 
 /** Registers `GET /intent`. */
 export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): void {
@@ -36,8 +55,18 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
       },
     },
     async (request, reply) => {
-      const order = parseOrderRequest(request.query, book.venues());
-      const intent = await intents.intent({ ...order, feeBudget: feeBudget(request.query.feeBudget) });
+      const query = request.query;
+      refuseUnsupported(query);
+      const order = parseOrderRequest(query, book.venues());
+      if (!order.wrapAndUnwrapSol && [order.inputMint, order.outputMint].includes(WRAPPED_SOL_MINT)) {
+        const side = order.inputMint === WRAPPED_SOL_MINT ? "input" : "output";
+        throw new ApiError(
+          side === "input" ? "invalid_input_mint" : "invalid_output_mint",
+          `wrapAndUnwrapSol=false: intents on this venue settle wrapped SOL as native SOL only; send wrapAndUnwrapSol=true (the default) or trade another ${side} mint`,
+        );
+      }
+      const budget = feeBudget(query.feeBudget, maxAutoFeeBudget(query.maxAutoFeeBudget));
+      const intent = await intents.intent({ ...order, feeBudget: budget });
       return sendJson(reply, JSON.stringify(intent));
     },
   );
@@ -45,8 +74,40 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
 
 const U64_MAX = 2n ** 64n - 1n;
 
-function feeBudget(value: string | undefined): bigint {
-  if (value === undefined) return MIN_FEE_BUDGET;
+/**
+ * Refuses, with the reference's codes, the intent parameters this venue cannot honour: a platform fee
+ * (intents take none here) and a referral account (its program does not exist on this chain).
+ */
+function refuseUnsupported(query: IntentQuery): void {
+  if (query.platformFeeBps !== undefined && query.platformFeeBps !== "0") {
+    throw new ApiError(
+      "invalid_platform_fee_bps",
+      `intents take no platform fee on this venue: platformFeeBps must be 0, got ${JSON.stringify(query.platformFeeBps.slice(0, 32))}`,
+    );
+  }
+  if (query.referralAccount !== undefined) {
+    throw new ApiError(
+      "invalid_referral_account",
+      "referral accounts belong to the Referral program, which this venue's chain does not run; send no referralAccount",
+    );
+  }
+}
+
+/** `maxAutoFeeBudget`: lamports, at least what an intent needs to settle. */
+function maxAutoFeeBudget(value: string | undefined): bigint {
+  if (value === undefined) return DEFAULT_MAX_AUTO_FEE_BUDGET;
+  if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX || BigInt(value) < MIN_FEE_BUDGET) {
+    throw new ApiError(
+      "invalid_max_auto_fee_budget",
+      `maxAutoFeeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} (what an intent needs to settle) to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
+    );
+  }
+  return BigInt(value);
+}
+
+/** The fee budget: `feeBudget` as asked, else the venue's pick capped by `maxAutoFeeBudget`. */
+function feeBudget(value: string | undefined, autoCap: bigint): bigint {
+  if (value === undefined) return MIN_FEE_BUDGET < autoCap ? MIN_FEE_BUDGET : autoCap;
   if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX) {
     throw new ApiError(
       "bad_request",
