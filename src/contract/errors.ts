@@ -44,6 +44,8 @@ export const ERRORS = {
   platform_fee_account_not_specified: { status: 400, retryable: false },
   invalid_fee_account: { status: 400, retryable: false },
   invalid_dex: { status: 400, retryable: false },
+  cannot_disable_sync_and_async_execution: { status: 400, retryable: false },
+  both_priority_fee_params_specified: { status: 400, retryable: false },
   invalid_user_public_key: { status: 400, retryable: false },
   route_not_found: { status: 400, retryable: true },
   zero_out_amount: { status: 400, retryable: true },

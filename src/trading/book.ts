@@ -11,7 +11,7 @@ import { every, type Repeating } from "../every.js";
 import type { Catalog } from "../markets/catalog.js";
 import type { Tables } from "../storage/database.js";
 import { TradingNotReady } from "./errors.js";
-import type { VenueMarket } from "./market.js";
+import type { ExecutionMode, VenueMarket } from "./market.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import {
   listPools,
@@ -89,6 +89,11 @@ export class TradingBook {
   /** Venue names, as `GET /venues` lists them. */
   venues(): string[] {
     return this.options.prediction ? [CPMM_VENUE, PREDICTION_VENUE] : [CPMM_VENUE];
+  }
+
+  /** How a venue's markets execute: pools in the order's transaction, prediction markets later. */
+  executionModeOf(venue: string): ExecutionMode {
+    return venue === PREDICTION_VENUE ? "async" : "sync";
   }
 
   get prediction(): PredictionVenue | undefined {

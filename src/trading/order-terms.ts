@@ -27,8 +27,14 @@ export interface OrderRequest {
   maxRouteLength: number;
   platformFeeBps: number;
   feeAccount: Address | undefined;
+  /** The priority fee for the whole transaction when the price per compute unit is not given. */
   prioritizationFeeLamports: number;
+  /** The price per compute unit, when the caller names it instead of a fee in lamports. */
+  computeUnitPriceMicroLamports: bigint | undefined;
   wrapAndUnwrapSol: boolean;
+  /** Whether routes executed in the order's own transaction (sync) or settled later (async) may be used. */
+  allowSyncExec: boolean;
+  allowAsyncExec: boolean;
 }
 
 /** A request routed and priced, before any transaction. */

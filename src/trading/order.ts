@@ -64,9 +64,14 @@ export class OrderDesk {
 
     // Without a venue filter every venue is allowed: no set to build and check per market.
     let venues: Set<string> | undefined;
-    if (request.dexes || request.excludeDexes) {
+    if (request.dexes || request.excludeDexes || !request.allowSyncExec || !request.allowAsyncExec) {
       venues = new Set(request.dexes ?? book.venues());
       for (const excluded of request.excludeDexes ?? []) venues.delete(excluded);
+      for (const venue of venues) {
+        const mode = book.executionModeOf(venue);
+        if ((mode === "sync" && !request.allowSyncExec) || (mode === "async" && !request.allowAsyncExec))
+          venues.delete(venue);
+      }
     }
     const route = book.graph.bestRoute({
       inputMint: request.inputMint,
@@ -177,6 +182,7 @@ export class OrderDesk {
     const swap = { payer: request.userPublicKey, payerSignedByVenue: false, legs };
     const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
     const microLamports =
+      request.computeUnitPriceMicroLamports ??
       (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(ORDER_COMPUTE_UNIT_LIMIT);
     try {
       const wire = await buildOrderTransaction({

@@ -31,7 +31,17 @@ const OrderQuery = z.object({
   maxRouteLength: text("Most legs a route may have (1 or more; routes have at most 2)"),
   platformFeeBps: text("Integrator fee in basis points, taken from the output; needs feeAccount"),
   feeAccount: text("Token account of the output mint that receives the platform fee"),
-  prioritizationFeeLamports: text("Priority fee in lamports, or auto, medium, high, veryHigh, disabled"),
+  prioritizationFeeLamports: text(
+    "Priority fee in lamports, or auto, medium, high, veryHigh, disabled; not with computeUnitPriceMicroLamports",
+  ),
+  prioritizationFeeMaxLamports: text(
+    "Cap on a priority fee level the venue picks (default 5000000, 0.005 SOL)",
+  ),
+  computeUnitPriceMicroLamports: text(
+    "Price per compute unit in micro-lamports, instead of prioritizationFeeLamports",
+  ),
+  allowSyncExec: text("false to refuse routes executed in this transaction (default true)"),
+  allowAsyncExec: text("false to refuse routes settled after it, prediction-market orders (default true)"),
   wrapAndUnwrapSol: text("With wrapped SOL as input or output, wrap and unwrap native SOL (default true)"),
 });
 

@@ -17,11 +17,15 @@ export const PRIORITY_FEE_LEVELS = {
   high: 10_000,
   veryHigh: 100_000,
 } as const;
+/** The reference's cap on a priority fee the venue picks: 0.005 SOL. */
+export const MAX_AUTO_PRIORITY_FEE_LAMPORTS = 5_000_000;
+/** The highest price per compute unit taken: its fee over a whole transaction stays an exact JSON number. */
+const MAX_COMPUTE_UNIT_PRICE = 10n ** 15n;
 const U64_MAX = 2n ** 64n - 1n;
 const U32_MAX = 2 ** 32 - 1;
 
 /** The raw query, as strings (unknown parameters are ignored). */
-export type OrderQuery = Partial<Record<keyof OrderRequest, string>>;
+export type OrderQuery = Partial<Record<keyof OrderRequest | "prioritizationFeeMaxLamports", string>>;
 
 /** Parses and checks the query of `GET /order`; throws an `ApiError` naming the parameter at fault. */
 export function parseOrderRequest(query: OrderQuery, venues: readonly string[]): OrderRequest {
@@ -96,9 +100,62 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
     maxRouteLength,
     platformFeeBps,
     feeAccount,
-    prioritizationFeeLamports: priorityFee(query.prioritizationFeeLamports),
+    ...priority(query),
     wrapAndUnwrapSol: bool(query.wrapAndUnwrapSol, "wrapAndUnwrapSol", true),
+    ...executionModes(query),
   };
+}
+
+/** `allowSyncExec` and `allowAsyncExec` (both default true); refusing both leaves no route at all. */
+function executionModes(query: OrderQuery): Pick<OrderRequest, "allowSyncExec" | "allowAsyncExec"> {
+  const allowSyncExec = bool(query.allowSyncExec, "allowSyncExec", true);
+  const allowAsyncExec = bool(query.allowAsyncExec, "allowAsyncExec", true);
+  if (!allowSyncExec && !allowAsyncExec) {
+    throw new ApiError(
+      "cannot_disable_sync_and_async_execution",
+      "allowSyncExec and allowAsyncExec are both false: at least one kind of execution must be allowed",
+    );
+  }
+  return { allowSyncExec, allowAsyncExec };
+}
+
+/**
+ * The priority fee: `computeUnitPriceMicroLamports` (a price per compute unit), or
+ * `prioritizationFeeLamports` (a level, capped by `prioritizationFeeMaxLamports`, or lamports), never both.
+ */
+function priority(
+  query: OrderQuery,
+): Pick<OrderRequest, "prioritizationFeeLamports" | "computeUnitPriceMicroLamports"> {
+  const maxLamports =
+    query.prioritizationFeeMaxLamports === undefined
+      ? MAX_AUTO_PRIORITY_FEE_LAMPORTS
+      : integer(
+          query.prioritizationFeeMaxLamports,
+          "prioritizationFeeMaxLamports",
+          0,
+          U32_MAX,
+          "bad_request",
+        );
+  if (query.computeUnitPriceMicroLamports === undefined) {
+    return {
+      prioritizationFeeLamports: priorityFee(query.prioritizationFeeLamports, maxLamports),
+      computeUnitPriceMicroLamports: undefined,
+    };
+  }
+  if (query.prioritizationFeeLamports !== undefined) {
+    throw new ApiError(
+      "both_priority_fee_params_specified",
+      "send prioritizationFeeLamports or computeUnitPriceMicroLamports, not both",
+    );
+  }
+  const text = query.computeUnitPriceMicroLamports;
+  if (!/^\d{1,16}$/.test(text) || BigInt(text) > MAX_COMPUTE_UNIT_PRICE) {
+    throw new ApiError(
+      "bad_request",
+      `computeUnitPriceMicroLamports must be an integer from 0 to ${MAX_COMPUTE_UNIT_PRICE}, got ${JSON.stringify(text.slice(0, 32))}`,
+    );
+  }
+  return { prioritizationFeeLamports: 0, computeUnitPriceMicroLamports: BigInt(text) };
 }
 
 function required(value: string | undefined, name: string): string {
@@ -170,10 +227,11 @@ function venueList(value: string | undefined, name: string, venues: readonly str
   return names;
 }
 
-function priorityFee(value: string | undefined): number {
-  if (value === undefined) return PRIORITY_FEE_LEVELS.auto;
+/** `prioritizationFeeLamports`: a level the venue picks (at most `maxLamports`), or lamports as asked. */
+function priorityFee(value: string | undefined, maxLamports: number): number {
+  if (value === undefined) return Math.min(PRIORITY_FEE_LEVELS.auto, maxLamports);
   if (Object.hasOwn(PRIORITY_FEE_LEVELS, value))
-    return PRIORITY_FEE_LEVELS[value as keyof typeof PRIORITY_FEE_LEVELS];
+    return Math.min(PRIORITY_FEE_LEVELS[value as keyof typeof PRIORITY_FEE_LEVELS], maxLamports);
   return integer(
     value,
     "prioritizationFeeLamports",
