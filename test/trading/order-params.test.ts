@@ -5,6 +5,7 @@
  * capped by prioritizationFeeMaxLamports, never two of them at once. Effects are read from the
  * returned transaction's Compute Budget instructions.
  */
+import { readFileSync } from "node:fs";
 import type { Address } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressOf } from "../../src/chain/base58.js";
@@ -138,5 +139,150 @@ describe("GET /order priority fees", () => {
     });
     expect(asked.prioritizationFeeLamports).toBe(20_000);
     expect((await get({ ...spot, prioritizationFeeMaxLamports: "lots" })).status).toBe(400);
+  });
+});
+
+describe("every reference parameter of GET /order", () => {
+  const reference = JSON.parse(
+    readFileSync(new URL("../support/dflow-trade-openapi.json", import.meta.url), "utf8"),
+  ) as {
+    paths: Record<string, { get: { parameters: { name: string }[] } }>;
+    components: { schemas: { OrderBadRequestCode: { enum: string[] } } };
+  };
+  const names = (reference.paths["/order"]?.get.parameters ?? []).map((parameter) => parameter.name);
+  const codes = new Set(reference.components.schemas.OrderBadRequestCode.enum);
+
+  it("is declared by the venue's own OpenAPI document (none is dropped unread)", async () => {
+    const ours = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { parameters: { name: string }[] } }>;
+    };
+    const declared = new Set((ours.paths["/order"]?.get.parameters ?? []).map((parameter) => parameter.name));
+    expect(names.length).toBe(44);
+    expect(names.filter((name) => !declared.has(name))).toEqual([]);
+  });
+
+  // A value the reference allows, and one it does not; each is honoured (200) or refused with its code.
+  const samples: Record<string, [string, string]> = {
+    userPublicKey: ["USER", "not-a-key"],
+    inputMint: [USDC_MINT, "nope"],
+    outputMint: ["DETH", "nope"],
+    amount: ["1000000", "-5"],
+    slippageBps: ["auto", "10001"],
+    perLegSlippage: ["false", "maybe"],
+    predictionMarketSlippageBps: ["auto", "x"],
+    priceImpactTolerancePct: ["100", "101"],
+    dexes: ["cpmm", "nowhere"],
+    excludeDexes: ["prediction", "nowhere"],
+    onlyDirectRoutes: ["true", "maybe"],
+    maxRouteLength: ["1", "0"],
+    onlyJitRoutes: ["false", "true"],
+    forJitoBundle: ["false", "true"],
+    allowSyncExec: ["true", "maybe"],
+    allowAsyncExec: ["false", "maybe"],
+    restrictRevertMint: ["true", "maybe"],
+    platformFeeMode: ["outputMint", "everywhere"],
+    platformFeeBps: ["0", "10001"],
+    platformFeeScale: ["0", "50"],
+    feeAccount: ["NOBODY", "nope"],
+    positiveSlippageFeeAccount: ["NOBODY", "nope"],
+    positiveSlippageLimitPct: ["10", "101"],
+    sponsor: ["NOBODY", "nope"],
+    sponsorExec: ["false", "maybe"],
+    destinationTokenAccount: ["NOBODY", "nope"],
+    destinationWallet: ["NOBODY", "nope"],
+    outputCloseAuthority: ["NOBODY", "nope"],
+    revertWallet: ["NOBODY", "nope"],
+    wrapAndUnwrapSol: ["false", "maybe"],
+    prioritizationFeeLamports: ["high", "lots"],
+    prioritizationFeeMaxLamports: ["500", "lots"],
+    computeUnitPriceMicroLamports: ["5000", "-1"],
+    dynamicComputeUnitLimit: ["false", "true"],
+    includeJitoSandwichMitigationAccount: ["false", "true"],
+    predictionMarketInitPayer: ["NOBODY", "nope"],
+    outcomeAccountRentRecipient: ["NOBODY", "nope"],
+    skipPumpfunCashbackClaim: ["false", "true"],
+    allowBondingCurveUnderconsumption: ["false", "true"],
+    includeAddressLookupTables: ["true", "maybe"],
+    maxAccounts: ["64", "10"],
+    maxTransactionSize: ["1232", "100"],
+    reserveAccounts: ["0", "5"],
+    reserveTransactionSize: ["0", "100"],
+  };
+
+  it("honours each one or refuses it with a code of the reference", async () => {
+    expect(Object.keys(samples).sort()).toEqual([...names].sort());
+    const nobody = "11111111111111111111111111111112";
+    const fill = (value: string) =>
+      value === "USER" ? user : value === "DETH" ? dETH : value === "NOBODY" ? nobody : value;
+    const outcomes: string[] = [];
+    for (const name of names) {
+      const [valid, invalid] = samples[name] as [string, string];
+      for (const value of [valid, invalid]) {
+        const { status, body } = await get({ ...spot, [name]: fill(value) });
+        if (status === 200) {
+          expect(validateAgainstReference("OrderResponse", body), name).toEqual([]);
+        } else {
+          expect(status, `${name}=${value}: ${JSON.stringify(body)}`).toBe(400);
+          // Malformed booleans and numbers without a code of their own are bad_request for now.
+          if (body.code !== "bad_request")
+            expect(codes.has(body.code as string), `${name}: ${body.code}`).toBe(true);
+        }
+        outcomes.push(`${name}=${value}:${status === 200 ? "ok" : body.code}`);
+      }
+    }
+    // The valid value of a parameter the venue honours or ignores by its meaning is taken.
+    for (const name of [
+      "perLegSlippage",
+      "restrictRevertMint",
+      "sponsorExec",
+      "includeAddressLookupTables",
+    ]) {
+      expect(outcomes).toContain(`${name}=${(samples[name] as [string, string])[0]}:ok`);
+    }
+    expect(outcomes).toContain("sponsor=NOBODY:invalid_sponsor");
+    expect(outcomes).toContain("destinationWallet=NOBODY:invalid_destination_wallet");
+    expect(outcomes).toContain("destinationTokenAccount=NOBODY:destination_token_account_not_supported");
+    expect(outcomes).toContain("onlyJitRoutes=true:route_not_found");
+    expect(outcomes).toContain("maxAccounts=10:max_accounts_too_small");
+    expect(outcomes).toContain("platformFeeScale=50:invalid_platform_fee_scale");
+  });
+
+  it("refuses the reference's forbidden combinations with their codes", async () => {
+    const key = "11111111111111111111111111111112";
+    await refused(
+      { ...spot, destinationWallet: key, destinationTokenAccount: key },
+      "both_destination_params_specified",
+    );
+    await refused(
+      { ...spot, sponsor: key, predictionMarketInitPayer: key },
+      "both_sponsor_and_prediction_market_init_payer_specified",
+    );
+    await refused(
+      { ...spot, maxAccounts: 64, reserveAccounts: 0 },
+      "both_max_accounts_and_reserve_accounts_specified",
+    );
+    await refused(
+      { ...spot, maxTransactionSize: 1232, reserveTransactionSize: 0 },
+      "both_max_transaction_size_and_reserve_transaction_size_specified",
+    );
+    await refused(
+      { ...spot, skipPumpfunCashbackClaim: "true" },
+      "skip_pumpfun_cashback_claim_with_sponsor_executor",
+    );
+    expect((await get({ ...spot, skipPumpfunCashbackClaim: "true", sponsorExec: "false" })).status).toBe(200);
+    await refused(
+      { ...spot, allowBondingCurveUnderconsumption: "true" },
+      "allow_bonding_curve_underconsumption_with_sponsor_executor",
+    );
+  });
+
+  it("refuses the venue's own keys wherever an account is named", async () => {
+    const vault = t.server.trading.book.allPools()[0]?.vaults[0] as Address;
+    expect(vault).toBeDefined();
+    for (const name of ["positiveSlippageFeeAccount", "sponsor", "destinationWallet", "revertWallet"]) {
+      const { status, body } = await get({ ...spot, [name]: vault });
+      expect(status, name).toBe(400);
+      expect((body as unknown as { msg: string }).msg, name).toContain("venue's own accounts");
+    }
   });
 });

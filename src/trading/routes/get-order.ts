@@ -10,6 +10,7 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import { parseOrderRequest } from "./order-params.js";
+import { checkOtherOrderParams } from "./order-reference-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -45,7 +46,38 @@ const OrderQuery = z.object({
   wrapAndUnwrapSol: text("With wrapped SOL as input or output, wrap and unwrap native SOL (default true)"),
 });
 
-export type OrderQuery = z.infer<typeof OrderQuery>;
+/** The rest of the reference's parameters, each decided by `checkOtherOrderParams` (no effect, or refused). */
+const FullOrderQuery = OrderQuery.extend({
+  perLegSlippage: text("true or false; no effect: every leg of a firm quote pays an exact amount"),
+  onlyJitRoutes: text("true is refused (route_not_found): this venue has no JIT router"),
+  forJitoBundle: text("true is refused (route_not_found): the chain runs no Jito block engine"),
+  restrictRevertMint: text("true or false; no effect: an async order here always reverts to its input mint"),
+  platformFeeMode: text("outputMint (the default); inputMint with a nonzero fee is refused"),
+  platformFeeScale: text(
+    "0 only: the prediction-market builder fee is not offered (invalid_platform_fee_scale)",
+  ),
+  positiveSlippageFeeAccount: text("Checked; no effect: a firm quote has no positive slippage"),
+  positiveSlippageLimitPct: text("0 to 100; no effect: a firm quote has no positive slippage"),
+  sponsor: text("Refused (invalid_sponsor): sponsored transactions are not built yet"),
+  sponsorExec: text("true or false; no effect without a sponsor"),
+  destinationTokenAccount: text("Refused (destination_token_account_not_supported)"),
+  destinationWallet: text("Refused (invalid_destination_wallet): output goes to the user"),
+  outputCloseAuthority: text("Refused (invalid_output_close_authority)"),
+  revertWallet: text("Refused (invalid_revert_wallet): reverts go back to the user"),
+  dynamicComputeUnitLimit: text("false only: transactions ask for a fixed 200,000-unit limit"),
+  includeJitoSandwichMitigationAccount: text("false only (invalid_jito_sandwich_mitigation_account)"),
+  predictionMarketInitPayer: text("Refused (invalid_prediction_market_init_payer)"),
+  outcomeAccountRentRecipient: text("Refused (invalid_outcome_account_rent_recipient)"),
+  skipPumpfunCashbackClaim: text("true needs sponsorExec=false; no effect: no Pump.fun venue here"),
+  allowBondingCurveUnderconsumption: text("true needs sponsorExec=false; no effect: no Pump.fun venue here"),
+  includeAddressLookupTables: text("true or false; the venue's transactions use no lookup tables"),
+  maxAccounts: text("64 (the chain's limit) or more; smaller is max_accounts_too_small"),
+  reserveAccounts: text("0 only (reserve_accounts_too_large)"),
+  maxTransactionSize: text("1232 (the chain's limit) or more; smaller is max_transaction_size_too_small"),
+  reserveTransactionSize: text("0 only (reserve_transaction_size_too_large)"),
+});
+
+export type OrderQuery = z.infer<typeof FullOrderQuery>;
 
 /** Registers `GET /order`. */
 export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void {
@@ -56,14 +88,16 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
         operationId: "order",
         tags: ["Order"],
         summary: "Quote an order and get its transaction",
-        querystring: OrderQuery,
+        querystring: FullOrderQuery,
         response: { 200: OrderResponse, 400: ErrorBody, 500: ErrorBody, 503: ErrorBody },
       },
     },
     async (request, reply) => {
       // Firm quotes are bounded per client: its key when it has one, else its address.
       const client = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
-      const order = await desk.order(parseOrderRequest(request.query, book.venues()), client);
+      const parsed = parseOrderRequest(request.query, book.venues());
+      checkOtherOrderParams(request.query, (address) => book.isVenueAccount(address));
+      const order = await desk.order(parsed, client);
       return sendJson(reply, JSON.stringify(order));
     },
   );
