@@ -9,6 +9,7 @@ export type OrderRefusal =
   | "invalid_input_mint"
   | "invalid_output_mint"
   | "invalid_user_public_key"
+  | "invalid_destination_wallet"
   | "invalid_fee_account"
   | "invalid_platform_fee_bps"
   | "route_not_found"

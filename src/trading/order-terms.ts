@@ -20,6 +20,8 @@ export interface OrderRequest {
   slippageBps: number | undefined;
   predictionMarketSlippageBps: number | undefined;
   userPublicKey: Address | undefined;
+  /** Whose account receives the output (its associated token account, created if missing); default the user. */
+  destinationWallet: Address | undefined;
   priceImpactTolerancePct: number;
   dexes: string[] | undefined;
   excludeDexes: string[] | undefined;

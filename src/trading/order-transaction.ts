@@ -26,6 +26,8 @@ export const ORDER_COMPUTE_UNIT_LIMIT = 200_000;
 
 export interface OrderTransactionInput {
   user: Address;
+  /** Whose associated token account receives the output (created if missing, paid by the user); default the user. */
+  recipient?: Address;
   legs: readonly RouteLeg<SyncMarket>[];
   /** What the user receives (the last leg's output less the platform fee). */
   userOutAmount: bigint;
@@ -46,20 +48,21 @@ export interface OrderTransactionInput {
 /** Builds the order transaction, signed by every pool it uses; returns its wire bytes. */
 export async function buildOrderTransaction(input: OrderTransactionInput): Promise<Uint8Array> {
   const user = createNoopSigner(input.user);
+  const recipient = input.recipient ?? input.user;
   const { tokens } = input;
   const ata = (owner: Address, token: TokenRecord) =>
     associatedTokenAddress(owner, token.mint, token.program);
-  const [userIn, userOut] = await Promise.all([
-    ata(input.user, tokens.input),
-    ata(input.user, tokens.output),
-  ]);
+  const [userIn, userOut] = await Promise.all([ata(input.user, tokens.input), ata(recipient, tokens.output)]);
   const wrapIn = input.wrapAndUnwrapSol && tokens.input.mint === WRAPPED_SOL_MINT;
   const unwrapOut = input.wrapAndUnwrapSol && tokens.output.mint === WRAPPED_SOL_MINT;
-  const createAccount = (account: Address, token: TokenRecord) =>
+  // Unwrapping closes the output account, which only its owner may do: the user's own.
+  if (unwrapOut && recipient !== input.user)
+    throw new Error("native SOL output is delivered to the user only");
+  const createAccount = (account: Address, owner: Address, token: TokenRecord) =>
     createAssociatedTokenIdempotent({
       payer: input.user,
       ata: account,
-      owner: input.user,
+      owner,
       mint: token.mint,
       tokenProgram: token.program,
     });
@@ -72,12 +75,12 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   if (!firstLeg) throw new Error("an order needs at least one leg");
   if (wrapIn) {
     instructions.push(
-      createAccount(userIn, tokens.input),
+      createAccount(userIn, input.user, tokens.input),
       getTransferSolInstruction({ source: user, destination: userIn, amount: firstLeg.inAmount }),
       getSyncNativeInstruction({ account: userIn }, { programAddress: tokens.input.program }),
     );
   }
-  instructions.push(createAccount(userOut, tokens.output));
+  instructions.push(createAccount(userOut, recipient, tokens.output));
 
   instructions.push(
     tokenTransfer(

@@ -58,6 +58,12 @@ export class OrderDesk {
         `userPublicKey ${request.userPublicKey} is one of the venue's own accounts`,
       );
     }
+    if (request.destinationWallet && book.isVenueAccount(request.destinationWallet)) {
+      throw new OrderRefused(
+        "invalid_destination_wallet",
+        `destinationWallet ${request.destinationWallet} is one of the venue's own accounts`,
+      );
+    }
     if (request.feeAccount) await this.checkFeeAccount(request.feeAccount, output);
     await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
@@ -138,6 +144,12 @@ export class OrderDesk {
       response.revertMint = request.inputMint;
       response.predictionMarketSlippageBps = request.predictionMarketSlippageBps ?? slippageBps;
       if (!user) return response;
+      if (request.destinationWallet && request.destinationWallet !== user) {
+        throw new OrderRefused(
+          "invalid_destination_wallet",
+          "destinationWallet: prediction-market orders deliver to userPublicKey on this venue",
+        );
+      }
       if (!this.orders)
         throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
       // Nothing is held for an async order, so its funds are checked only against itself.
@@ -148,6 +160,13 @@ export class OrderDesk {
       );
       const opened = await issuePredictionOrder(this.orders, { ...request, userPublicKey: user }, priced);
       return { ...response, ...opened, prioritizationFeeLamports: 0 };
+    }
+    const nativeSolOut = request.wrapAndUnwrapSol && priced.output.mint === WRAPPED_SOL_MINT;
+    if (request.destinationWallet && request.destinationWallet !== user && nativeSolOut) {
+      throw new OrderRefused(
+        "invalid_destination_wallet",
+        "destinationWallet: native SOL is delivered to userPublicKey only; send wrapAndUnwrapSol=false to deliver wrapped SOL",
+      );
     }
     if (!user) return response;
     return this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
@@ -187,6 +206,7 @@ export class OrderDesk {
     try {
       const wire = await buildOrderTransaction({
         user: request.userPublicKey,
+        recipient: request.destinationWallet ?? request.userPublicKey,
         legs: route.legs,
         userOutAmount: outAmount,
         platformFee: request.feeAccount ? { amount: platformFee, account: request.feeAccount } : undefined,

@@ -6,16 +6,16 @@
  * returned transaction's Compute Budget instructions.
  */
 import { readFileSync } from "node:fs";
-import type { Address } from "@solana/kit";
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressOf } from "../../src/chain/base58.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { COMPUTE_BUDGET_PROGRAM } from "../../src/chain/programs.js";
+import { COMPUTE_BUDGET_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderResponse } from "../../src/contract/trade.js";
-import { newFundedWallet } from "../support/kit.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -26,13 +26,15 @@ let t: TestServer;
 let chain: RpcChain;
 let yesMint: Address;
 let user: Address;
+let signer: KeyPairSigner;
 
 beforeAll(async () => {
   t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   const market = (await t.client.listMarkets({ status: "active", isInitialized: true, limit: 5 })).markets[0];
   yesMint = Object.values(market?.accounts ?? {})[0]?.yesMint as Address;
-  user = (await newFundedWallet(t.url, chain, 10_000_000_000n, [[USDC_MINT, 100_000_000n]])).address;
+  signer = await newFundedWallet(t.url, chain, 10_000_000_000n, [[USDC_MINT, 100_000_000n]]);
+  user = signer.address;
 }, 120_000);
 afterAll(async () => t?.stop());
 
@@ -240,7 +242,7 @@ describe("every reference parameter of GET /order", () => {
       expect(outcomes).toContain(`${name}=${(samples[name] as [string, string])[0]}:ok`);
     }
     expect(outcomes).toContain("sponsor=NOBODY:invalid_sponsor");
-    expect(outcomes).toContain("destinationWallet=NOBODY:invalid_destination_wallet");
+    expect(outcomes).toContain("destinationWallet=NOBODY:ok");
     expect(outcomes).toContain("destinationTokenAccount=NOBODY:destination_token_account_not_supported");
     expect(outcomes).toContain("onlyJitRoutes=true:route_not_found");
     expect(outcomes).toContain("maxAccounts=10:max_accounts_too_small");
@@ -284,5 +286,55 @@ describe("every reference parameter of GET /order", () => {
       expect(status, name).toBe(400);
       expect((body as unknown as { msg: string }).msg, name).toContain("venue's own accounts");
     }
+  });
+});
+
+describe("GET /order destinationWallet", () => {
+  async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
+    return (await chain.getTokenAccountsByOwner(owner, { mint })).reduce(
+      (sum, account) => sum + account.amount,
+      0n,
+    );
+  }
+
+  it("delivers the output to the destination's own token account, created for it, and nothing to the user", async () => {
+    const destination = (await generateKeyPairSigner()).address;
+    const usdcBefore = await tokenBalance(user, USDC_MINT);
+    const order = await ok({ ...spot, userPublicKey: user, destinationWallet: destination });
+    await signAndSendWithKit(t.server.chain.rpcUrl, chain, signer, order.transaction as string);
+    expect(await tokenBalance(destination, dETH)).toBe(BigInt(order.outAmount));
+    expect(await tokenBalance(user, dETH)).toBe(0n);
+    expect(await tokenBalance(user, USDC_MINT)).toBe(usdcBefore - BigInt(order.inAmount));
+    // The user alone signs and pays: the destination never had to.
+    const tx = parseWireTransaction(Buffer.from(order.transaction as string, "base64"));
+    expect(addressOf(tx.accountKeys[0] as Uint8Array)).toBe(user);
+  });
+
+  it("refuses a destination it cannot deliver to exactly", async () => {
+    const destination = (await generateKeyPairSigner()).address;
+    await refused({ ...spot, destinationWallet: "not-a-key" }, "invalid_destination_wallet");
+    // Native SOL reaches the user only (unwrapping closes the user's own account).
+    const toSol = {
+      inputMint: USDC_MINT,
+      outputMint: WRAPPED_SOL_MINT,
+      amount: 1_000_000,
+      userPublicKey: user,
+    };
+    await refused({ ...toSol, destinationWallet: destination }, "invalid_destination_wallet");
+    expect(
+      (await ok({ ...toSol, destinationWallet: destination, wrapAndUnwrapSol: "false" })).outputMint,
+    ).toBe(WRAPPED_SOL_MINT);
+    // Prediction-market orders deliver to the user.
+    await refused(
+      {
+        inputMint: USDC_MINT,
+        outputMint: yesMint,
+        amount: 2_000_000,
+        priceImpactTolerancePct: 100,
+        userPublicKey: user,
+        destinationWallet: destination,
+      },
+      "invalid_destination_wallet",
+    );
   });
 });

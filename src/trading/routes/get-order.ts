@@ -22,6 +22,9 @@ const OrderQuery = z.object({
     .meta({ description: "Input amount in the input token's smallest unit", example: "1000000" }),
   slippageBps: text('Allowed slippage in basis points (0–10000) or "auto" (the default, 50)'),
   userPublicKey: text("The user's wallet; the response then carries the transaction to sign"),
+  destinationWallet: text(
+    "Wallet whose token account receives the output (created if missing); spot orders, not native SOL",
+  ),
   predictionMarketSlippageBps: text(
     'Prediction-market orders: slippage in basis points or "auto"; at least slippageBps',
   ),
@@ -61,7 +64,7 @@ const FullOrderQuery = OrderQuery.extend({
   sponsor: text("Refused (invalid_sponsor): sponsored transactions are not built yet"),
   sponsorExec: text("true or false; no effect without a sponsor"),
   destinationTokenAccount: text("Refused (destination_token_account_not_supported)"),
-  destinationWallet: text("Refused (invalid_destination_wallet): output goes to the user"),
+
   outputCloseAuthority: text("Refused (invalid_output_close_authority)"),
   revertWallet: text("Refused (invalid_revert_wallet): reverts go back to the user"),
   dynamicComputeUnitLimit: text("false only: transactions ask for a fixed 200,000-unit limit"),

@@ -55,6 +55,10 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
     query.userPublicKey === undefined
       ? undefined
       : address(query.userPublicKey, "userPublicKey", "invalid_user_public_key");
+  const destinationWallet =
+    query.destinationWallet === undefined
+      ? undefined
+      : address(query.destinationWallet, "destinationWallet", "invalid_destination_wallet");
   const priceImpactTolerancePct =
     query.priceImpactTolerancePct === undefined
       ? DEFAULT_PRICE_IMPACT_TOLERANCE_PCT
@@ -93,6 +97,7 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
     slippageBps,
     predictionMarketSlippageBps,
     userPublicKey,
+    destinationWallet,
     priceImpactTolerancePct,
     dexes,
     excludeDexes,

@@ -21,7 +21,7 @@ export const OTHER_ORDER_PARAMS = [
   "sponsor",
   "sponsorExec",
   "destinationTokenAccount",
-  "destinationWallet",
+
   "outputCloseAuthority",
   "revertWallet",
   "dynamicComputeUnitLimit",
@@ -37,7 +37,9 @@ export const OTHER_ORDER_PARAMS = [
   "reserveTransactionSize",
 ] as const;
 
-export type OtherOrderQuery = Partial<Record<(typeof OTHER_ORDER_PARAMS)[number] | "platformFeeBps", string>>;
+export type OtherOrderQuery = Partial<
+  Record<(typeof OTHER_ORDER_PARAMS)[number] | "platformFeeBps" | "destinationWallet", string>
+>;
 
 /** Solana's limits on one transaction: accounts it may lock, and bytes on the wire. */
 const TRANSACTION_MAX_ACCOUNTS = 64;
@@ -146,12 +148,6 @@ export function checkOtherOrderParams(
     refuse(
       "destination_token_account_not_supported",
       "destinationTokenAccount: output goes to the user's own account on this venue",
-    );
-  account("destinationWallet", "invalid_destination_wallet");
-  if (query.destinationWallet !== undefined)
-    refuse(
-      "invalid_destination_wallet",
-      "destinationWallet: output goes to the user's own account on this venue",
     );
   account("outputCloseAuthority", "invalid_output_close_authority");
   if (query.outputCloseAuthority !== undefined)
