@@ -5,24 +5,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app/build-app.js";
 import { MarketsClient, OddsgateApiError } from "../../src/client/markets.js";
-import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
 
 let app: ZodApp;
 let client: MarketsClient;
 
 beforeAll(async () => {
   app = await buildApp({
-    config: { LOG_LEVEL: "silent", TRUST_PROXY: 0, MODE: "development", CORS_ORIGINS: undefined },
+    config: QUIET_DEVELOPMENT,
     // Never loaded: every catalogue read answers 503 not_ready.
     catalog: new CatalogHolder(),
-    access: {
-      mode: "development",
-      keys: { lookup: () => undefined, check: async () => undefined },
-      rateStore: new MemoryRateStore(),
-      limits: { anonymous: 0, standard: 0, pro: 0 },
-    },
+    access: openAccess(),
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();

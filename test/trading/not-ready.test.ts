@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app/build-app.js";
 import type { Chain } from "../../src/chain/chain.js";
-import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
@@ -13,6 +12,7 @@ import { OrderKeeper } from "../../src/trading/orders/keeper.js";
 import { PoolAuthorities } from "../../src/trading/pools/authority.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
+import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 
@@ -32,14 +32,9 @@ beforeAll(async () => {
   const desk = new OrderDesk(book, chain);
   const keeper = new OrderKeeper({ db: storage.db, chain, book, authorities });
   app = await buildApp({
-    config: { LOG_LEVEL: "silent", TRUST_PROXY: 0, MODE: "development", CORS_ORIGINS: undefined },
+    config: QUIET_DEVELOPMENT,
     catalog: new CatalogHolder(),
-    access: {
-      mode: "development",
-      keys: { lookup: () => undefined, check: async () => undefined },
-      rateStore: new MemoryRateStore(),
-      limits: { anonymous: 0, standard: 0, pro: 0 },
-    } as never,
+    access: openAccess(),
     trading: {
       book,
       desk,
