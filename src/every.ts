@@ -8,8 +8,6 @@ export interface EveryOptions {
   onError(error: unknown): void;
   /** Run once at once instead of after the first interval. */
   immediately?: boolean;
-  /** Keep the process alive while scheduled (off: a schedule never holds up exit). */
-  ref?: boolean;
 }
 
 /** A running schedule. */
@@ -30,8 +28,8 @@ export function every(
   let stopped = false;
   let waiting: (() => void)[] = [];
   const schedule = (delayMs: number) => {
-    timer = setTimeout(run, delayMs);
-    if (!options.ref) timer.unref();
+    // A schedule never holds up the process's exit.
+    timer = setTimeout(run, delayMs).unref();
   };
   const run = async () => {
     const woken = waiting;

@@ -44,6 +44,9 @@ describe("separate listeners", () => {
     for (const base of [markets, trade]) {
       const health = await fetch(`${base}/health-check`);
       expect(await health.text()).toBe("ok");
+      const metrics = await fetch(`${base}/metrics`);
+      expect(await metrics.text()).toContain("oddsgate_http_requests_total");
+      expect((await fetch(`${base}/docs/`)).status).toBe(200);
     }
   });
 

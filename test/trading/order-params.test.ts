@@ -286,6 +286,15 @@ describe("every reference parameter of GET /order", () => {
       expect(status, name).toBe(400);
       expect((body as unknown as { msg: string }).msg, name).toContain("venue's own accounts");
     }
+    // The pool's authority (its vault's owner) and the treasury, as the wallet paid with a firm quote.
+    const authority = t.server.trading.book.allPools()[0]?.authority.address as Address;
+    const treasury = t.server.chain.sandbox?.signers.treasury.address as Address;
+    for (const key of [authority, treasury]) {
+      expect(key).toBeDefined();
+      const { status, body } = await get({ ...spot, userPublicKey: user, destinationWallet: key });
+      expect(status, key).toBe(400);
+      expect(body.code).toBe("invalid_destination_wallet");
+    }
   });
 });
 

@@ -178,35 +178,48 @@ export function checkOtherOrderParams(
   // The venue's transactions use no lookup tables: there are none to return.
   flag("includeAddressLookupTables");
 
-  const maxAccounts = count("maxAccounts", 65_535);
-  const reserveAccounts = count("reserveAccounts", TRANSACTION_MAX_ACCOUNTS);
-  if (maxAccounts !== undefined && reserveAccounts !== undefined)
-    refuse(
-      "both_max_accounts_and_reserve_accounts_specified",
-      "send maxAccounts or reserveAccounts, not both",
-    );
-  if (maxAccounts !== undefined && maxAccounts < TRANSACTION_MAX_ACCOUNTS)
-    refuse(
-      "max_accounts_too_small",
-      `maxAccounts: this venue builds transactions for up to ${TRANSACTION_MAX_ACCOUNTS} accounts, the chain's limit`,
-    );
-  if (reserveAccounts)
-    refuse("reserve_accounts_too_large", `reserveAccounts: this venue reserves no room; send 0`);
-  const maxSize = count("maxTransactionSize", 65_535);
-  const reserveSize = count("reserveTransactionSize", TRANSACTION_MAX_SIZE);
-  if (maxSize !== undefined && reserveSize !== undefined)
-    refuse(
-      "both_max_transaction_size_and_reserve_transaction_size_specified",
-      "send maxTransactionSize or reserveTransactionSize, not both",
-    );
-  if (maxSize !== undefined && maxSize < TRANSACTION_MAX_SIZE)
-    refuse(
-      "max_transaction_size_too_small",
-      `maxTransactionSize: this venue builds transactions of up to ${TRANSACTION_MAX_SIZE} bytes, the chain's limit`,
-    );
-  if (reserveSize)
-    refuse(
-      "reserve_transaction_size_too_large",
-      "reserveTransactionSize: this venue reserves no room; send 0",
-    );
+  // Each limit is a maximum or a reserve below the chain's own: the venue builds only to the chain's.
+  const limit = (rule: TransactionLimit) => {
+    const max = count(rule.max, 65_535);
+    const reserve = count(rule.reserve, rule.chainLimit);
+    if (max !== undefined && reserve !== undefined)
+      refuse(rule.codes.both, `send ${rule.max} or ${rule.reserve}, not both`);
+    if (max !== undefined && max < rule.chainLimit)
+      refuse(
+        rule.codes.tooSmall,
+        `${rule.max}: this venue builds transactions up to ${rule.chainLimit} ${rule.unit}, the chain's limit`,
+      );
+    if (reserve) refuse(rule.codes.tooLarge, `${rule.reserve}: this venue reserves no room; send 0`);
+  };
+  limit({
+    max: "maxAccounts",
+    reserve: "reserveAccounts",
+    chainLimit: TRANSACTION_MAX_ACCOUNTS,
+    unit: "accounts",
+    codes: {
+      both: "both_max_accounts_and_reserve_accounts_specified",
+      tooSmall: "max_accounts_too_small",
+      tooLarge: "reserve_accounts_too_large",
+    },
+  });
+  limit({
+    max: "maxTransactionSize",
+    reserve: "reserveTransactionSize",
+    chainLimit: TRANSACTION_MAX_SIZE,
+    unit: "bytes",
+    codes: {
+      both: "both_max_transaction_size_and_reserve_transaction_size_specified",
+      tooSmall: "max_transaction_size_too_small",
+      tooLarge: "reserve_transaction_size_too_large",
+    },
+  });
+}
+
+/** A pair of the reference's transaction limits: a maximum, or a reserve off the chain's limit. */
+interface TransactionLimit {
+  max: keyof OtherOrderQuery;
+  reserve: keyof OtherOrderQuery;
+  chainLimit: number;
+  unit: string;
+  codes: { both: ErrorCode; tooSmall: ErrorCode; tooLarge: ErrorCode };
 }

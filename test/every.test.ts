@@ -1,0 +1,84 @@
+/** every(): the next run starts an interval after the previous ends; failures are reported, not fatal. */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { every } from "../src/every.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("every", () => {
+  it("never overlaps runs: the interval counts from the end of the previous run", async () => {
+    vi.useFakeTimers();
+    const starts: number[] = [];
+    let finish: (() => void) | undefined;
+    const schedule = every(
+      100,
+      () => {
+        starts.push(Date.now());
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+      },
+      { onError: () => {} },
+    );
+    await vi.advanceTimersByTimeAsync(100);
+    expect(starts).toHaveLength(1);
+    // The run takes 250 ms: nothing starts meanwhile.
+    await vi.advanceTimersByTimeAsync(250);
+    expect(starts).toHaveLength(1);
+    finish?.();
+    await vi.advanceTimersByTimeAsync(99);
+    expect(starts).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(starts).toHaveLength(2);
+    expect((starts[1] as number) - (starts[0] as number)).toBe(350);
+    schedule.stop();
+  });
+
+  it("reports a failing run and keeps the schedule; runs at once when asked", async () => {
+    vi.useFakeTimers();
+    const errors: unknown[] = [];
+    let runs = 0;
+    const schedule = every(
+      50,
+      () => {
+        runs += 1;
+        throw new Error(`run ${runs}`);
+      },
+      { immediately: true, onError: (error) => errors.push(error) },
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    expect(runs).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(runs).toBe(3);
+    expect(errors.map((error) => (error as Error).message)).toEqual(["run 1", "run 2", "run 3"]);
+    schedule.stop();
+  });
+
+  it("stops scheduling on stop, and nextRun resolves after the run that follows the call", async () => {
+    vi.useFakeTimers();
+    let runs = 0;
+    const schedule = every(
+      10,
+      () => {
+        runs += 1;
+      },
+      { onError: () => {} },
+    );
+    const next = schedule.nextRun();
+    let resolved = false;
+    void next.then(() => {
+      resolved = true;
+    });
+    await vi.advanceTimersByTimeAsync(9);
+    expect(resolved).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(resolved).toBe(true);
+    expect(runs).toBe(1);
+    schedule.stop();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(runs).toBe(1);
+    // After stop, waiting for a run that will never come returns at once.
+    await expect(schedule.nextRun()).resolves.toBeUndefined();
+  });
+});
