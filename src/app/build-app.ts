@@ -23,7 +23,7 @@ import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
-import { toWireError } from "../http/errors.js";
+import { toWireError, validationMessage } from "../http/errors.js";
 import { installMetrics } from "../http/metrics.js";
 import type { ZodApp } from "../http/types.js";
 import { isKeyParameter } from "../keys/url-keys.js";
@@ -32,7 +32,7 @@ import type { CatalogHolder } from "../markets/catalog-holder.js";
 import { marketsApiError } from "../markets/routes/errors.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
-import { tradeApiError } from "../trading/routes/errors.js";
+import { tradeApiError, tradeValidationError } from "../trading/routes/errors.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
@@ -105,8 +105,9 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const wire = error.validation ? validationError(error) : toWireError(catalogueError(error));
-    if (wire.body.code === "internal") request.log.error({ err: error }, "request failed");
+    const wire = toWireError(catalogueError(error, request));
+    // Every 500 is unexpected (on the trade routes it carries the reference's name for one).
+    if (wire.status === 500) request.log.error({ err: error }, "request failed");
     else request.log.info({ code: wire.body.code }, wire.body.msg);
     // What the catalogue says may succeed later, a 503 says when: at once, the next second.
     if (wire.status === 503 && isErrorCode(wire.body.code) && ERRORS[wire.body.code].retryable)
@@ -189,11 +190,20 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
 }
 
 /**
- * A domain module's error as the catalogue error its route group maps it to (each group's
- * `routes/errors.ts`); any other error as it is.
+ * An error as the catalogue error its route answers with. A schema failure (a parameter missing,
+ * repeated, of the wrong type) is the trade route's reference code for that parameter, else
+ * `bad_request`; a domain module's error is what its route group maps it to (each group's
+ * `routes/errors.ts`, which also gives the trade routes' other errors their reference names); any
+ * other error is as it is.
  */
-function catalogueError(error: unknown): unknown {
-  return marketsApiError(error) ?? tradeApiError(error) ?? error;
+function catalogueError(error: FastifyError, request: FastifyRequest): unknown {
+  if (error.validation) {
+    return (
+      tradeValidationError(request.routeOptions.url, error) ??
+      new ApiError("bad_request", validationMessage(error))
+    );
+  }
+  return marketsApiError(error) ?? tradeApiError(error, request) ?? error;
 }
 
 /** One access line per request, with its status and time, instead of Fastify's two. */
@@ -282,17 +292,6 @@ function trustedProxies(
 ): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (Array.isArray(setting)) return setting;
   return setting === 0 ? false : (_address, hop) => hop < setting;
-}
-
-/** Turns a schema validation failure into a 400 whose message names the parameter and the rule. */
-function validationError(error: FastifyError) {
-  const where =
-    error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
-  const details = (error.validation ?? []).map((issue) => {
-    const name = issue.instancePath.replace(/^\//, "").replaceAll("/", ".");
-    return name ? `${where} ${name}: ${issue.message}` : `${where}: ${issue.message}`;
-  });
-  return toWireError(new ApiError("bad_request", details.join("; ") || "invalid request"));
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 
 import { faucet } from "../chain/faucet.js";
+import type { GenesisMarket } from "../chain/sandbox/genesis.js";
 import { loadVenueKeys } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
 import { USDC_MINT } from "../contract/markets.js";
@@ -12,9 +13,10 @@ import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
 import { OrderDesk } from "../trading/order.js";
 import { IntentDesk } from "../trading/orders/intents.js";
 import { OrderKeeper } from "../trading/orders/keeper.js";
-import type { VenueSigningKeys } from "../trading/orders/prediction-orders.js";
+import type { PredictionOrderDeps, VenueSigningKeys } from "../trading/orders/prediction-orders.js";
 import { PoolAuthorities } from "../trading/pools/authority.js";
 import { createDemoPools } from "../trading/pools/demo.js";
+import { MarketInitDesk } from "../trading/prediction-market-init.js";
 import { QuoteStreamHub } from "../trading/quote-stream.js";
 import { OrderStatusDesk } from "../trading/routes/get-order-status.js";
 import { SharedQuotes } from "../trading/shared-quotes.js";
@@ -28,6 +30,8 @@ export interface Trading {
   intents: IntentDesk;
   status: OrderStatusDesk;
   keeper: OrderKeeper;
+  /** Issues prediction-market initializations (`GET /prediction-market-init`). */
+  marketInit: MarketInitDesk;
   quotes: QuoteStreamHub;
   /** Demo pools this start created (0 unless the database had none yet). */
   demoPoolsCreated: number;
@@ -76,12 +80,13 @@ export async function startTrading(
   await book.start();
   const { db } = deps.storage;
   const chain = deps.chain.chain;
-  const desk = new OrderDesk(
-    book,
-    chain,
-    { db, authorities },
-    { perWallet: config.FIRM_QUOTES_PER_WALLET, perClient: config.FIRM_QUOTES_PER_CLIENT },
-  );
+  const marketInit = new MarketInitDesk({ db, chain, book, authorities });
+  // Async orders need the book, the chain and market initialization besides where they are recorded.
+  const predictionOrders: PredictionOrderDeps = { db, authorities, book, chain, marketInit };
+  const desk = new OrderDesk(book, chain, predictionOrders, {
+    perWallet: config.FIRM_QUOTES_PER_WALLET,
+    perClient: config.FIRM_QUOTES_PER_CLIENT,
+  });
   // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({
@@ -89,7 +94,8 @@ export async function startTrading(
     chain,
     book,
     authorities,
-    ...(venue ? { venue } : {}),
+    // Only the sandbox can create a market's accounts (and holds the mint authority that needs them).
+    ...(venue ? { venue, initMarket: (market: GenesisMarket) => deps.chain.addMarkets([market]) } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   keeper.start();
@@ -112,6 +118,7 @@ export async function startTrading(
     intents: new IntentDesk({ db, chain, book, desk, authorities, keeper }),
     status: new OrderStatusDesk({ db, chain }),
     keeper,
+    marketInit,
     quotes,
     demoPoolsCreated,
     async close() {

@@ -37,7 +37,7 @@ export const OrderResponse = z
     contextSlot: z.number().int(),
     executionMode: z.enum(["sync", "async"]),
     platformFee: z
-      .object({ amount: z.string(), feeBps: z.number().int(), mode: z.literal("outputMint") })
+      .object({ amount: z.string(), feeBps: z.number().int(), mode: z.enum(["outputMint", "inputMint"]) })
       .nullable(),
     routePlan: z.array(RoutePlanLeg),
     revertMint: Mint.optional().meta({
@@ -47,7 +47,7 @@ export const OrderResponse = z
     transaction: z
       .string()
       .optional()
-      .meta({ description: "Base64 v0 transaction signed by the venue; with userPublicKey" }),
+      .meta({ description: "Base64 v0 transaction signed by the venue's pools; with userPublicKey" }),
     lastValidBlockHeight: z.number().int().optional(),
     computeUnitLimit: z.number().int().optional(),
     prioritizationFeeLamports: z.number().int().optional(),
@@ -59,6 +59,20 @@ export const OrderResponse = z
         }),
       })
       .optional(),
+    addressLookupTables: z
+      .array(z.object({ address: Mint, addresses: z.record(z.string(), Mint) }))
+      .optional()
+      .meta({
+        description:
+          "With includeAddressLookupTables: the tables the transaction loads, and the entries it uses",
+      }),
+    initPredictionMarketCost: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Lamports the transaction pays to initialize the market" }),
+    predictionMarketInitPayerMustSign: z.boolean().optional(),
+    isNativePredictionMarketOutput: z.boolean().optional(),
   })
   .meta({ id: "OrderResponse" });
 export type OrderResponse = z.infer<typeof OrderResponse>;

@@ -3,6 +3,7 @@
  * ApiError as it is, Fastify's and Node's own client errors mapped onto the catalogue, anything else
  * an `internal` error that leaks nothing.
  */
+import type { FastifyError } from "fastify";
 import { ApiError, ERRORS, type ErrorBody, type ErrorCode } from "../contract/errors.js";
 import { HTTP_LIMITS } from "../limits.js";
 
@@ -94,4 +95,15 @@ function describeFastifyError(code: ErrorCode, error: { message?: unknown }): st
     default:
       return String(error.message ?? "bad request");
   }
+}
+
+/** A schema failure's issues as one message naming each parameter and its rule. */
+export function validationMessage(error: Pick<FastifyError, "validation" | "validationContext">): string {
+  const where =
+    error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
+  const details = (error.validation ?? []).map((issue) => {
+    const name = issue.instancePath.replace(/^\//, "").replaceAll("/", ".");
+    return name ? `${where} ${name}: ${issue.message}` : `${where}: ${issue.message}`;
+  });
+  return details.join("; ") || "invalid request";
 }

@@ -194,3 +194,54 @@ export async function resolveDemoAnchor(db: Kysely<Tables>, nowMs = Date.now()):
   const today = Math.floor(nowMs / 86_400_000) * 86_400;
   return Number(await settleMetaValue(db, DEMO_ANCHOR_KEY, String(today)));
 }
+
+/** Who initialized a market on first trade: `meta` key of the order or init request that paid for it. */
+const initClaimKey = (ticker: string) => `market_init:${ticker}`;
+
+/**
+ * Claims the initialization of a market for `claimant` (an order or init request that paid for it);
+ * returns whether the claim is `claimant`'s. The first claim wins and stays, so asking again gives the
+ * same answer; a market tokenized by the catalogue itself (never claimed) is no one's to pay for.
+ */
+export async function claimMarketInitialization(
+  db: Kysely<Tables>,
+  ticker: string,
+  claimant: string,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const key = initClaimKey(ticker);
+    const claimed = await trx.selectFrom("meta").select("value").where("key", "=", key).executeTakeFirst();
+    if (claimed) return claimed.value === claimant;
+    const row = await trx
+      .selectFrom("markets")
+      .select("data")
+      .where("ticker", "=", ticker)
+      .executeTakeFirst();
+    if (!row || (JSON.parse(row.data) as MarketRecord).tokenized) return false;
+    return (await settleMetaValue(trx, key, claimant)) === claimant;
+  });
+}
+
+/**
+ * Marks a market tokenized (its chain accounts exist), bumping the catalogue version so every
+ * instance reloads it; returns whether it changed. Sync keeps a stored market's tokenization.
+ */
+export async function markMarketTokenized(db: Kysely<Tables>, ticker: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom("markets")
+      .select("data")
+      .where("ticker", "=", ticker)
+      .executeTakeFirst();
+    if (!row) return false;
+    const record = JSON.parse(row.data) as MarketRecord;
+    if (record.tokenized) return false;
+    await trx
+      .updateTable("markets")
+      .set({ data: JSON.stringify({ ...record, tokenized: true }) })
+      .where("ticker", "=", ticker)
+      .execute();
+    await bumpCounter(trx, CATALOG_VERSION_KEY);
+    return true;
+  });
+}

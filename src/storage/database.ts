@@ -143,6 +143,8 @@ export interface OrdersTable {
   fee_budget: string;
   /** `/submit-intent`'s answer, JSON, given again to a resubmission. */
   answer: string | null;
+  /** An async order's or a market initialization's own terms (`OrderTerms`), JSON. */
+  terms: string | null;
   /** The settling transaction in flight: its signature, wire (base64), last valid height and plan (JSON). */
   close_signature: string | null;
   close_wire: string | null;

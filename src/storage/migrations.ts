@@ -163,6 +163,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0007_order_terms": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // What an async order or a market initialization settles with beyond the common columns (JSON).
+      await db.schema.alterTable("orders").addColumn("terms", "text").execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

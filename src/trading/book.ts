@@ -100,7 +100,10 @@ export class TradingBook {
     return this.options.prediction;
   }
 
-  /** Follows the catalog: its tokenized, active markets trade; their outcome mints join the registry. */
+  /**
+   * Follows the catalog: its active markets trade and its determined ones redeem; the outcome mints
+   * of the tokenized, active ones join the registry.
+   */
   async updatePredictionMarkets(catalog: Catalog): Promise<void> {
     const { prediction } = this.options;
     if (!prediction) return;
@@ -109,9 +112,12 @@ export class TradingBook {
     if (!(await this.reload())) this.rebuildGraph();
   }
 
-  /** A listed token's decimals and program, or undefined. */
+  /**
+   * A token's decimals and program: a listed one, or an outcome mint the prediction venue trades or
+   * redeems without listing it (a determined market's, or one not yet initialized); else undefined.
+   */
   token(mint: Address): TokenRecord | undefined {
-    return this.tokens.get(mint);
+    return this.tokens.get(mint) ?? this.options.prediction?.tokenOf(mint);
   }
 
   /** The pool with this address. */

@@ -14,7 +14,21 @@ export type OrderRefusal =
   | "invalid_platform_fee_bps"
   | "route_not_found"
   | "zero_out_amount"
-  | "price_impact_too_high";
+  | "price_impact_too_high"
+  | "invalid_sponsor"
+  | "invalid_positive_slippage_fee_account"
+  | "invalid_destination_token_account"
+  | "invalid_output_close_authority"
+  | "invalid_revert_wallet"
+  | "invalid_prediction_market_init_payer"
+  | "invalid_outcome_account_rent_recipient"
+  | "invalid_platform_fee_scale"
+  | "invalid_input_mint_for_restrict_revert_mint"
+  | "unsupported_prediction_market_sponsor_mode"
+  | "max_accounts_too_small"
+  | "reserve_accounts_too_large"
+  | "max_transaction_size_too_small"
+  | "reserve_transaction_size_too_large";
 
 /** An order (or intent) the venue will not quote or issue. */
 export class OrderRefused extends Error {

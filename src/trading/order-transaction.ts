@@ -1,12 +1,18 @@
 /**
- * The transaction of a firm spot quote: compute budget, the user's missing token accounts (created
- * idempotently), native SOL wrapped or unwrapped when asked, and one transfer per leg in and out of
- * the pools' vaults. The pools' authorities sign it here; the user's signature is left empty for the
- * user to add. It is valid until the blockhash's `lastValidBlockHeight`.
+ * The transaction of a firm spot quote: compute budget, the missing token accounts (created
+ * idempotently, paid by the fee payer: a sponsor or the user), native SOL wrapped or unwrapped when
+ * asked, an input-mint platform fee, and one transfer per leg in and out of the pools' vaults. The
+ * pools' authorities sign it here; the user's (and a sponsor's) signature is left empty. It is valid
+ * until the blockhash's `lastValidBlockHeight`.
  */
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
-import { getCloseAccountInstruction, getSyncNativeInstruction } from "@solana-program/token";
+import {
+  AuthorityType,
+  getCloseAccountInstruction,
+  getSetAuthorityInstruction,
+  getSyncNativeInstruction,
+} from "@solana-program/token";
 import type { LatestBlockhash } from "../chain/chain.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
 import {
@@ -23,15 +29,29 @@ import { type CompiledMessage, compileMessage, signedTransaction } from "./trans
 
 /** Compute units a spot order transaction asks for (the reference's default). */
 export const ORDER_COMPUTE_UNIT_LIMIT = 200_000;
+/** The most compute units a transaction may ask for (Solana's per-transaction maximum). */
+export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+
+/** Where a firm quote's output goes. */
+export type OrderDestination =
+  /** This wallet's associated token account (created if missing); native SOL is sent to the wallet itself. */
+  | { wallet: Address }
+  /** An existing token account of the output mint. */
+  | { tokenAccount: Address };
 
 export interface OrderTransactionInput {
   user: Address;
-  /** Whose associated token account receives the output (created if missing, paid by the user); default the user. */
-  recipient?: Address;
+  /** Pays the fee and the rent of the accounts created, and signs: a sponsor; default the user. */
+  feePayer?: Address;
+  /** Default the user's own associated token account. */
+  destination?: OrderDestination;
+  /** The close authority the user's output account is created with (never with another destination). */
+  outputCloseAuthority?: Address;
   legs: readonly RouteLeg<SyncMarket>[];
-  /** What the user receives (the last leg's output less the platform fee). */
+  /** What the user receives (the last leg's output less an output-mint platform fee). */
   userOutAmount: bigint;
-  platformFee: { amount: bigint; account: Address } | undefined;
+  /** A fee in the input mint is paid by the user before the first leg; in the output mint by the last pool. */
+  platformFee: { amount: bigint; account: Address; mode: "inputMint" | "outputMint" } | undefined;
   tokens: { input: TokenRecord; output: TokenRecord; token(mint: Address): TokenRecord };
   wrapAndUnwrapSol: boolean;
   computeUnitLimit: number;
@@ -48,19 +68,22 @@ export interface OrderTransactionInput {
 /** Builds the order transaction, signed by every pool it uses; returns its wire bytes. */
 export async function buildOrderTransaction(input: OrderTransactionInput): Promise<Uint8Array> {
   const user = createNoopSigner(input.user);
-  const recipient = input.recipient ?? input.user;
+  const feePayer = input.feePayer ?? input.user;
+  const destination = input.destination ?? { wallet: input.user };
   const { tokens } = input;
   const ata = (owner: Address, token: TokenRecord) =>
     associatedTokenAddress(owner, token.mint, token.program);
-  const [userIn, userOut] = await Promise.all([ata(input.user, tokens.input), ata(recipient, tokens.output)]);
   const wrapIn = input.wrapAndUnwrapSol && tokens.input.mint === WRAPPED_SOL_MINT;
   const unwrapOut = input.wrapAndUnwrapSol && tokens.output.mint === WRAPPED_SOL_MINT;
-  // Unwrapping closes the output account, which only its owner may do: the user's own.
-  if (unwrapOut && recipient !== input.user)
-    throw new Error("native SOL output is delivered to the user only");
+  // Native SOL passes through the user's own wrapped-SOL account, whatever wallet it ends in.
+  const outOwner = "wallet" in destination && !unwrapOut ? destination.wallet : input.user;
+  const [userIn, ownOut] = await Promise.all([
+    ata(input.user, tokens.input),
+    "tokenAccount" in destination && !unwrapOut ? destination.tokenAccount : ata(outOwner, tokens.output),
+  ]);
   const createAccount = (account: Address, owner: Address, token: TokenRecord) =>
     createAssociatedTokenIdempotent({
-      payer: input.user,
+      payer: feePayer,
       ata: account,
       owner,
       mint: token.mint,
@@ -73,14 +96,36 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   ];
   const firstLeg = input.legs[0];
   if (!firstLeg) throw new Error("an order needs at least one leg");
+  const inputFee = input.platformFee?.mode === "inputMint" ? input.platformFee : undefined;
+  const outputFee = input.platformFee?.mode === "outputMint" ? input.platformFee : undefined;
   if (wrapIn) {
     instructions.push(
       createAccount(userIn, input.user, tokens.input),
-      getTransferSolInstruction({ source: user, destination: userIn, amount: firstLeg.inAmount }),
+      getTransferSolInstruction({
+        source: user,
+        destination: userIn,
+        amount: firstLeg.inAmount + (inputFee?.amount ?? 0n),
+      }),
       getSyncNativeInstruction({ account: userIn }, { programAddress: tokens.input.program }),
     );
   }
-  instructions.push(createAccount(userOut, recipient, tokens.output));
+  if (!("tokenAccount" in destination) || unwrapOut)
+    instructions.push(createAccount(ownOut, outOwner, tokens.output));
+  if (input.outputCloseAuthority) {
+    instructions.push(
+      getSetAuthorityInstruction(
+        {
+          owned: ownOut,
+          owner: user,
+          authorityType: AuthorityType.CloseAccount,
+          newAuthority: input.outputCloseAuthority,
+        },
+        { programAddress: tokens.output.program },
+      ),
+    );
+  }
+  if (inputFee && inputFee.amount > 0n)
+    instructions.push(tokenTransfer(tokens.input, userIn, inputFee.account, input.user, inputFee.amount));
 
   instructions.push(
     tokenTransfer(
@@ -103,25 +148,35 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
       );
       return;
     }
-    instructions.push(tokenTransfer(outToken, source, userOut, authority, input.userOutAmount));
-    if (input.platformFee && input.platformFee.amount > 0n) {
-      instructions.push(
-        tokenTransfer(outToken, source, input.platformFee.account, authority, input.platformFee.amount),
-      );
+    instructions.push(tokenTransfer(outToken, source, ownOut, authority, input.userOutAmount));
+    if (outputFee && outputFee.amount > 0n) {
+      instructions.push(tokenTransfer(outToken, source, outputFee.account, authority, outputFee.amount));
     }
   });
-  if (wrapIn || unwrapOut) {
-    const wrapped = wrapIn ? userIn : userOut;
-    const program = wrapIn ? tokens.input.program : tokens.output.program;
+  if (wrapIn) {
+    // The wrapping account lived for this transaction only: its rent goes back to whoever paid it.
     instructions.push(
       getCloseAccountInstruction(
-        { account: wrapped, destination: input.user, owner: user },
-        { programAddress: program },
+        { account: userIn, destination: feePayer, owner: user },
+        { programAddress: tokens.input.program },
       ),
     );
   }
+  if (unwrapOut) {
+    instructions.push(
+      getCloseAccountInstruction(
+        { account: ownOut, destination: input.user, owner: user },
+        { programAddress: tokens.output.program },
+      ),
+    );
+    const wallet = "wallet" in destination ? destination.wallet : destination.tokenAccount;
+    if (wallet !== input.user)
+      instructions.push(
+        getTransferSolInstruction({ source: user, destination: wallet, amount: input.userOutAmount }),
+      );
+  }
 
-  const message = compileMessage(input.user, instructions, input.lifetime.blockhash);
+  const message = compileMessage(feePayer, instructions, input.lifetime.blockhash);
   const signers = [...new Set(input.legs.map((leg) => leg.market.authority))];
   input.beforeSigning?.(
     message,

@@ -6,7 +6,8 @@
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
-import { WRAPPED_SOL_MINT } from "../chain/programs.js";
+import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../chain/programs.js";
+import { parseWireTransaction } from "../chain/wire.js";
 import type { OrderResponse, RoutePlanLeg } from "../contract/trade.js";
 import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
@@ -14,9 +15,20 @@ import type { TradingBook } from "./book.js";
 import { type OrderRefusal, OrderRefused, TradingNotReady } from "./errors.js";
 import { type FirmQuoteLimits, FirmQuotes } from "./firm-quotes.js";
 import type { VenueMarket } from "./market.js";
-import { AUTO_SLIPPAGE_BPS, type OrderRequest, type PricedRoute } from "./order-terms.js";
-import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "./order-transaction.js";
-import { issuePredictionOrder } from "./orders/prediction-orders.js";
+import {
+  AUTO_SLIPPAGE_BPS,
+  type OrderRequest,
+  type PricedRoute,
+  TRANSACTION_MAX_ACCOUNTS,
+  type TransactionLimit,
+} from "./order-terms.js";
+import {
+  buildOrderTransaction,
+  MAX_COMPUTE_UNIT_LIMIT,
+  ORDER_COMPUTE_UNIT_LIMIT,
+  type OrderDestination,
+} from "./order-transaction.js";
+import { orderPredictionMarket } from "./orders/prediction-orders.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route, SyncRoute } from "./router.js";
@@ -52,19 +64,11 @@ export class OrderDesk {
     if (!book.loaded) throw new TradingNotReady("pools", "the pools are still loading; retry shortly");
     const input = this.listed(request.inputMint, "invalid_input_mint", "inputMint");
     const output = this.listed(request.outputMint, "invalid_output_mint", "outputMint");
-    if (request.userPublicKey && book.isVenueAccount(request.userPublicKey)) {
-      throw new OrderRefused(
-        "invalid_user_public_key",
-        `userPublicKey ${request.userPublicKey} is one of the venue's own accounts`,
-      );
+    for (const [name, refusal] of NAMED_ACCOUNTS) {
+      const account = request[name];
+      if (account && book.isVenueAccount(account))
+        throw new OrderRefused(refusal, `${name} ${account} is one of the venue's own accounts`);
     }
-    if (request.destinationWallet && book.isVenueAccount(request.destinationWallet)) {
-      throw new OrderRefused(
-        "invalid_destination_wallet",
-        `destinationWallet ${request.destinationWallet} is one of the venue's own accounts`,
-      );
-    }
-    if (request.feeAccount) await this.checkFeeAccount(request.feeAccount, output);
     await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
 
@@ -79,21 +83,38 @@ export class OrderDesk {
           venues.delete(venue);
       }
     }
-    const route = book.graph.bestRoute({
-      inputMint: request.inputMint,
-      outputMint: request.outputMint,
-      amount: request.amount,
-      maxLegs: request.onlyDirectRoutes ? 1 : Math.min(2, request.maxRouteLength),
-      venues,
-    });
+    const find = (amount: bigint) =>
+      book.graph.bestRoute({
+        inputMint: request.inputMint,
+        outputMint: request.outputMint,
+        amount,
+        maxLegs: request.onlyDirectRoutes ? 1 : Math.min(2, request.maxRouteLength),
+        venues,
+      });
+    let route = find(request.amount);
+    // An input-mint fee comes off the amount before it is routed; prediction markets take fees in USDC.
+    const feeMode = route?.executionMode === "sync" ? request.platformFeeMode : "outputMint";
+    const inputFee = feeMode === "inputMint" ? (request.amount * BigInt(request.platformFeeBps)) / BPS : 0n;
+    if (inputFee > 0n) route = find(request.amount - inputFee);
     if (!route) {
       throw new OrderRefused(
         "route_not_found",
         `no route from ${request.inputMint} to ${request.outputMint} for ${request.amount} with the allowed venues and route length`,
       );
     }
-    const platformFee = (route.outAmount * BigInt(request.platformFeeBps)) / BPS;
-    const outAmount = route.outAmount - platformFee;
+    if (route.executionMode === "sync") {
+      if (request.platformFeeScale > 0)
+        throw new OrderRefused(
+          "invalid_platform_fee_scale",
+          "platformFeeScale is the prediction-market builder fee; a spot route takes platformFeeBps",
+        );
+      // Prediction-market orders check their own fee account: their fees are paid in USDC.
+      if (request.feeAccount)
+        await this.checkFeeAccount(request.feeAccount, feeMode === "inputMint" ? input : output);
+    }
+    const platformFee =
+      feeMode === "inputMint" ? inputFee : (route.outAmount * BigInt(request.platformFeeBps)) / BPS;
+    const outAmount = feeMode === "inputMint" ? route.outAmount : route.outAmount - platformFee;
     if (outAmount <= 0n)
       throw new OrderRefused("zero_out_amount", "the route pays nothing for this amount after fees");
     const impact = priceImpact(route);
@@ -105,16 +126,16 @@ export class OrderDesk {
     }
     const slippageBps = request.slippageBps ?? AUTO_SLIPPAGE_BPS;
     const threshold = (outAmount * (BPS - BigInt(slippageBps))) / BPS;
-    return { input, output, clock, route, platformFee, outAmount, impact, slippageBps, threshold };
+    return { input, output, clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold };
   }
 
   /** Quotes `request` and, with a user, issues its transaction; `client` is who asks, for the bounds of firm quotes. */
   async order(request: OrderRequest, client: ClientId = "local"): Promise<OrderResponse> {
     const priced = await this.price(request);
-    const { input, clock, route, platformFee, outAmount, impact, slippageBps, threshold } = priced;
+    const { input, clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold } = priced;
     const response: OrderResponse = {
       inputMint: request.inputMint,
-      inAmount: route.inAmount.toString(),
+      inAmount: (route.inAmount + (feeMode === "inputMint" ? platformFee : 0n)).toString(),
       outputMint: request.outputMint,
       outAmount: outAmount.toString(),
       otherAmountThreshold: threshold.toString(),
@@ -125,7 +146,7 @@ export class OrderDesk {
       executionMode: route.executionMode,
       platformFee:
         request.platformFeeBps > 0
-          ? { amount: platformFee.toString(), feeBps: request.platformFeeBps, mode: "outputMint" }
+          ? { amount: platformFee.toString(), feeBps: request.platformFeeBps, mode: feeMode }
           : null,
       routePlan: route.legs.map((leg) => ({
         venue: leg.market.venue,
@@ -140,36 +161,25 @@ export class OrderDesk {
     };
     const user = request.userPublicKey;
     if (route.executionMode === "async") {
-      // An outcome order that cannot fill (or the part of it that cannot) returns the input.
-      response.revertMint = request.inputMint;
-      response.predictionMarketSlippageBps = request.predictionMarketSlippageBps ?? slippageBps;
-      if (!user) return response;
-      if (request.destinationWallet && request.destinationWallet !== user) {
-        throw new OrderRefused(
-          "invalid_destination_wallet",
-          "destinationWallet: prediction-market orders deliver to userPublicKey on this venue",
+      return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
+        // Nothing is held for an async order, so its funds are checked only against itself.
+        const balance = await this.balanceOf(wallet, input, false);
+        this.firmQuotes.admit(
+          { wallet, client, inputMint: input.mint, inAmount: request.amount, balance },
+          clock.blockHeight,
         );
-      }
-      if (!this.orders)
-        throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
-      // Nothing is held for an async order, so its funds are checked only against itself.
-      const balance = await this.balanceOf(user, input, false);
-      this.firmQuotes.admit(
-        { wallet: user, client, inputMint: input.mint, inAmount: request.amount, balance },
-        clock.blockHeight,
-      );
-      const opened = await issuePredictionOrder(this.orders, { ...request, userPublicKey: user }, priced);
-      return { ...response, ...opened, prioritizationFeeLamports: 0 };
-    }
-    const nativeSolOut = request.wrapAndUnwrapSol && priced.output.mint === WRAPPED_SOL_MINT;
-    if (request.destinationWallet && request.destinationWallet !== user && nativeSolOut) {
-      throw new OrderRefused(
-        "invalid_destination_wallet",
-        "destinationWallet: native SOL is delivered to userPublicKey only; send wrapAndUnwrapSol=false to deliver wrapped SOL",
-      );
+      });
     }
     if (!user) return response;
-    return this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
+    try {
+      return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
+    } catch (error) {
+      // A two-leg route too large for the caller's limits may still fit as a direct one.
+      if (error instanceof TransactionTooLarge && route.legs.length > 1 && !request.onlyDirectRoutes)
+        return this.order({ ...request, onlyDirectRoutes: true }, client);
+      if (error instanceof TransactionTooLarge) throw new OrderRefused(error.refusal, error.message);
+      throw error;
+    }
   }
 
   /** Issues a firm spot quote's transaction, signed by its pools, holding their output for the user. */
@@ -180,13 +190,17 @@ export class OrderDesk {
     route: SyncRoute<VenueMarket>,
     response: OrderResponse,
   ): Promise<OrderResponse> {
-    const { input, output, clock, platformFee, outAmount } = priced;
+    const { input, output, clock, platformFee, feeMode, outAmount } = priced;
+    const user = request.userPublicKey;
+    const destination = await this.destinationOf(request, output);
+    const feePayer = request.sponsor ?? user;
+    if (request.sponsor) await this.checkSponsor(request.sponsor, route);
     const firm = {
-      wallet: request.userPublicKey,
+      wallet: user,
       client,
       inputMint: request.inputMint,
-      inAmount: route.inAmount,
-      balance: await this.balanceOf(request.userPublicKey, input, request.wrapAndUnwrapSol),
+      inAmount: route.inAmount + (feeMode === "inputMint" ? platformFee : 0n),
+      balance: await this.balanceOf(user, input, request.wrapAndUnwrapSol),
     };
     // From the admission to the holds nothing awaits, so a concurrent quote already prices without these tokens.
     const { lastValidBlockHeight } = clock.latest;
@@ -196,36 +210,49 @@ export class OrderDesk {
       inputMint: leg.inputMint,
       inAmount: leg.inAmount,
       outputMint: leg.outputMint,
-      maxOut: index === route.legs.length - 1 ? outAmount + platformFee : leg.outAmount,
+      maxOut:
+        index === route.legs.length - 1
+          ? outAmount + (feeMode === "outputMint" ? platformFee : 0n)
+          : leg.outAmount,
     }));
-    const swap = { payer: request.userPublicKey, payerSignedByVenue: false, legs };
+    const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
     const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
-    const microLamports =
-      request.computeUnitPriceMicroLamports ??
-      (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(ORDER_COMPUTE_UNIT_LIMIT);
-    try {
-      const wire = await buildOrderTransaction({
-        user: request.userPublicKey,
-        recipient: request.destinationWallet ?? request.userPublicKey,
+    const build = (limit: number, microLamports: bigint) =>
+      buildOrderTransaction({
+        user,
+        feePayer,
+        destination,
+        outputCloseAuthority: request.outputCloseAuthority,
         legs: route.legs,
         userOutAmount: outAmount,
-        platformFee: request.feeAccount ? { amount: platformFee, account: request.feeAccount } : undefined,
+        platformFee: request.feeAccount
+          ? { amount: platformFee, account: request.feeAccount, mode: feeMode }
+          : undefined,
         tokens: { input, output, token: (mint) => this.token(mint) },
         wrapAndUnwrapSol: request.wrapAndUnwrapSol,
-        computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
+        computeUnitLimit: limit,
         microLamportsPerComputeUnit: microLamports,
         lifetime: clock.latest,
         beforeSigning: (message, instructions, signers) =>
           checkMessageBeforeSigning(message, instructions, signers, swap, this.book),
       });
+    try {
+      const limit = request.dynamicComputeUnitLimit
+        ? await this.simulatedLimit(await build(MAX_COMPUTE_UNIT_LIMIT, 0n))
+        : ORDER_COMPUTE_UNIT_LIMIT;
+      const microLamports =
+        request.computeUnitPriceMicroLamports ??
+        (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(limit);
+      const wire = await build(limit, microLamports);
+      checkTransactionLimits(wire, request);
       this.firmQuotes.add(firm, lastValidBlockHeight, holds);
       // Solana charges ceil(limit × price / 10^6) lamports of priority fee.
-      const priorityLamports = (BigInt(ORDER_COMPUTE_UNIT_LIMIT) * microLamports + 999_999n) / 1_000_000n;
+      const priorityLamports = (BigInt(limit) * microLamports + 999_999n) / 1_000_000n;
       return {
         ...response,
         transaction: Buffer.from(wire).toString("base64"),
         lastValidBlockHeight: Number(lastValidBlockHeight),
-        computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
+        computeUnitLimit: limit,
         prioritizationFeeLamports: Number(priorityLamports),
         prioritizationType: {
           computeBudget: {
@@ -233,12 +260,62 @@ export class OrderDesk {
             estimatedMicroLamports: Number(microLamports),
           },
         },
+        // The venue's transactions load no lookup tables: asked for them, the list is empty.
+        ...(request.includeAddressLookupTables ? { addressLookupTables: [] } : {}),
       };
     } catch (error) {
       // Not issued (the signing guard refused it, or building failed): the output is free again.
       for (const hold of holds) hold.release();
       throw error;
     }
+  }
+
+  /**
+   * The compute units the transaction uses, simulated as issued (without the user's signature), with
+   * a tenth more for state that changes before it lands; the default limit when it cannot run now.
+   */
+  private async simulatedLimit(wire: Uint8Array): Promise<number> {
+    const result = await this.chain.simulateTransaction(wire, { sigVerify: false });
+    if (result.err || result.unitsConsumed <= 0n) return ORDER_COMPUTE_UNIT_LIMIT;
+    const units = Number(result.unitsConsumed);
+    return Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.ceil(units * 1.1));
+  }
+
+  /**
+   * Where the output goes: `destinationTokenAccount` (an existing account of the output mint that no
+   * venue key owns; for native SOL output the wallet the SOL is sent to), `destinationWallet`, or the user.
+   */
+  private async destinationOf(
+    request: OrderRequest,
+    output: TokenRecord,
+  ): Promise<OrderDestination | undefined> {
+    if (request.destinationWallet) return { wallet: request.destinationWallet };
+    const account = request.destinationTokenAccount;
+    if (!account) return undefined;
+    if (request.wrapAndUnwrapSol && output.mint === WRAPPED_SOL_MINT) return { wallet: account };
+    const tokenAccount = await this.chain.getTokenAccount(account);
+    if (!tokenAccount || tokenAccount.mint !== output.mint)
+      throw new OrderRefused(
+        "invalid_destination_token_account",
+        `destinationTokenAccount ${account} must be an existing token account of the output mint ${output.mint}`,
+      );
+    if (this.book.isVenueAccount(tokenAccount.owner))
+      throw new OrderRefused(
+        "invalid_destination_token_account",
+        `destinationTokenAccount ${account} belongs to ${tokenAccount.owner}, one of the venue's own accounts`,
+      );
+    return { tokenAccount: account };
+  }
+
+  /** Refuses a sponsor that cannot pay the transaction's signatures: its transaction could never land. */
+  private async checkSponsor(sponsor: Address, route: SyncRoute<VenueMarket>): Promise<void> {
+    const signatures = 2n + BigInt(new Set(route.legs.map((leg) => leg.market)).size);
+    const lamports = await this.chain.getBalance(sponsor);
+    if (lamports < signatures * LAMPORTS_PER_SIGNATURE)
+      throw new OrderRefused(
+        "invalid_sponsor",
+        `sponsor ${sponsor} holds ${lamports} lamports, less than the ${signatures * LAMPORTS_PER_SIGNATURE} its transaction's fee needs`,
+      );
   }
 
   /** What `user` can pay of `token` now: its token account, or its lamports when native SOL is wrapped for it. */
@@ -289,6 +366,50 @@ export class OrderDesk {
       );
     }
   }
+}
+
+/** The accounts a request may name, and the refusal when one of them is the venue's own. */
+const NAMED_ACCOUNTS = [
+  ["userPublicKey", "invalid_user_public_key"],
+  ["destinationWallet", "invalid_destination_wallet"],
+  ["destinationTokenAccount", "invalid_destination_token_account"],
+  ["sponsor", "invalid_sponsor"],
+  ["positiveSlippageFeeAccount", "invalid_positive_slippage_fee_account"],
+  ["outputCloseAuthority", "invalid_output_close_authority"],
+  ["revertWallet", "invalid_revert_wallet"],
+  ["predictionMarketInitPayer", "invalid_prediction_market_init_payer"],
+  ["outcomeAccountRentRecipient", "invalid_outcome_account_rent_recipient"],
+] as const satisfies readonly (readonly [keyof OrderRequest, OrderRefusal])[];
+
+/** A transaction over the caller's size limits: the refusal names the limit. */
+class TransactionTooLarge extends Error {
+  constructor(
+    readonly refusal: TransactionLimit["refusal"],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Throws `TransactionTooLarge` when the wire transaction exceeds `maxAccounts` or `maxTransactionSize`. */
+function checkTransactionLimits(
+  wire: Uint8Array,
+  limits: Pick<OrderRequest, "maxAccounts" | "maxTransactionSize">,
+): void {
+  const { maxAccounts, maxTransactionSize } = limits;
+  if (wire.length > maxTransactionSize.limit)
+    throw new TransactionTooLarge(
+      maxTransactionSize.refusal,
+      `the order's transaction takes ${wire.length} bytes, more than the ${maxTransactionSize.limit} allowed`,
+    );
+  // Within the chain's own limit every transaction the venue builds fits: parse only when asked for less.
+  if (maxAccounts.limit >= TRANSACTION_MAX_ACCOUNTS) return;
+  const accounts = parseWireTransaction(wire).accountKeys.length;
+  if (accounts > maxAccounts.limit)
+    throw new TransactionTooLarge(
+      maxAccounts.refusal,
+      `the order's transaction names ${accounts} accounts, more than the ${maxAccounts.limit} allowed`,
+    );
 }
 
 /** 1 − output / output at the marginal prices, never negative. */

@@ -31,8 +31,10 @@ export interface GuardedLeg {
 }
 
 export interface GuardedSwap {
-  /** The party the swap is for: the fee payer, the only funder of the first leg. */
+  /** The party the swap is for: the only funder of the first leg, and the fee payer unless `feePayer` is named. */
   payer: Address;
+  /** Who pays the fee when it is not the party (a sponsor); it must not be a venue account either. */
+  feePayer?: Address;
   /** True when the venue itself signs as the payer (an order escrow it settles); else the payer must still sign. */
   payerSignedByVenue: boolean;
   legs: readonly GuardedLeg[];
@@ -112,8 +114,10 @@ const EMPTY = new Uint8Array();
 /** Throws `UnsafeTransactionError` unless `plan` moves venue funds only as `swap` allows. */
 function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAccounts): void {
   const { keys } = plan;
-  if (keys[0] !== swap.payer) refuse(`its fee payer ${keys[0]} is not the order's party ${swap.payer}`);
+  const feePayer = swap.feePayer ?? swap.payer;
+  if (keys[0] !== feePayer) refuse(`its fee payer ${keys[0]} is not the order's ${feePayer}`);
   if (venue.isVenueAccount(swap.payer)) refuse(`its party ${swap.payer} is one of the venue's accounts`);
+  if (venue.isVenueAccount(feePayer)) refuse(`its fee payer ${feePayer} is one of the venue's accounts`);
 
   // The keys the venue signed for: the pools of the route, and the payer when it is the venue's escrow.
   const pools = new Map<string, SyncMarket>(swap.legs.map((leg) => [leg.pool.authority.address, leg.pool]));

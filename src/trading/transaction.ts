@@ -1,5 +1,5 @@
 /**
- * Compiles and signs version-0 transactions (no lookup tables) from `@solana/kit` instructions, on
+ * Compiles and signs version-0 (or legacy) transactions (no lookup tables) from `@solana/kit` instructions, on
  * the venue's hot path. kit's own compiler re-validates every address with BigInt base58 arithmetic
  * and costs milliseconds per transaction; this one decodes each address once (cached), lays the
  * message out as the runtime expects and signs with `node:crypto`. Tests check its bytes against
@@ -16,11 +16,15 @@ export interface CompiledMessage {
   signers: string[];
 }
 
-/** Lays out a v0 message: fee payer, then writable and read-only signers, then the rest. */
+/** A message's wire format: v0, or legacy for clients that cannot read versioned transactions. */
+export type MessageFormat = "v0" | "legacy";
+
+/** Lays out a message: fee payer, then writable and read-only signers, then the rest. */
 export function compileMessage(
   feePayer: string,
   instructions: readonly Instruction[],
   blockhash: string,
+  format: MessageFormat = "v0",
 ): CompiledMessage {
   // Every account with its merged role: writable if any use writes it, a signer if any use signs.
   const roles = new Map<string, number>([[feePayer, AccountRole.WRITABLE_SIGNER]]);
@@ -48,8 +52,9 @@ export function compileMessage(
   const index = new Map(keys.map((key, i) => [key, i]));
   const numSigners = 1 + (groups[0] as string[]).length + (groups[1] as string[]).length;
 
+  // A legacy message is a v0 message without the version prefix and the lookup-table list.
   const out: number[] = [
-    VERSION_0,
+    ...(format === "v0" ? [VERSION_0] : []),
     numSigners,
     (groups[1] as string[]).length,
     (groups[3] as string[]).length,
@@ -74,7 +79,7 @@ export function compileMessage(
     flush();
     chunks.push(Uint8Array.from(data));
   }
-  out.push(0); // no address table lookups
+  if (format === "v0") out.push(0); // no address table lookups
   flush();
   return { bytes: Buffer.concat(chunks), signers: keys.slice(0, numSigners) };
 }

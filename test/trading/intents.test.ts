@@ -101,7 +101,7 @@ describe("intents", () => {
     expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
   });
 
-  it("refuses a fee budget below the minimum as too low, and one past u64 as out of range", async () => {
+  it("refuses a fee budget below the minimum, past u64 or malformed as too low (the reference's one code)", async () => {
     const base = `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000`;
     const low = await getJson(`${base}&feeBudget=999999`);
     expect(low.status).toBe(400);
@@ -109,8 +109,9 @@ describe("intents", () => {
     for (const value of ["18446744073709551616", "99999999999999999999999", "-1", "1e9"]) {
       const bad = await getJson<{ msg: string }>(`${base}&feeBudget=${value}`);
       expect(bad.status, value).toBe(400);
-      expect(bad.body.code, value).toBe("bad_request");
+      expect(bad.body.code, value).toBe("requested_fee_budget_too_low");
       expect(bad.body.msg).toContain("18446744073709551615");
+      expect(validateAgainstReference("IntentBadRequestResponse", bad.body)).toEqual([]);
     }
   });
 
@@ -217,7 +218,9 @@ describe("tampering", () => {
     await new Promise((resolve) => setTimeout(resolve, 800)); // the venue's clock, a slot behind at most
     const answer = await submit(quote, signed);
     expect(answer.status).toBe(400);
-    expect(answer.body.code).toBe("open_transaction_expired");
+    // The reference has no code for expiry: a transaction past its blockhash fails its simulation.
+    expect(answer.body.code).toBe("open_transaction_simulation_failed");
+    expect(answer.body.msg).toContain("expired");
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(1_000_000n);
   }, 120_000);
 
@@ -235,12 +238,18 @@ describe("tampering", () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
     expect(answer.body.code).toBe(code);
     expect(Object.keys(answer.body).sort()).toEqual(["code", "msg"]);
+    expect(validateAgainstReference("SubmitIntentBadRequestResponse", answer.body)).toEqual([]);
   };
 
   it("refuses an edited amount or a swapped mint in the quote", async () => {
-    await refused({ ...quote, inAmount: "4000000" }, signed, "invalid_quote_response");
-    await refused({ ...quote, otherAmountThreshold: "1" }, signed, "invalid_quote_response");
-    await refused({ ...quote, outputMint: USDC_MINT, inputMint: dETH }, signed, "invalid_quote_response");
+    // The quote no longer matches the terms sealed into the open instruction's data.
+    await refused({ ...quote, inAmount: "4000000" }, signed, "invalid_open_instruction_data");
+    await refused({ ...quote, otherAmountThreshold: "1" }, signed, "invalid_open_instruction_data");
+    await refused(
+      { ...quote, outputMint: USDC_MINT, inputMint: dETH },
+      signed,
+      "invalid_open_instruction_data",
+    );
   });
 
   it("refuses a transaction signed by someone else", async () => {
@@ -257,8 +266,11 @@ describe("tampering", () => {
         ).signatures[other.address],
       },
     };
-    await refused(quote, getBase64EncodedWireTransaction(forged as typeof decoded), "invalid_signature");
-    await refused(quote, quote.openTransaction as string, "invalid_signature");
+    // Not signed by the quote's user: not an open transaction the venue sends.
+    const forgedWire = getBase64EncodedWireTransaction(forged as typeof decoded);
+    expect((await submit(quote, forgedWire)).body.msg).toContain("not validly signed");
+    await refused(quote, forgedWire, "invalid_open_transaction");
+    await refused(quote, quote.openTransaction as string, "invalid_open_transaction");
   });
 
   it("refuses altered transaction bytes and transactions it did not issue", async () => {
@@ -272,14 +284,14 @@ describe("tampering", () => {
     // The user's signature altered, the message intact.
     const badSignature = Buffer.from(bytes);
     badSignature[10] = (badSignature[10] as number) ^ 0xff;
-    await refused(quote, badSignature.toString("base64"), "invalid_signature");
+    await refused(quote, badSignature.toString("base64"), "invalid_open_transaction");
     await refused(quote, "bm90IGEgdHJhbnNhY3Rpb24=", "invalid_open_transaction");
     const foreign = await intent(wallet.address, 5_000_001n);
     // Another intent's transaction, for other terms.
     await refused(
       quote,
       await signWithKit(wallet, foreign.openTransaction as string),
-      "invalid_quote_response",
+      "invalid_open_instruction_data",
     );
   });
 });

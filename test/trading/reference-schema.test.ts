@@ -1,6 +1,23 @@
-/** The test-support validator against the vendored reference OpenAPI document. */
+/**
+ * The test-support validator against the vendored reference OpenAPI document, and the venue's error
+ * responses of every trade route against the reference's error schemas of that route.
+ */
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app/build-app.js";
+import type { Chain } from "../../src/chain/chain.js";
+import type { ZodApp } from "../../src/http/types.js";
+import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { TradingBook } from "../../src/trading/book.js";
+import { OrderDesk } from "../../src/trading/order.js";
+import { IntentDesk } from "../../src/trading/orders/intents.js";
+import { OrderKeeper } from "../../src/trading/orders/keeper.js";
+import { PoolAuthorities } from "../../src/trading/pools/authority.js";
+import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
+import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
+import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 
 const SOL = "So11111111111111111111111111111111111111112";
@@ -137,5 +154,243 @@ describe("validateAgainstReference", () => {
 
   it("throws for a schema name the document does not have", () => {
     expect(() => validateAgainstReference("NoSuchSchema", {})).toThrow(/NoSuchSchema/);
+  });
+});
+
+/** A fault a bug would raise, full of internals no answer may show. */
+function bug(): never {
+  throw new TypeError("Cannot read properties of undefined (reading 'vaults') at /srv/oddsgate/order.ts:42");
+}
+class FailingOrderDesk extends OrderDesk {
+  override async order(): Promise<never> {
+    bug();
+  }
+}
+class FailingIntentDesk extends IntentDesk {
+  override async intent(): Promise<never> {
+    bug();
+  }
+}
+class FailingStatusDesk extends OrderStatusDesk {
+  override async status(): Promise<never> {
+    bug();
+  }
+}
+
+describe("the venue's error responses, against the reference's error schemas of their route", () => {
+  const dir = tempDir();
+  let storage: Storage;
+  /** Before the pools and the token registry have loaded: every 400 and 404 comes first, then 503. */
+  let loading: ZodApp;
+  /** Its desks fail as a bug would: 500. */
+  let failing: ZodApp;
+
+  beforeAll(async () => {
+    storage = await openStorage({ DATA_DIR: dir.dir });
+    // A chain that knows no transaction (so an unknown order is not found); nothing else may reach it.
+    const chain = new Proxy({} as Chain, {
+      get: (_target, method) => () =>
+        method === "getTransaction"
+          ? Promise.resolve(null)
+          : Promise.reject(new Error(`chain.${String(method)} called`)),
+    });
+    const authorities = new PoolAuthorities(new Uint8Array(32));
+    const book = new TradingBook({ db: storage.db, chain, authorities });
+    const keeper = new OrderKeeper({ db: storage.db, chain, book, authorities });
+    const app = (failures: boolean) => {
+      const desk = failures ? new FailingOrderDesk(book, chain) : new OrderDesk(book, chain);
+      const intentDeps = { db: storage.db, chain, book, desk, authorities, keeper };
+      const statusDeps = { db: storage.db, chain };
+      return buildApp({
+        config: QUIET_DEVELOPMENT,
+        catalog: new CatalogHolder(),
+        access: openAccess(),
+        trading: {
+          book,
+          desk,
+          intents: failures ? new FailingIntentDesk(intentDeps) : new IntentDesk(intentDeps),
+          status: failures ? new FailingStatusDesk(statusDeps) : new OrderStatusDesk(statusDeps),
+          quotes: new QuoteStreamHub(book),
+        },
+      });
+    };
+    loading = await app(false);
+    failing = await app(true);
+  });
+  afterAll(async () => {
+    await loading?.close();
+    await failing?.close();
+    await storage?.close();
+    await dir.cleanup();
+  });
+
+  const pair = `inputMint=${USDC}&outputMint=${SOL}`;
+  const quote = {
+    inputMint: USDC,
+    inAmount: "1000000",
+    outputMint: SOL,
+    outAmount: "1",
+    otherAmountThreshold: "1",
+    minOutAmount: "1",
+    slippageBps: 50,
+    feeBudget: 1_000_000,
+    priceImpactPct: "0",
+  };
+  const cases: {
+    what: string;
+    app: "loading" | "failing";
+    url: string;
+    body?: Record<string, unknown>;
+    status: number;
+    schema: string;
+  }[] = [
+    {
+      what: "/order amount 0",
+      app: "loading",
+      url: `/order?${pair}&amount=0`,
+      status: 400,
+      schema: "OrderBadRequestResponse",
+    },
+    {
+      what: "/order amount repeated",
+      app: "loading",
+      url: `/order?${pair}&amount=1&amount=2`,
+      status: 400,
+      schema: "OrderBadRequestResponse",
+    },
+    {
+      what: "/order outputMint missing",
+      app: "loading",
+      url: `/order?inputMint=${USDC}&amount=1`,
+      status: 400,
+      schema: "OrderBadRequestResponse",
+    },
+    {
+      what: "/order loading",
+      app: "loading",
+      url: `/order?${pair}&amount=1`,
+      status: 503,
+      schema: "OrderServiceUnavailableResponse",
+    },
+    {
+      what: "/order failing",
+      app: "failing",
+      url: `/order?${pair}&amount=1`,
+      status: 500,
+      schema: "OrderInternalServerErrorResponse",
+    },
+    {
+      what: "/intent referralAccount",
+      app: "loading",
+      url: `/intent?${pair}&amount=1&referralAccount=${SOL}`,
+      status: 400,
+      schema: "IntentBadRequestResponse",
+    },
+    {
+      what: "/intent feeBudget malformed",
+      app: "loading",
+      url: `/intent?${pair}&amount=1&feeBudget=lots`,
+      status: 400,
+      schema: "IntentBadRequestResponse",
+    },
+    {
+      what: "/intent amount missing",
+      app: "loading",
+      url: `/intent?${pair}`,
+      status: 400,
+      schema: "IntentBadRequestResponse",
+    },
+    {
+      what: "/intent loading",
+      app: "loading",
+      url: `/intent?${pair}&amount=1`,
+      status: 503,
+      schema: "IntentServiceUnavailableResponse",
+    },
+    {
+      what: "/intent failing",
+      app: "failing",
+      url: `/intent?${pair}&amount=1`,
+      status: 500,
+      schema: "IntentInternalServerErrorResponse",
+    },
+    {
+      what: "/order-status malformed",
+      app: "loading",
+      url: "/order-status?signature=abc",
+      status: 400,
+      schema: "OrderStatusBadRequestResponse",
+    },
+    {
+      what: "/order-status missing",
+      app: "loading",
+      url: "/order-status",
+      status: 400,
+      schema: "OrderStatusBadRequestResponse",
+    },
+    {
+      what: "/order-status unknown",
+      app: "loading",
+      url: `/order-status?signature=${"1".repeat(64)}`,
+      status: 404,
+      schema: "OrderStatusNotFoundResponse",
+    },
+    {
+      what: "/order-status failing",
+      app: "failing",
+      url: `/order-status?signature=${"1".repeat(64)}`,
+      status: 500,
+      schema: "OrderStatusInternalServerErrorResponse",
+    },
+    {
+      what: "/submit-intent empty",
+      app: "loading",
+      url: "/submit-intent",
+      body: {},
+      status: 400,
+      schema: "SubmitIntentBadRequestResponse",
+    },
+    {
+      what: "/submit-intent quote field",
+      app: "loading",
+      url: "/submit-intent",
+      body: { quoteResponse: { ...quote, inAmount: 1 }, signedOpenTransaction: "AA==" },
+      status: 400,
+      schema: "SubmitIntentBadRequestResponse",
+    },
+    {
+      what: "/submit-intent not a transaction",
+      app: "loading",
+      url: "/submit-intent",
+      body: { quoteResponse: quote, signedOpenTransaction: "bm90IGEgdHJhbnNhY3Rpb24=" },
+      status: 400,
+      schema: "SubmitIntentBadRequestResponse",
+    },
+    {
+      what: "/tokens loading",
+      app: "loading",
+      url: "/tokens",
+      status: 503,
+      schema: "TokensServiceUnavailableResponse",
+    },
+    {
+      what: "/tokens-with-decimals loading",
+      app: "loading",
+      url: "/tokens-with-decimals",
+      status: 503,
+      schema: "TokensServiceUnavailableResponse",
+    },
+  ];
+
+  it.each(cases)("$what: $status $schema", async ({ app, url, body, status, schema }) => {
+    const response = await (app === "loading" ? loading : failing).inject({
+      method: body === undefined ? "GET" : "POST",
+      url,
+      ...(body === undefined ? {} : { payload: body }),
+    });
+    expect(response.statusCode, response.body).toBe(status);
+    expect(validateAgainstReference(schema, response.json())).toEqual([]);
+    expect(Object.keys(response.json()).sort()).toEqual(["code", "msg"]);
+    expect(response.body).not.toMatch(/TypeError|vaults|\/srv\//);
   });
 });

@@ -14,12 +14,22 @@ import { addressBytes } from "../../chain/base58.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import type { WireTransaction } from "../../chain/wire.js";
-import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
+import {
+  computeUnitLimit,
+  computeUnitPrice,
+  createAssociatedTokenIdempotent,
+  tokenTransfer,
+} from "../instructions.js";
 import type { SyncMarket } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
 import type { RouteLeg } from "../router.js";
 import { associatedTokenAddress } from "../token-accounts.js";
-import { type CompiledMessage, compileMessage, signedTransaction } from "../transaction.js";
+import {
+  type CompiledMessage,
+  compileMessage,
+  type MessageFormat,
+  signedTransaction,
+} from "../transaction.js";
 
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 const MEMO_PREFIX = "oddsgate order ";
@@ -47,6 +57,18 @@ export interface OpenTerms {
   /** Wrap native SOL into the escrow when the input is wrapped SOL. */
   wrapSol: boolean;
   blockhash: string;
+  /** Instructions the order adds before its memo (e.g. paying for a market's initialization). */
+  extra?: readonly Instruction[];
+  /**
+   * Whether the user's output account is created here (default true); not when the output mint does
+   * not exist yet (a market initialized by this order), whose settlement creates it.
+   */
+  createOutputAccount?: boolean;
+  /** Compute units asked for (default ESCROW_COMPUTE_UNITS) and the price per unit (default none). */
+  computeUnits?: number;
+  microLamports?: bigint;
+  /** Default v0. */
+  format?: MessageFormat;
 }
 
 /** The open transaction's message: everything the user signs. */
@@ -54,8 +76,9 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   const user = createNoopSigner(terms.user);
   const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
   const userOut = await associatedTokenAddress(terms.user, terms.output.mint, terms.output.program);
-  const instructions: Instruction[] = [
-    computeUnitLimit(ESCROW_COMPUTE_UNITS),
+  const instructions: Instruction[] = [computeUnitLimit(terms.computeUnits ?? ESCROW_COMPUTE_UNITS)];
+  if (terms.microLamports) instructions.push(computeUnitPrice(terms.microLamports));
+  instructions.push(
     getTransferSolInstruction({ source: user, destination: terms.escrow, amount: terms.feeBudget }),
     createAssociatedTokenIdempotent({
       payer: terms.user,
@@ -64,14 +87,18 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
       mint: terms.input.mint,
       tokenProgram: terms.input.program,
     }),
-    createAssociatedTokenIdempotent({
-      payer: terms.user,
-      ata: userOut,
-      owner: terms.user,
-      mint: terms.output.mint,
-      tokenProgram: terms.output.program,
-    }),
-  ];
+  );
+  if (terms.createOutputAccount ?? true) {
+    instructions.push(
+      createAssociatedTokenIdempotent({
+        payer: terms.user,
+        ata: userOut,
+        owner: terms.user,
+        mint: terms.output.mint,
+        tokenProgram: terms.output.program,
+      }),
+    );
+  }
   if (terms.wrapSol && terms.input.mint === WRAPPED_SOL_MINT) {
     instructions.push(
       getTransferSolInstruction({ source: user, destination: escrowAccount, amount: terms.amount }),
@@ -81,12 +108,17 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
     const userIn = await associatedTokenAddress(terms.user, terms.input.mint, terms.input.program);
     instructions.push(tokenTransfer(terms.input, userIn, escrowAccount, terms.user, terms.amount));
   }
-  instructions.push({
+  instructions.push(...(terms.extra ?? []), openMemo(terms.orderId, terms.seal));
+  return compileMessage(terms.user, instructions, terms.blockhash, terms.format);
+}
+
+/** The memo naming an order (or a market initialization) and the venue's seal over its terms. */
+export function openMemo(orderId: string, seal: string): Instruction {
+  return {
     programAddress: MEMO_PROGRAM,
     accounts: [],
-    data: new TextEncoder().encode(`${MEMO_PREFIX}${terms.orderId} ${terms.seal}`),
-  });
-  return compileMessage(terms.user, instructions, terms.blockhash);
+    data: new TextEncoder().encode(`${MEMO_PREFIX}${orderId} ${seal}`),
+  };
 }
 
 /** The order id and seal an open transaction's memo carries, if it has one. */

@@ -217,6 +217,9 @@ export class IntentDesk {
       // With wrapped SOL as input the escrow is always funded from native SOL (the user's wSOL stays).
       wrapSol: true,
       blockhash,
+      // Legacy, not v0: the reference's clients read it with web3.js 1.x `Transaction.from`, which
+      // throws on a versioned message. /submit-intent rebuilds it here too, so both sides agree.
+      format: "legacy",
     });
   }
   /** The venue's seal over an intent's terms: any change to them, or to the user or blockhash, breaks it. */

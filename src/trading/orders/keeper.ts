@@ -10,25 +10,41 @@
  *      │ └ never lands before its height: expired
  *      └──open tx landed and the fill or refund recorded with it (one write)──▶ pendingClose
  */
+import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
-import { encodeSignature } from "../../chain/base58.js";
+import { encodeSignature, parseAddress } from "../../chain/base58.js";
 import type { Chain, LatestBlockhash } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
+import type { GenesisMarket } from "../../chain/sandbox/genesis.js";
 import { USDC_MINT } from "../../contract/markets.js";
 import { every, type Repeating } from "../../every.js";
+import { claimMarketInitialization, markMarketTokenized } from "../../markets/store.js";
 import type { Tables } from "../../storage/database.js";
 import type { BookLogger, ChainClock, TradingBook } from "../book.js";
 import { SLOT_MS } from "../book.js";
 import type { PoolHold, VenueMarket } from "../market.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { TokenRecord } from "../pools/store.js";
+import { initSettleTransaction } from "../prediction-market-init.js";
 import type { SyncRoute } from "../router.js";
 import { checkVenueSignatures } from "../signing-guard.js";
 import { associatedTokenAddress } from "../token-accounts.js";
 import { CPMM_VENUE } from "../venues/cpmm-pool.js";
 import { settleTransaction } from "./escrow.js";
-import { predictionSettleTransaction, type VenueSigningKeys } from "./prediction-orders.js";
-import { activeOrders, advanceOrder, type ClosePlan, type OrderRecord, orderById } from "./store.js";
+import {
+  type PredictionSettleInput,
+  predictionFill,
+  predictionSettleTransaction,
+  type VenueSigningKeys,
+} from "./prediction-orders.js";
+import {
+  activeOrders,
+  advanceOrder,
+  type ClosePlan,
+  type OrderRecord,
+  type OrderTerms,
+  orderById,
+} from "./store.js";
 
 export interface OrderKeeperOptions {
   db: Kysely<Tables>;
@@ -37,6 +53,11 @@ export interface OrderKeeperOptions {
   authorities: PoolAuthorities;
   /** The venue's mint authority and treasury (sandbox only): without them prediction orders only refund. */
   venue?: VenueSigningKeys;
+  /**
+   * Creates a market's ledger and outcome mints on the chain unless they exist (sandbox only, with
+   * `venue`); without it markets are never initialized here and their initialization is refunded.
+   */
+  initMarket?: (market: GenesisMarket) => Promise<unknown>;
   logger?: BookLogger;
 }
 
@@ -121,6 +142,7 @@ export class OrderKeeper {
   private async step(order: OrderRecord): Promise<OrderRecord | undefined> {
     switch (order.status) {
       case "pending":
+        if (order.kind === "init") return this.checkInitFunded(order);
         return order.kind === "async" ? this.checkFunded(order) : this.checkOpenLanded(order);
       case "open":
         return this.settle(order);
@@ -139,6 +161,15 @@ export class OrderKeeper {
     const escrowAccount = await associatedTokenAddress(order.escrow, input.mint, input.program);
     const held = await chain.getTokenAccount(escrowAccount);
     if (held && held.amount >= order.inAmount) return this.openLanded(order, book.clock.slot);
+    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
+    return undefined;
+  }
+
+  /** A market initialization: the payer sends it; the escrow authority holding the payment is how the venue knows. */
+  private async checkInitFunded(order: OrderRecord): Promise<OrderRecord | undefined> {
+    const { chain, db, book } = this.options;
+    const lamports = await chain.getBalance(order.escrow);
+    if (lamports >= order.inAmount + order.feeBudget) return this.openLanded(order, book.clock.slot);
     if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
     return undefined;
   }
@@ -178,6 +209,10 @@ export class OrderKeeper {
    * settlement.
    */
   private async settle(order: OrderRecord, opening?: bigint): Promise<OrderRecord | undefined> {
+    if (order.kind === "init") {
+      const settlement = await this.planInit(order);
+      return settlement ? this.recordAndSend(order, settlement, opening) : undefined;
+    }
     const escrowed = await this.escrowed(order, opening ?? order.openSlot ?? 0n);
     if (!escrowed) return undefined;
     const settlement =
@@ -262,19 +297,41 @@ export class OrderKeeper {
     return { wire, lifetime, plan: closePlan(escrowed, route), holds };
   }
 
-  /** A prediction-market order: against the venue at its book's price now, or refunded once expired. */
+  /**
+   * A prediction-market order: against the venue at its book's price now (the builder fee taken), or
+   * refunded once expired. A market the order pays to initialize is initialized first.
+   */
   private async planPrediction(escrowed: Escrowed): Promise<Settlement | undefined> {
-    const { book, venue } = this.options;
+    const { book, venue, chain } = this.options;
     const { order, input, output } = escrowed;
-    let fill: { inAmount: bigint; outAmount: bigint; venue: VenueSigningKeys } | undefined;
+    const terms = order.terms ?? {};
+    const feeTerms = terms.builderFee;
+    let fill: PredictionSettleInput["fill"];
+    let recorded: { inAmount: bigint; outAmount: bigint } | undefined;
     if (!escrowed.expired) {
       const outcome = input.mint === USDC_MINT ? output.mint : input.mint;
       await book.prediction?.prepare([outcome]);
-      const quote = book.prediction?.marketOf(outcome)?.quote(input.mint, escrowed.held);
+      const market = book.prediction?.marketOf(outcome);
+      const quoted = market ? predictionFill(market, input.mint, escrowed.held, feeTerms?.scale ?? 0) : null;
       // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
-      if (!venue || !quote || quote.outAmount < order.threshold) return undefined;
-      fill = { inAmount: quote.spent ?? quote.inAmount, outAmount: quote.outAmount, venue };
+      if (!venue || !quoted || quoted.outAmount < order.threshold) return undefined;
+      fill = {
+        inAmount: quoted.inAmount,
+        outAmount: quoted.outAmount,
+        venue,
+        ...(feeTerms && quoted.fee > 0n
+          ? { fee: { amount: quoted.fee, account: parseAddress(feeTerms.account) } }
+          : {}),
+      };
+      recorded = quoted;
     }
+    const init = terms.init;
+    const initPayment = init
+      ? { amount: BigInt(init.cost), to: await this.initialize(order.id, init) }
+      : undefined;
+    // A buy of a market this order initializes creates the user's outcome account, unless it exists by now.
+    const userOut = await associatedTokenAddress(order.user, output.mint, output.program);
+    const createOutcomeAccount = Boolean(fill && init && !(await chain.getAccountInfo(userOut)));
     // The book may have been fetched meanwhile: the blockhash as of now.
     const lifetime = book.clock.latest;
     const wire = await predictionSettleTransaction({
@@ -285,9 +342,59 @@ export class OrderKeeper {
       escrowAmount: escrowed.held,
       escrowLamports: escrowed.lamports,
       ...(fill ? { fill } : {}),
+      ...(terms.revertWallet ? { revertWallet: parseAddress(terms.revertWallet) } : {}),
+      ...(initPayment ? { initPayment } : {}),
+      ...(init && createOutcomeAccount ? { outcomeAccountRent: BigInt(init.outcomeAccountRent) } : {}),
       blockhash: lifetime.blockhash,
     });
-    return { wire, lifetime, plan: closePlan(escrowed, fill), holds: [] };
+    return { wire, lifetime, plan: closePlan(escrowed, recorded), holds: [] };
+  }
+
+  /**
+   * Initializes the market an order or request paid for, when this venue can (idempotently: the
+   * accounts, the claim and the catalogue mark each survive a repeat); returns where the payment goes:
+   * the treasury when this payment initialized it, else back to its payer (someone else's did first,
+   * the catalogue had it already, or this venue cannot initialize markets).
+   */
+  private async initialize(claimant: string, init: NonNullable<OrderTerms["init"]>): Promise<Address> {
+    const { venue, initMarket, db } = this.options;
+    const payer = parseAddress(init.payer);
+    if (!venue || !initMarket) return payer;
+    await initMarket({ marketLedger: init.marketLedger, yesMint: init.yesMint, noMint: init.noMint });
+    // Claimed before it is marked: a market already marked tokenized is no one's to claim.
+    const claimed = await claimMarketInitialization(db, init.ticker, claimant);
+    await markMarketTokenized(db, init.ticker);
+    return claimed ? venue.treasury.address : payer;
+  }
+
+  /** A market initialization whose payment arrived: the market is initialized and the payment settled. */
+  private async planInit(order: OrderRecord): Promise<Settlement | undefined> {
+    const { chain, authorities, book } = this.options;
+    const init = order.terms?.init;
+    const escrow = authorities.orderAuthority(order.id);
+    const lamports = await chain.getBalance(escrow.address);
+    // Settled already (a stale copy), or never complete: nothing to move.
+    if (!init || lamports < order.inAmount + order.feeBudget) return undefined;
+    const paidTo = await this.initialize(order.id, init);
+    const lifetime = book.clock.latest;
+    const wire = initSettleTransaction({
+      escrow,
+      payer: parseAddress(init.payer),
+      cost: order.inAmount,
+      lamports,
+      paidTo,
+      blockhash: lifetime.blockhash,
+    });
+    const refunded = paidTo !== this.options.venue?.treasury.address;
+    return {
+      wire,
+      lifetime,
+      plan: {
+        fill: null,
+        revert: refunded ? { mint: order.inputMint, amount: order.inAmount.toString() } : null,
+      },
+      holds: [],
+    };
   }
 
   /**

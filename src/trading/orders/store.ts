@@ -31,9 +31,32 @@ export interface ClosePlan {
   revert: Omit<Revert, "signature"> | null;
 }
 
+/**
+ * What an async order (or a market initialization) settles with beyond the common columns, kept in
+ * the row's `terms` column.
+ */
+export interface OrderTerms {
+  /** Who receives the revert (the input the order does not use); default the user. */
+  revertWallet?: string;
+  /** The market this order initializes on settling, who paid its cost (lamports, held by the escrow authority). */
+  init?: {
+    ticker: string;
+    marketLedger: string;
+    yesMint: string;
+    noMint: string;
+    payer: string;
+    cost: string;
+    /** Lamports of the fee budget for the user's outcome account, created when the order fills. */
+    outcomeAccountRent: string;
+  };
+  /** The prediction-market builder fee: k = scale/1000, paid in USDC into `account`. */
+  builderFee?: { scale: number; account: string };
+}
+
 export interface OrderRecord {
   id: string;
-  kind: "intent" | "async";
+  /** `intent`, `async` (a prediction-market order) or `init` (a market initialization alone). */
+  kind: "intent" | "async" | "init";
   status: OrderStatus;
   user: Address;
   inputMint: Address;
@@ -48,12 +71,15 @@ export interface OrderRecord {
   expirySlots: number;
   feeBudget: bigint;
   answer: string | null;
+  terms: OrderTerms | null;
   close: { signature: Signature; wire: string; validHeight: bigint; plan: ClosePlan } | null;
   fills: Fill[];
   reverts: Revert[];
 }
 
-export type NewOrder = Omit<OrderRecord, "openSlot" | "close" | "fills" | "reverts">;
+export type NewOrder = Omit<OrderRecord, "openSlot" | "close" | "fills" | "reverts" | "terms"> & {
+  terms?: OrderTerms | null;
+};
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -75,6 +101,7 @@ function fromRow(row: OrdersTable): OrderRecord {
     expirySlots: row.expiry_slots,
     feeBudget: BigInt(row.fee_budget),
     answer: row.answer,
+    terms: row.terms === null ? null : (JSON.parse(row.terms) as OrderTerms),
     close:
       row.close_signature && row.close_wire && row.close_valid_height !== null && row.close_plan
         ? {
@@ -91,7 +118,7 @@ function fromRow(row: OrdersTable): OrderRecord {
 
 /** The record of an order just stored: not yet opened, settling or settled. */
 export function newOrderRecord(order: NewOrder): OrderRecord {
-  return { ...order, openSlot: null, close: null, fills: [], reverts: [] };
+  return { ...order, terms: order.terms ?? null, openSlot: null, close: null, fills: [], reverts: [] };
 }
 
 /**
@@ -120,6 +147,7 @@ export async function insertOrder(db: Kysely<Tables>, order: NewOrder): Promise<
         expiry_slots: order.expirySlots,
         fee_budget: order.feeBudget.toString(),
         answer: order.answer,
+        terms: order.terms ? JSON.stringify(order.terms) : null,
         close_signature: null,
         close_wire: null,
         close_valid_height: null,

@@ -1,24 +1,112 @@
 /**
- * The one place the trading domain's refusals become the catalogue's errors:
+ * The one place the trading domain's refusals, and every other error on a trade route, become the
+ * catalogue's errors, with the codes the route's reference declares (dflow-trade-api.md §9):
  *
+ *   a schema failure                → the route's code for the parameter at fault (PARAMETER_CODES)
  *   OrderRefused(reason)            → reason (its reference code: route_not_found, invalid_fee_account, …)
- *   IntentRefused(reason)           → reason (invalid_open_transaction, open_transaction_expired, …)
+ *   IntentRefused(reason)           → POST /submit-intent's code for it (SUBMIT_INTENT_CODES)
  *   TradingNotReady("pools")        → amm_map_not_initialized (503)
  *   TradingNotReady("clock")        → blockhash_unavailable (503)
  *   FirmQuoteRefused(insufficient_funds)          → insufficient_funds
  *   FirmQuoteRefused(wallet_limit | client_limit) → too_many_firm_quotes (429)
- *   UnsafeTransactionError          → bad_request (the request named something the venue will not sign)
+ *   UnsafeTransactionError          → the code of the account the order named that it names, else
+ *                                     invalid_user_public_key (the transaction is the user's)
+ *
+ * and then, per route, a code its reference has no name for as the one that means the same there
+ * (ROUTE_CODES): a route with no reference name for a status (429, 413, …) keeps the catalogue's.
  */
-import { ApiError } from "../../contract/errors.js";
-import { IntentRefused, OrderRefused, TradingNotReady } from "../errors.js";
+import type { FastifyError } from "fastify";
+import { ApiError, type ErrorCode } from "../../contract/errors.js";
+import { toWireError, validationMessage } from "../../http/errors.js";
+import { type IntentRefusal, IntentRefused, OrderRefused, TradingNotReady } from "../errors.js";
 import { FirmQuoteRefused } from "../firm-quotes.js";
 import { UnsafeTransactionError } from "../signing-guard.js";
+import { INTENT_PARAM_CODES } from "./get-intent.js";
+import type { OrderQuery } from "./get-order.js";
+import { ORDER_STATUS_PARAM_CODES } from "./get-order-status.js";
+import { ORDER_PARAM_CODES } from "./order-params.js";
+import { SUBMIT_INTENT_FIELD_CODES } from "./submit-intent.js";
 
-/** The catalogue error a trading refusal answers with; undefined for errors it does not know. */
-export function tradeApiError(error: unknown): ApiError | undefined {
-  if (error instanceof OrderRefused || error instanceof IntentRefused) {
-    return new ApiError(error.reason, error.message);
+type CodeTable = Readonly<Partial<Record<string, ErrorCode>>>;
+
+/** Every parameter `/order` declares has a code (one added without it does not compile). */
+const ORDER_CODES: Readonly<Record<keyof OrderQuery, ErrorCode>> = ORDER_PARAM_CODES;
+
+/** Per trade route, the code of each query parameter or body field when it is missing or malformed. */
+const PARAMETER_CODES: Readonly<Partial<Record<string, CodeTable>>> = {
+  "/order": ORDER_CODES,
+  "/intent": INTENT_PARAM_CODES,
+  "/order-status": ORDER_STATUS_PARAM_CODES,
+  "/submit-intent": SUBMIT_INTENT_FIELD_CODES,
+  "/prediction-market-init": { payer: "invalid_payer", outcomeMint: "invalid_outcome_mint" },
+};
+
+/** Why a submitted intent is refused, in POST /submit-intent's reference codes. */
+const SUBMIT_INTENT_CODES: Readonly<Record<IntentRefusal, ErrorCode>> = {
+  invalid_open_transaction: "invalid_open_transaction",
+  // Not signed by the quote's user: not an open transaction the venue sends.
+  invalid_signature: "invalid_open_transaction",
+  // The quote differs from the terms sealed into the open instruction's data.
+  invalid_quote_response: "invalid_open_instruction_data",
+  // Its blockhash has expired: the chain refuses it, as simulating it would show.
+  open_transaction_expired: "open_transaction_simulation_failed",
+  open_transaction_simulation_failed: "open_transaction_simulation_failed",
+};
+
+/** Per trade route, catalogue codes its reference has no name for, as the reference code meaning the same. */
+const ROUTE_CODES: Readonly<Partial<Record<string, Partial<Record<ErrorCode, ErrorCode>>>>> = {
+  // The venue's view of the chain lags it until the chain's clock is known.
+  "/order": { blockhash_unavailable: "amm_map_lagging", internal: "failed_to_construct_order" },
+  "/intent": {
+    // An intent's reference has no zero_out_amount: a route that pays nothing is no route.
+    zero_out_amount: "route_not_found",
+    blockhash_unavailable: "amm_map_lagging",
+    internal: "failed_to_construct_intent",
+  },
+  // A body that is not a JSON object carries no open transaction.
+  "/submit-intent": { invalid_json: "invalid_open_transaction", bad_request: "invalid_open_transaction" },
+  "/order-status": { internal: "internal_server_error" },
+};
+
+/**
+ * A schema failure on a trade route as the route's code for the parameter at fault (the first
+ * issue's); undefined on other routes. The message names every parameter at fault.
+ */
+export function tradeValidationError(
+  route: string | undefined,
+  error: Pick<FastifyError, "validation" | "validationContext">,
+): ApiError | undefined {
+  const codes = route === undefined ? undefined : own(PARAMETER_CODES, route);
+  if (!codes) return undefined;
+  const path = (error.validation?.[0]?.instancePath ?? "").split("/").filter((part) => part !== "");
+  // The most specific path with a code: quoteResponse.inAmount, else quoteResponse, else "" (the body).
+  for (let length = path.length; length >= 0; length--) {
+    const code = own(codes, path.slice(0, length).join("."));
+    if (code) return new ApiError(code, validationMessage(error));
   }
+  return undefined;
+}
+
+/**
+ * The catalogue error a trading refusal answers with, and on a trade route any error its reference
+ * names otherwise; undefined for errors it does not know.
+ */
+export function tradeApiError(
+  error: unknown,
+  request: { readonly routeOptions: { readonly url?: string | undefined }; readonly query: unknown },
+): ApiError | undefined {
+  const mapped = domainError(error, request.query);
+  const route = request.routeOptions.url;
+  const renames = route === undefined ? undefined : own(ROUTE_CODES, route);
+  if (!renames) return mapped;
+  const wire = toWireError(mapped ?? error);
+  const code = own(renames, wire.body.code);
+  return code ? new ApiError(code, wire.body.msg) : mapped;
+}
+
+function domainError(error: unknown, query: unknown): ApiError | undefined {
+  if (error instanceof OrderRefused) return new ApiError(error.reason, error.message);
+  if (error instanceof IntentRefused) return new ApiError(SUBMIT_INTENT_CODES[error.reason], error.message);
   if (error instanceof TradingNotReady) {
     return new ApiError(
       error.missing === "pools" ? "amm_map_not_initialized" : "blockhash_unavailable",
@@ -31,6 +119,30 @@ export function tradeApiError(error: unknown): ApiError | undefined {
       error.message,
     );
   }
-  if (error instanceof UnsafeTransactionError) return new ApiError("bad_request", error.message);
+  if (error instanceof UnsafeTransactionError)
+    return new ApiError(unsafeTransactionCode(error, query), error.message);
   return undefined;
+}
+
+/**
+ * The signing guard refused the transaction built for an order: the code of the account the order
+ * named that its reason names, else the user's, whose transaction it is.
+ */
+function unsafeTransactionCode(error: UnsafeTransactionError, query: unknown): ErrorCode {
+  for (const name of ["feeAccount", "destinationWallet"] as const) {
+    const value = queryText(query, name);
+    if (value && error.message.includes(value)) return ORDER_PARAM_CODES[name];
+  }
+  return ORDER_PARAM_CODES.userPublicKey;
+}
+
+function queryText(query: unknown, name: string): string | undefined {
+  if (typeof query !== "object" || query === null) return undefined;
+  const value: unknown = Reflect.get(query, name);
+  return typeof value === "string" ? value : undefined;
+}
+
+/** `table[key]` when `key` is the table's own (never an inherited `constructor` or the like). */
+function own<T>(table: Readonly<Partial<Record<string, T>>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }

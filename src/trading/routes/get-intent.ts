@@ -2,12 +2,12 @@
 
 import { z } from "zod";
 import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
-import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
-import { parseOrderRequest } from "./order-params.js";
+import { ORDER_PARAM_CODES, parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -40,6 +40,25 @@ const IntentQuery = z.object({
 });
 
 type IntentQuery = z.infer<typeof IntentQuery>;
+
+/**
+ * The reference code each parameter is refused with when it is missing or malformed: the order's for
+ * the ones `/order` shares, else the intent's own (a malformed `feeBudget` is no budget, so too low).
+ */
+export const INTENT_PARAM_CODES = {
+  inputMint: ORDER_PARAM_CODES.inputMint,
+  outputMint: ORDER_PARAM_CODES.outputMint,
+  amount: ORDER_PARAM_CODES.amount,
+  userPublicKey: ORDER_PARAM_CODES.userPublicKey,
+  slippageBps: ORDER_PARAM_CODES.slippageBps,
+  priceImpactTolerancePct: ORDER_PARAM_CODES.priceImpactTolerancePct,
+  platformFeeBps: ORDER_PARAM_CODES.platformFeeBps,
+  feeAccount: ORDER_PARAM_CODES.feeAccount,
+  wrapAndUnwrapSol: ORDER_PARAM_CODES.wrapAndUnwrapSol,
+  referralAccount: "invalid_referral_account",
+  feeBudget: "requested_fee_budget_too_low",
+  maxAutoFeeBudget: "invalid_max_auto_fee_budget",
+} as const satisfies Record<keyof IntentQuery, ErrorCode>;
 
 /** Registers `GET /intent`. */
 export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): void {
@@ -98,7 +117,7 @@ function maxAutoFeeBudget(value: string | undefined): bigint {
   if (value === undefined) return DEFAULT_MAX_AUTO_FEE_BUDGET;
   if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX || BigInt(value) < MIN_FEE_BUDGET) {
     throw new ApiError(
-      "invalid_max_auto_fee_budget",
+      INTENT_PARAM_CODES.maxAutoFeeBudget,
       `maxAutoFeeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} (what an intent needs to settle) to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
     );
   }
@@ -110,7 +129,7 @@ function feeBudget(value: string | undefined, autoCap: bigint): bigint {
   if (value === undefined) return MIN_FEE_BUDGET < autoCap ? MIN_FEE_BUDGET : autoCap;
   if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX) {
     throw new ApiError(
-      "bad_request",
+      INTENT_PARAM_CODES.feeBudget,
       `feeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
     );
   }

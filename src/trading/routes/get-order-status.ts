@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import { isSignatureText } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
-import { ApiError, ErrorBody } from "../../contract/errors.js";
+import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { OrderStatusResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
 import type { Tables } from "../../storage/database.js";
@@ -17,6 +17,15 @@ const OrderStatusQuery = z.object({
     .optional()
     .meta({ description: "From the order's response; accepted, not needed" }),
 });
+
+/**
+ * The reference code each parameter is refused with when it is missing or malformed: the reference has
+ * one for this route, `invalid_signature`, and the message names the parameter.
+ */
+export const ORDER_STATUS_PARAM_CODES = {
+  signature: "invalid_signature",
+  lastValidBlockHeight: "invalid_signature",
+} as const satisfies Record<keyof z.infer<typeof OrderStatusQuery>, ErrorCode>;
 
 /** Answers `/order-status`: the order an open transaction's signature names, as the contract shows it. */
 export class OrderStatusDesk {

@@ -10,7 +10,6 @@ import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import { parseOrderRequest } from "./order-params.js";
-import { checkOtherOrderParams } from "./order-reference-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -49,35 +48,42 @@ const OrderQuery = z.object({
   wrapAndUnwrapSol: text("With wrapped SOL as input or output, wrap and unwrap native SOL (default true)"),
 });
 
-/** The rest of the reference's parameters, each decided by `checkOtherOrderParams` (no effect, or refused). */
+/** The rest of the reference's parameters: each honoured, refused with its code, or without effect by its meaning. */
 const FullOrderQuery = OrderQuery.extend({
   perLegSlippage: text("true or false; no effect: every leg of a firm quote pays an exact amount"),
   onlyJitRoutes: text("true is refused (route_not_found): this venue has no JIT router"),
   forJitoBundle: text("true is refused (route_not_found): the chain runs no Jito block engine"),
-  restrictRevertMint: text("true or false; no effect: an async order here always reverts to its input mint"),
-  platformFeeMode: text("outputMint (the default); inputMint with a nonzero fee is refused"),
+  restrictRevertMint: text("true or false; an async order here always reverts to its input mint"),
+  platformFeeMode: text(
+    "outputMint (the default) or inputMint: the fee is taken off the input before routing",
+  ),
   platformFeeScale: text(
-    "0 only: the prediction-market builder fee is not offered (invalid_platform_fee_scale)",
+    "Prediction-market builder fee k in thousandths (0–999): k·p·(1−p) per contract, in USDC; needs feeAccount",
   ),
   positiveSlippageFeeAccount: text("Checked; no effect: a firm quote has no positive slippage"),
   positiveSlippageLimitPct: text("0 to 100; no effect: a firm quote has no positive slippage"),
-  sponsor: text("Refused (invalid_sponsor): sponsored transactions are not built yet"),
-  sponsorExec: text("true or false; no effect without a sponsor"),
-  destinationTokenAccount: text("Refused (destination_token_account_not_supported)"),
-
-  outputCloseAuthority: text("Refused (invalid_output_close_authority)"),
-  revertWallet: text("Refused (invalid_revert_wallet): reverts go back to the user"),
-  dynamicComputeUnitLimit: text("false only: transactions ask for a fixed 200,000-unit limit"),
+  sponsor: text(
+    "Pays the transaction fee and the rent of created accounts, and signs; the user signs for its tokens",
+  ),
+  sponsorExec: text("true (the default) or false; the sponsor is the fee payer either way"),
+  destinationTokenAccount: text(
+    "An existing token account of the output mint that receives the output; for native SOL output, a wallet",
+  ),
+  outputCloseAuthority: text("Creates the user's output account with this close authority"),
+  revertWallet: text("Async orders: receives the input if the order reverts; no effect on spot orders"),
+  dynamicComputeUnitLimit: text("true: simulate the transaction and ask for the units it uses plus a tenth"),
   includeJitoSandwichMitigationAccount: text("false only (invalid_jito_sandwich_mitigation_account)"),
-  predictionMarketInitPayer: text("Refused (invalid_prediction_market_init_payer)"),
-  outcomeAccountRentRecipient: text("Refused (invalid_outcome_account_rent_recipient)"),
+  predictionMarketInitPayer: text("Pays (and signs for) an uninitialized market's initialization"),
+  outcomeAccountRentRecipient: text(
+    "No effect on spot orders; prediction-market orders refuse it (invalid_outcome_account_rent_recipient): outcome accounts are not closed by orders here",
+  ),
   skipPumpfunCashbackClaim: text("true needs sponsorExec=false; no effect: no Pump.fun venue here"),
   allowBondingCurveUnderconsumption: text("true needs sponsorExec=false; no effect: no Pump.fun venue here"),
-  includeAddressLookupTables: text("true or false; the venue's transactions use no lookup tables"),
-  maxAccounts: text("64 (the chain's limit) or more; smaller is max_accounts_too_small"),
-  reserveAccounts: text("0 only (reserve_accounts_too_large)"),
-  maxTransactionSize: text("1232 (the chain's limit) or more; smaller is max_transaction_size_too_small"),
-  reserveTransactionSize: text("0 only (reserve_transaction_size_too_large)"),
+  includeAddressLookupTables: text("true returns addressLookupTables: those the transaction uses (none)"),
+  maxAccounts: text("Most accounts the transaction may name; a two-leg route falls back to a direct one"),
+  reserveAccounts: text("Accounts to leave free under the chain's 64"),
+  maxTransactionSize: text("Most bytes the transaction may take on the wire"),
+  reserveTransactionSize: text("Bytes to leave free under the chain's 1232"),
 });
 
 export type OrderQuery = z.infer<typeof FullOrderQuery>;
@@ -99,7 +105,6 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
       // Firm quotes are bounded per client: its key when it has one, else its address.
       const client = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
       const parsed = parseOrderRequest(request.query, book.venues());
-      checkOtherOrderParams(request.query, (address) => book.isVenueAccount(address));
       const order = await desk.order(parsed, client);
       return sendJson(reply, JSON.stringify(order));
     },

@@ -6,10 +6,12 @@ import type { ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
 import type { IntentDesk } from "../orders/intents.js";
+import type { MarketInitDesk } from "../prediction-market-init.js";
 import type { QuoteStreamHub } from "../quote-stream.js";
 import { getIntent } from "./get-intent.js";
 import { getOrder } from "./get-order.js";
 import { getOrderStatus, type OrderStatusDesk } from "./get-order-status.js";
+import { getPredictionMarketInit } from "./get-prediction-market-init.js";
 import { listTokens } from "./list-tokens.js";
 import { listTokensWithDecimals } from "./list-tokens-with-decimals.js";
 import { listVenues } from "./list-venues.js";
@@ -22,6 +24,8 @@ export interface TradingApi {
   intents: IntentDesk;
   status: OrderStatusDesk;
   quotes: QuoteStreamHub;
+  /** Market initializations; absent where the venue cannot initialize markets (no sandbox keys). */
+  marketInit?: MarketInitDesk;
 }
 
 /** Registers every trade route and `/openapi.json` in one encapsulated context. */
@@ -43,6 +47,7 @@ export function registerTradeApi(trading: TradingApi, mode: Config["MODE"]): Fas
     getIntent(app, trading.book, trading.intents);
     submitIntent(app, trading.intents);
     getOrderStatus(app, trading.status);
+    getPredictionMarketInit(app, trading.marketInit);
     quoteStream(app, trading.quotes);
   };
 }

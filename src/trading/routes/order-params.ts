@@ -1,11 +1,21 @@
 /**
- * The parameters of `GET /order`, checked one by one so that each invalid value is refused with the
- * reference service's error code for it (contract §3 and §6).
+ * The parameters of `GET /order` (and the ones `GET /intent` shares), checked one by one so that each
+ * invalid value is refused with the reference service's code for it. A parameter the reference gives
+ * no code of its own is refused with the code of its family (`ORDER_PARAM_CODES`); the message names
+ * it. Parameters whose effect here is exactly none by their meaning (a firm quote has no positive
+ * slippage, no leg can slip, no Jito or Pump.fun runs on this chain) are checked the same way and
+ * taken; the rest reach the order desk as `OrderRequest` fields, which decides them per route.
  */
 import type { Address } from "@solana/kit";
 import { isAddressText } from "../../chain/base58.js";
+import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
-import type { OrderRequest } from "../order-terms.js";
+import {
+  type OrderRequest,
+  TRANSACTION_MAX_ACCOUNTS,
+  TRANSACTION_MAX_SIZE,
+  type TransactionLimit,
+} from "../order-terms.js";
 
 /** Largest price impact accepted when the caller sets no `priceImpactTolerancePct`. */
 export const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;
@@ -24,23 +34,72 @@ const MAX_COMPUTE_UNIT_PRICE = 10n ** 15n;
 const U64_MAX = 2n ** 64n - 1n;
 const U32_MAX = 2 ** 32 - 1;
 
+/**
+ * The reference code each parameter is refused with when it is missing or malformed: its own where the
+ * reference has one, else its family's (the reference's enum has no generic code).
+ */
+export const ORDER_PARAM_CODES = {
+  inputMint: "invalid_input_mint",
+  outputMint: "invalid_output_mint",
+  amount: "requested_input_amount_is_zero",
+  slippageBps: "invalid_slippage_bps",
+  predictionMarketSlippageBps: "invalid_slippage_bps",
+  perLegSlippage: "invalid_slippage_bps",
+  userPublicKey: "invalid_user_public_key",
+  priceImpactTolerancePct: "invalid_price_impact_tolerance_pct",
+  dexes: "invalid_dex",
+  excludeDexes: "invalid_dex",
+  onlyDirectRoutes: "invalid_dex",
+  maxRouteLength: "invalid_dex",
+  onlyJitRoutes: "invalid_dex",
+  forJitoBundle: "invalid_jito_sandwich_mitigation_account",
+  includeJitoSandwichMitigationAccount: "invalid_jito_sandwich_mitigation_account",
+  allowSyncExec: "cannot_disable_sync_and_async_execution",
+  allowAsyncExec: "cannot_disable_sync_and_async_execution",
+  restrictRevertMint: "invalid_input_mint_for_restrict_revert_mint",
+  platformFeeBps: "invalid_platform_fee_bps",
+  platformFeeMode: "invalid_platform_fee_bps",
+  platformFeeScale: "invalid_platform_fee_scale",
+  feeAccount: "invalid_fee_account",
+  positiveSlippageFeeAccount: "invalid_positive_slippage_fee_account",
+  positiveSlippageLimitPct: "invalid_positive_slippage_fee_account",
+  sponsor: "invalid_sponsor",
+  sponsorExec: "invalid_sponsor",
+  destinationWallet: "invalid_destination_wallet",
+  destinationTokenAccount: "invalid_destination_token_account",
+  outputCloseAuthority: "invalid_output_close_authority",
+  revertWallet: "invalid_revert_wallet",
+  wrapAndUnwrapSol: "invalid_input_mint",
+  prioritizationFeeLamports: "both_priority_fee_params_specified",
+  prioritizationFeeMaxLamports: "both_priority_fee_params_specified",
+  computeUnitPriceMicroLamports: "both_priority_fee_params_specified",
+  dynamicComputeUnitLimit: "both_priority_fee_params_specified",
+  predictionMarketInitPayer: "invalid_prediction_market_init_payer",
+  outcomeAccountRentRecipient: "invalid_outcome_account_rent_recipient",
+  skipPumpfunCashbackClaim: "skip_pumpfun_cashback_claim_with_sponsor_executor",
+  allowBondingCurveUnderconsumption: "allow_bonding_curve_underconsumption_with_sponsor_executor",
+  includeAddressLookupTables: "max_accounts_too_small",
+  maxAccounts: "max_accounts_too_small",
+  reserveAccounts: "reserve_accounts_too_large",
+  maxTransactionSize: "max_transaction_size_too_small",
+  reserveTransactionSize: "reserve_transaction_size_too_large",
+} as const satisfies Record<string, ErrorCode>;
+
+export type OrderParam = keyof typeof ORDER_PARAM_CODES;
+
 /** The raw query, as strings (unknown parameters are ignored). */
-export type OrderQuery = Partial<Record<keyof OrderRequest | "prioritizationFeeMaxLamports", string>>;
+export type OrderQuery = Partial<Record<OrderParam, string>>;
 
 /** Parses and checks the query of `GET /order`; throws an `ApiError` naming the parameter at fault. */
 export function parseOrderRequest(query: OrderQuery, venues: readonly string[]): OrderRequest {
-  const inputMint = address(query.inputMint, "inputMint", "invalid_input_mint");
-  const outputMint = address(query.outputMint, "outputMint", "invalid_output_mint");
+  const inputMint = address(query.inputMint, "inputMint");
+  const outputMint = address(query.outputMint, "outputMint");
   if (inputMint === outputMint) {
     throw new ApiError("same_input_and_output_mint", `inputMint and outputMint are both ${inputMint}`);
   }
   const amount = amountParam(query.amount);
-  const slippageBps = bps(query.slippageBps, "slippageBps", "invalid_slippage_bps");
-  const predictionMarketSlippageBps = bps(
-    query.predictionMarketSlippageBps,
-    "predictionMarketSlippageBps",
-    "invalid_slippage_bps",
-  );
+  const slippageBps = bps(query.slippageBps, "slippageBps");
+  const predictionMarketSlippageBps = bps(query.predictionMarketSlippageBps, "predictionMarketSlippageBps");
   if (
     predictionMarketSlippageBps !== undefined &&
     slippageBps !== undefined &&
@@ -51,39 +110,21 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
       `predictionMarketSlippageBps must be at least slippageBps (${slippageBps}), got ${predictionMarketSlippageBps}`,
     );
   }
-  const userPublicKey =
-    query.userPublicKey === undefined
-      ? undefined
-      : address(query.userPublicKey, "userPublicKey", "invalid_user_public_key");
-  const destinationWallet =
-    query.destinationWallet === undefined
-      ? undefined
-      : address(query.destinationWallet, "destinationWallet", "invalid_destination_wallet");
+  const userPublicKey = optionalAddress(query.userPublicKey, "userPublicKey");
+  const destinationWallet = optionalAddress(query.destinationWallet, "destinationWallet");
   const priceImpactTolerancePct =
     query.priceImpactTolerancePct === undefined
       ? DEFAULT_PRICE_IMPACT_TOLERANCE_PCT
-      : integer(
-          query.priceImpactTolerancePct,
-          "priceImpactTolerancePct",
-          0,
-          100,
-          "invalid_price_impact_tolerance_pct",
-        );
+      : integer(query.priceImpactTolerancePct, "priceImpactTolerancePct", 0, 100);
   const dexes = venueList(query.dexes, "dexes", venues);
   const excludeDexes = venueList(query.excludeDexes, "excludeDexes", venues);
   const onlyDirectRoutes = bool(query.onlyDirectRoutes, "onlyDirectRoutes", false);
   const maxRouteLength =
-    query.maxRouteLength === undefined
-      ? 2
-      : integer(query.maxRouteLength, "maxRouteLength", 1, 64, "bad_request");
+    query.maxRouteLength === undefined ? 2 : integer(query.maxRouteLength, "maxRouteLength", 1, 64);
   const platformFeeBps =
-    query.platformFeeBps === undefined
-      ? 0
-      : integer(query.platformFeeBps, "platformFeeBps", 0, 10_000, "invalid_platform_fee_bps");
-  const feeAccount =
-    query.feeAccount === undefined
-      ? undefined
-      : address(query.feeAccount, "feeAccount", "invalid_fee_account");
+    query.platformFeeBps === undefined ? 0 : integer(query.platformFeeBps, "platformFeeBps", 0, 10_000);
+  const feeAccount = optionalAddress(query.feeAccount, "feeAccount");
+  const wrapAndUnwrapSol = bool(query.wrapAndUnwrapSol, "wrapAndUnwrapSol", true);
   if (platformFeeBps > 0 && feeAccount === undefined) {
     throw new ApiError(
       "platform_fee_account_not_specified",
@@ -106,8 +147,181 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
     platformFeeBps,
     feeAccount,
     ...priority(query),
-    wrapAndUnwrapSol: bool(query.wrapAndUnwrapSol, "wrapAndUnwrapSol", true),
+    wrapAndUnwrapSol,
     ...executionModes(query),
+    ...accountsAndFees(query, { outputMint, wrapAndUnwrapSol, destinationWallet, feeAccount }),
+    ...transactionLimits(query),
+  };
+}
+
+/**
+ * Who pays, signs and receives, and the fee parameters beyond `platformFeeBps`: each checked alone and
+ * against the combinations the reference refuses. Route routing options that cannot apply here
+ * (JIT, Jito) are refused; those with exactly no effect here are checked and taken.
+ */
+function accountsAndFees(
+  query: OrderQuery,
+  order: {
+    outputMint: Address;
+    wrapAndUnwrapSol: boolean;
+    destinationWallet: Address | undefined;
+    feeAccount: Address | undefined;
+  },
+): Pick<
+  OrderRequest,
+  | "sponsor"
+  | "sponsorExec"
+  | "destinationTokenAccount"
+  | "positiveSlippageFeeAccount"
+  | "outputCloseAuthority"
+  | "platformFeeMode"
+  | "platformFeeScale"
+  | "revertWallet"
+  | "restrictRevertMint"
+  | "predictionMarketInitPayer"
+  | "outcomeAccountRentRecipient"
+> {
+  // Each leg of a firm quote pays an exact amount: per-leg checks cannot fail, either way.
+  bool(query.perLegSlippage, "perLegSlippage", true);
+  if (bool(query.onlyJitRoutes, "onlyJitRoutes", false))
+    throw new ApiError(
+      "route_not_found",
+      "onlyJitRoutes: this venue has no JIT router, so no route uses one",
+    );
+  if (bool(query.forJitoBundle, "forJitoBundle", false))
+    throw new ApiError(
+      "route_not_found",
+      "forJitoBundle: the venue's chain runs no Jito block engine, so no route is built for a bundle",
+    );
+  const mitigation = query.includeJitoSandwichMitigationAccount;
+  if (mitigation !== undefined && mitigation !== "false")
+    throw new ApiError(
+      "invalid_jito_sandwich_mitigation_account",
+      "includeJitoSandwichMitigationAccount: the venue's chain runs no Jito block engine; send false or nothing",
+    );
+
+  const mode = query.platformFeeMode ?? "outputMint";
+  if (mode !== "outputMint" && mode !== "inputMint")
+    throw new ApiError(
+      ORDER_PARAM_CODES.platformFeeMode,
+      `platformFeeMode must be outputMint or inputMint, got ${JSON.stringify(mode.slice(0, 32))}`,
+    );
+  const platformFeeScale =
+    query.platformFeeScale === undefined ? 0 : integer(query.platformFeeScale, "platformFeeScale", 0, 999);
+  if (platformFeeScale > 0 && order.feeAccount === undefined)
+    throw new ApiError(
+      "platform_fee_account_not_specified_for_platform_fee_scale",
+      "platformFeeScale is set, so feeAccount (a token account of the settlement mint) is required",
+    );
+  // A firm quote delivers exactly its output: there is never positive slippage to collect or cap.
+  const positiveSlippageFeeAccount = optionalAddress(
+    query.positiveSlippageFeeAccount,
+    "positiveSlippageFeeAccount",
+  );
+  if (query.positiveSlippageLimitPct !== undefined)
+    integer(query.positiveSlippageLimitPct, "positiveSlippageLimitPct", 0, 100);
+
+  const sponsor = optionalAddress(query.sponsor, "sponsor");
+  const predictionMarketInitPayer = optionalAddress(
+    query.predictionMarketInitPayer,
+    "predictionMarketInitPayer",
+  );
+  if (sponsor && predictionMarketInitPayer)
+    throw new ApiError(
+      "both_sponsor_and_prediction_market_init_payer_specified",
+      "send sponsor or predictionMarketInitPayer, not both",
+    );
+  const sponsorExec = bool(query.sponsorExec, "sponsorExec", true);
+  if (bool(query.skipPumpfunCashbackClaim, "skipPumpfunCashbackClaim", false) && sponsorExec)
+    throw new ApiError(
+      "skip_pumpfun_cashback_claim_with_sponsor_executor",
+      "skipPumpfunCashbackClaim needs sponsorExec=false",
+    );
+  if (
+    bool(query.allowBondingCurveUnderconsumption, "allowBondingCurveUnderconsumption", false) &&
+    sponsorExec
+  )
+    throw new ApiError(
+      "allow_bonding_curve_underconsumption_with_sponsor_executor",
+      "allowBondingCurveUnderconsumption needs sponsorExec=false",
+    );
+
+  const destinationTokenAccount = optionalAddress(query.destinationTokenAccount, "destinationTokenAccount");
+  if (destinationTokenAccount && order.destinationWallet)
+    throw new ApiError(
+      "both_destination_params_specified",
+      "send destinationWallet or destinationTokenAccount, not both",
+    );
+  const outputCloseAuthority = optionalAddress(query.outputCloseAuthority, "outputCloseAuthority");
+  if (outputCloseAuthority && (destinationTokenAccount || order.destinationWallet))
+    throw new ApiError(
+      "output_close_authority_with_destination_token_account",
+      "outputCloseAuthority sets up the user's own output account: it cannot go with destinationWallet or destinationTokenAccount",
+    );
+  if (outputCloseAuthority && order.wrapAndUnwrapSol && order.outputMint === WRAPPED_SOL_MINT)
+    throw new ApiError(
+      "output_close_authority_with_native_sol_output",
+      "outputCloseAuthority: native SOL output has no output account to keep; send wrapAndUnwrapSol=false",
+    );
+  return {
+    sponsor,
+    sponsorExec,
+    destinationTokenAccount,
+    positiveSlippageFeeAccount,
+    outputCloseAuthority,
+    platformFeeMode: mode,
+    platformFeeScale,
+    revertWallet: optionalAddress(query.revertWallet, "revertWallet"),
+    restrictRevertMint: bool(query.restrictRevertMint, "restrictRevertMint", false),
+    predictionMarketInitPayer,
+    outcomeAccountRentRecipient: optionalAddress(
+      query.outcomeAccountRentRecipient,
+      "outcomeAccountRentRecipient",
+    ),
+  };
+}
+
+/**
+ * The transaction's size limits (a maximum, or a reserve off the chain's own, never both; a maximum
+ * above the chain's is the chain's), the compute-unit limit's sizing and the lookup-table listing.
+ */
+function transactionLimits(
+  query: OrderQuery,
+): Pick<
+  OrderRequest,
+  "maxAccounts" | "maxTransactionSize" | "dynamicComputeUnitLimit" | "includeAddressLookupTables"
+> {
+  const limit = (
+    max: "maxAccounts" | "maxTransactionSize",
+    reserve: "reserveAccounts" | "reserveTransactionSize",
+    chainLimit: number,
+    both: ErrorCode,
+  ): TransactionLimit => {
+    const maxText = query[max];
+    const reserveText = query[reserve];
+    const maxValue = maxText === undefined ? undefined : integer(maxText, max, 0, 65_535);
+    const reserveValue = reserveText === undefined ? undefined : integer(reserveText, reserve, 0, chainLimit);
+    if (maxValue !== undefined && reserveValue !== undefined)
+      throw new ApiError(both, `send ${max} or ${reserve}, not both`);
+    if (reserveValue !== undefined)
+      return { limit: chainLimit - reserveValue, refusal: ORDER_PARAM_CODES[reserve] };
+    return { limit: Math.min(maxValue ?? chainLimit, chainLimit), refusal: ORDER_PARAM_CODES[max] };
+  };
+  return {
+    maxAccounts: limit(
+      "maxAccounts",
+      "reserveAccounts",
+      TRANSACTION_MAX_ACCOUNTS,
+      "both_max_accounts_and_reserve_accounts_specified",
+    ),
+    maxTransactionSize: limit(
+      "maxTransactionSize",
+      "reserveTransactionSize",
+      TRANSACTION_MAX_SIZE,
+      "both_max_transaction_size_and_reserve_transaction_size_specified",
+    ),
+    dynamicComputeUnitLimit: bool(query.dynamicComputeUnitLimit, "dynamicComputeUnitLimit", false),
+    includeAddressLookupTables: bool(query.includeAddressLookupTables, "includeAddressLookupTables", false),
   };
 }
 
@@ -134,13 +348,7 @@ function priority(
   const maxLamports =
     query.prioritizationFeeMaxLamports === undefined
       ? MAX_AUTO_PRIORITY_FEE_LAMPORTS
-      : integer(
-          query.prioritizationFeeMaxLamports,
-          "prioritizationFeeMaxLamports",
-          0,
-          U32_MAX,
-          "bad_request",
-        );
+      : integer(query.prioritizationFeeMaxLamports, "prioritizationFeeMaxLamports", 0, U32_MAX);
   if (query.computeUnitPriceMicroLamports === undefined) {
     return {
       prioritizationFeeLamports: priorityFee(query.prioritizationFeeLamports, maxLamports),
@@ -156,31 +364,38 @@ function priority(
   const text = query.computeUnitPriceMicroLamports;
   if (!/^\d{1,16}$/.test(text) || BigInt(text) > MAX_COMPUTE_UNIT_PRICE) {
     throw new ApiError(
-      "bad_request",
+      ORDER_PARAM_CODES.computeUnitPriceMicroLamports,
       `computeUnitPriceMicroLamports must be an integer from 0 to ${MAX_COMPUTE_UNIT_PRICE}, got ${JSON.stringify(text.slice(0, 32))}`,
     );
   }
   return { prioritizationFeeLamports: 0, computeUnitPriceMicroLamports: BigInt(text) };
 }
 
-function required(value: string | undefined, name: string): string {
+function required(value: string | undefined, name: OrderParam): string {
   if (value === undefined || value === "")
-    throw new ApiError("bad_request", `query parameter ${name} is required`);
+    throw new ApiError(ORDER_PARAM_CODES[name], `query parameter ${name} is required`);
   return value;
 }
 
-function address(value: string | undefined, name: string, code: ErrorCode): Address {
+function address(value: string | undefined, name: OrderParam): Address {
   const text = required(value, name);
   if (!isAddressText(text))
-    throw new ApiError(code, `${name} must be a base58 public key, got ${JSON.stringify(text.slice(0, 64))}`);
+    throw new ApiError(
+      ORDER_PARAM_CODES[name],
+      `${name} must be a base58 public key, got ${JSON.stringify(text.slice(0, 64))}`,
+    );
   return text;
+}
+
+function optionalAddress(value: string | undefined, name: OrderParam): Address | undefined {
+  return value === undefined ? undefined : address(value, name);
 }
 
 function amountParam(value: string | undefined): bigint {
   const text = required(value, "amount");
   if (!/^\d{1,20}$/.test(text) || BigInt(text) > U64_MAX) {
     throw new ApiError(
-      "bad_request",
+      ORDER_PARAM_CODES.amount,
       `amount must be an integer number of the input token's smallest unit (0 to 2^64-1), got ${JSON.stringify(text.slice(0, 64))}`,
     );
   }
@@ -189,33 +404,37 @@ function amountParam(value: string | undefined): bigint {
   return amount;
 }
 
-function bps(value: string | undefined, name: string, code: ErrorCode): number | undefined {
+function bps(value: string | undefined, name: OrderParam): number | undefined {
   if (value === undefined || value === "auto") return undefined;
-  return integer(value, name, 0, 10_000, code, ' or "auto"');
+  return integer(value, name, 0, 10_000, ' or "auto"');
 }
 
-function integer(value: string, name: string, min: number, max: number, code: ErrorCode, or = ""): number {
+function integer(value: string, name: OrderParam, min: number, max: number, or = ""): number {
   const number = Number(value);
   if (!/^\d{1,10}$/.test(value) || number < min || number > max) {
     throw new ApiError(
-      code,
+      ORDER_PARAM_CODES[name],
       `${name} must be an integer from ${min} to ${max}${or}, got ${JSON.stringify(value.slice(0, 64))}`,
     );
   }
   return number;
 }
 
-function bool(value: string | undefined, name: string, fallback: boolean): boolean {
+function bool(value: string | undefined, name: OrderParam, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (value === "true") return true;
   if (value === "false") return false;
   throw new ApiError(
-    "bad_request",
+    ORDER_PARAM_CODES[name],
     `${name} must be true or false, got ${JSON.stringify(value.slice(0, 64))}`,
   );
 }
 
-function venueList(value: string | undefined, name: string, venues: readonly string[]): string[] | undefined {
+function venueList(
+  value: string | undefined,
+  name: OrderParam,
+  venues: readonly string[],
+): string[] | undefined {
   if (value === undefined) return undefined;
   const names = value
     .split(",")
@@ -242,7 +461,6 @@ function priorityFee(value: string | undefined, maxLamports: number): number {
     "prioritizationFeeLamports",
     0,
     U32_MAX,
-    "bad_request",
     ", or auto, medium, high, veryHigh, disabled",
   );
 }

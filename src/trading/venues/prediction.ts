@@ -1,5 +1,5 @@
 /**
- * The prediction venue: each tokenized, active market's yes and no mints against USDC, priced from
+ * The prediction venue: each active market's yes and no mints against USDC, priced from
  * the market's order book on the upstream exchange, in whole contracts (1 contract = 10^6 units of a
  * 6-decimal outcome token, paying 1 USDC if it wins). Buying walks the asks (the other side's bids
  * mirrored: a no bid at p is a yes ask at 1 − p); selling walks the side's bids. Orders settle
@@ -34,18 +34,29 @@ interface PricedBook {
   fetchedAt: number;
 }
 
+/** A market's chain accounts as the catalogue names them, and whether they exist yet. */
+export interface OutcomeMarketAccounts {
+  marketLedger: Address;
+  yesMint: Address;
+  noMint: Address;
+}
+
 /** An outcome mint of one market against USDC: what both ways of trading one have in common. */
-abstract class OutcomeMintMarket implements AsyncMarket {
+export abstract class OutcomeMintMarket implements AsyncMarket {
   readonly venue = PREDICTION_VENUE;
   readonly executionMode = "async";
   readonly mints: readonly [Address, Address];
+  readonly key: Address;
 
   constructor(
-    readonly key: Address,
+    readonly accounts: OutcomeMarketAccounts,
     readonly ticker: string,
     readonly side: Side,
     readonly outcomeMint: Address,
+    /** Whether the market's ledger and mints exist on chain (the catalogue's `isInitialized`). */
+    readonly initialized: boolean,
   ) {
+    this.key = accounts.marketLedger;
     this.mints = [USDC_MINT, outcomeMint];
   }
 
@@ -56,24 +67,27 @@ abstract class OutcomeMintMarket implements AsyncMarket {
   }
 }
 
-/** One outcome mint of one active market, bought and sold against its order book. */
+/**
+ * One outcome mint of one active market, bought and sold against its order book. A market not yet
+ * initialized can only be bought (its first buy initializes it); nobody holds its tokens to sell.
+ */
 class OutcomeMarket extends OutcomeMintMarket {
   constructor(
-    key: Address,
+    accounts: OutcomeMarketAccounts,
     ticker: string,
     side: Side,
     outcomeMint: Address,
+    initialized: boolean,
     private readonly books: ReadonlyMap<string, PricedBook>,
   ) {
-    super(key, ticker, side, outcomeMint);
+    super(accounts, ticker, side, outcomeMint, initialized);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
     const book = this.books.get(this.ticker);
     if (!book) return null;
-    return inputMint === USDC_MINT
-      ? buy(book.asks[this.side], amountIn)
-      : sell(book.bids[this.side], amountIn);
+    if (inputMint === USDC_MINT) return buy(book.asks[this.side], amountIn);
+    return this.initialized ? sell(book.bids[this.side], amountIn) : null;
   }
 }
 
@@ -83,14 +97,14 @@ class OutcomeMarket extends OutcomeMintMarket {
  */
 class RedemptionMarket extends OutcomeMintMarket {
   constructor(
-    key: Address,
+    accounts: OutcomeMarketAccounts,
     ticker: string,
     side: Side,
     outcomeMint: Address,
     /** Micro-USDC paid per contract. */
     readonly payout: bigint,
   ) {
-    super(key, ticker, side, outcomeMint);
+    super(accounts, ticker, side, outcomeMint, true);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
@@ -160,33 +174,40 @@ export class PredictionVenue {
 
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
-  /** The venue's markets: both outcomes of every tokenized, active market. */
+  /** The venue's markets: both outcomes of every active market, and of every tokenized determined one. */
   markets(): readonly AsyncMarket[] {
     return this.current;
   }
 
   /**
-   * Rebuilds the markets from the catalog: active tokenized markets trade, determined ones redeem.
-   * Returns the outcome mints of the active ones, to be listed as tokens.
+   * Rebuilds the markets from the catalog: active markets trade (those not yet initialized are
+   * initialized by their first buy), tokenized determined ones redeem. Returns the outcome mints of
+   * the active tokenized ones, to be listed as tokens: a mint joins the registry once it exists.
    */
   update(catalog: Catalog): TokenRecord[] {
     const markets: (OutcomeMarket | RedemptionMarket)[] = [];
     const listed: TokenRecord[] = [];
     this.byMint.clear();
     for (const entry of catalog.markets) {
-      if (!entry.record.tokenized) continue;
-      const marketLedger = parseAddress(entry.addresses.marketLedger);
+      const { tokenized, status, ticker } = entry.record;
+      // Only a tokenized market's mints exist to redeem; an active one can be initialized by a buy.
+      if (!tokenized && status !== "active") continue;
+      const accounts: OutcomeMarketAccounts = {
+        marketLedger: parseAddress(entry.addresses.marketLedger),
+        yesMint: parseAddress(entry.addresses.yesMint),
+        noMint: parseAddress(entry.addresses.noMint),
+      };
       for (const [side, mint] of [
-        ["yes", parseAddress(entry.addresses.yesMint)],
-        ["no", parseAddress(entry.addresses.noMint)],
+        ["yes", accounts.yesMint],
+        ["no", accounts.noMint],
       ] as const) {
         const payout = payoutPerContract(side, entry.record);
         let market: OutcomeMarket | RedemptionMarket;
-        if (entry.record.status === "active") {
-          market = new OutcomeMarket(marketLedger, entry.record.ticker, side, mint, this.books);
-          listed.push({ mint, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM });
+        if (status === "active") {
+          market = new OutcomeMarket(accounts, ticker, side, mint, tokenized, this.books);
+          if (tokenized) listed.push(outcomeToken(mint));
         } else if (payout !== null) {
-          market = new RedemptionMarket(marketLedger, entry.record.ticker, side, mint, payout);
+          market = new RedemptionMarket(accounts, ticker, side, mint, payout);
         } else {
           continue;
         }
@@ -199,8 +220,16 @@ export class PredictionVenue {
   }
 
   /** The market of an outcome mint the venue trades or redeems, if any. */
-  marketOf(mint: Address): AsyncMarket | undefined {
+  marketOf(mint: Address): OutcomeMintMarket | undefined {
     return this.byMint.get(mint);
+  }
+
+  /**
+   * The token record of an outcome mint the venue trades or redeems, listed or not: a determined
+   * market's mints and a market's not yet initialized are found by orders without being listed.
+   */
+  tokenOf(mint: Address): TokenRecord | undefined {
+    return this.byMint.has(mint) ? outcomeToken(mint) : undefined;
   }
 
   /** Fetches the order books of the markets of these mints unless fresh ones are at hand. */
@@ -224,6 +253,11 @@ export class PredictionVenue {
       }),
     );
   }
+}
+
+/** Every outcome mint is a 6-decimal Token-2022 mint (contract §7). */
+function outcomeToken(mint: Address): TokenRecord {
+  return { mint, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM };
 }
 
 /** Turns the reference book (bids per side, dollar strings) into bid and ask ladders in micro-USDC. */

@@ -1,0 +1,136 @@
+/**
+ * Redemption of determined markets with a plain `/order` from the outcome mint to USDC: a wallet
+ * holding winning contracts (minted to it here with the venue's mint authority, as a past buy would
+ * have) is paid 1 USDC per contract; the mints are found without being listed for buying.
+ */
+import { type Address, createNoopSigner, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
+import { getMintToCheckedInstruction } from "@solana-program/token";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKEN_2022_PROGRAM } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
+import { createAssociatedTokenIdempotent } from "../../src/trading/instructions.js";
+import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
+import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
+import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { validateAgainstReference } from "../support/reference-schema.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+let t: TestServer;
+let chain: RpcChain;
+let winning: Address;
+let losing: Address;
+
+beforeAll(async () => {
+  t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED: "redemption-test" } });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  const page = await t.client.listMarkets({ status: "determined", isInitialized: true, limit: 100 });
+  const market = page.markets.find(
+    (m) =>
+      (m.result === "yes" || m.result === "no") && Object.values(m.accounts)[0]?.redemptionStatus === "open",
+  );
+  const accounts = Object.values(market?.accounts ?? {})[0];
+  expect(accounts).toBeDefined();
+  const [yes, no] = [accounts?.yesMint as Address, accounts?.noMint as Address];
+  [winning, losing] = market?.result === "yes" ? [yes, no] : [no, yes];
+}, 120_000);
+afterAll(async () => t?.stop());
+
+/** Mints `amount` of an outcome mint to `owner` with the venue's mint authority. */
+async function mintOutcome(owner: Address, mint: Address, amount: bigint): Promise<void> {
+  const authority = t.server.chain.sandbox?.venueKeys.mintAuthority;
+  if (!authority) throw new Error("no sandbox");
+  const token = await associatedTokenAddress(owner, mint, TOKEN_2022_PROGRAM);
+  const { blockhash } = await chain.getLatestBlockhash();
+  const message = compileMessage(
+    authority.address,
+    [
+      createAssociatedTokenIdempotent({
+        payer: authority.address,
+        ata: token,
+        owner,
+        mint,
+        tokenProgram: TOKEN_2022_PROGRAM,
+      }),
+      getMintToCheckedInstruction(
+        { mint, token, mintAuthority: createNoopSigner(authority.address), amount, decimals: 6 },
+        { programAddress: TOKEN_2022_PROGRAM },
+      ),
+    ],
+    blockhash,
+  );
+  const signature = await chain.sendTransaction(signedTransaction(message, [authority]));
+  const [status] = await chain.getSignatureStatuses([signature]);
+  expect(status?.err ?? null).toBeNull();
+}
+
+async function balanceOf(owner: Address, mint: Address): Promise<bigint> {
+  return (await chain.getTokenAccountsByOwner(owner, { mint })).reduce((sum, a) => sum + a.amount, 0n);
+}
+
+async function redeem(wallet: KeyPairSigner, mint: Address, amount: bigint): Promise<OrderStatusResponse> {
+  const response = await fetch(
+    `${t.url}/order?inputMint=${mint}&outputMint=${USDC_MINT}&amount=${amount}&userPublicKey=${wallet.address}`,
+  );
+  const order = (await response.json()) as Record<string, unknown>;
+  expect(response.status, JSON.stringify(order)).toBe(200);
+  expect(validateAgainstReference("OrderResponse", order)).toEqual([]);
+  expect(order).toMatchObject({
+    executionMode: "async",
+    outAmount: String(amount),
+    isNativePredictionMarketOutput: false,
+  });
+  const signature = await createSolanaRpc(t.server.chain.rpcUrl)
+    .sendTransaction(await signWithKit(wallet, order.transaction as string), { encoding: "base64" })
+    .send();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const status = (await (
+      await fetch(`${t.url}/order-status?signature=${signature}`)
+    ).json()) as OrderStatusResponse;
+    if (["closed", "expired", "failed"].includes(status.status)) return status;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("the redemption did not settle");
+}
+
+describe("redemption of a determined market", () => {
+  it("finds the mints without listing them", async () => {
+    const tokens = (await (await fetch(`${t.url}/tokens`)).json()) as string[];
+    expect(tokens).not.toContain(winning);
+    // Not for buying: a determined market sells nothing.
+    const buy = await fetch(`${t.url}/order?inputMint=${USDC_MINT}&outputMint=${winning}&amount=5000000`);
+    expect(buy.status).toBe(400);
+    expect(await buy.json()).toMatchObject({ code: "route_not_found" });
+  });
+
+  it("pays 1 USDC per winning contract held", async () => {
+    const wallet = await newFundedWallet(t.url, chain, 1_000_000_000n);
+    await mintOutcome(wallet.address, winning, 3_000_000n);
+    const status = await redeem(wallet, winning, 3_000_000n);
+    expect(status).toMatchObject({ status: "closed", inAmount: "3000000", outAmount: "3000000" });
+    expect(await balanceOf(wallet.address, winning)).toBe(0n);
+    expect(await balanceOf(wallet.address, USDC_MINT)).toBe(3_000_000n);
+  }, 30_000);
+
+  it("refuses the losing mint and amounts at u64 max cleanly", async () => {
+    const losingQuote = await fetch(
+      `${t.url}/order?inputMint=${losing}&outputMint=${USDC_MINT}&amount=1000000`,
+    );
+    expect(losingQuote.status).toBe(400);
+    expect(await losingQuote.json()).toMatchObject({ code: "route_not_found" });
+    const wallet = await newFundedWallet(t.url, chain, 1_000_000_000n);
+    const huge = await fetch(
+      `${t.url}/order?inputMint=${winning}&outputMint=${USDC_MINT}&amount=18446744073709551615&userPublicKey=${wallet.address}`,
+    );
+    const body = await huge.json();
+    // The venue's own code for a firm quote the wallet cannot fund (the reference has none).
+    expect(huge.status, JSON.stringify(body)).toBe(400);
+    expect(body).toMatchObject({ code: "insufficient_funds" });
+    const quote = await fetch(
+      `${t.url}/order?inputMint=${winning}&outputMint=${USDC_MINT}&amount=18446744073709551615`,
+    );
+    expect(quote.status).toBe(200);
+    expect(validateAgainstReference("OrderResponse", await quote.json())).toEqual([]);
+  });
+});
