@@ -29,8 +29,6 @@ import { type CompiledMessage, compileMessage, signedTransaction } from "./trans
 
 /** Compute units a spot order transaction asks for (the reference's default). */
 export const ORDER_COMPUTE_UNIT_LIMIT = 200_000;
-/** The most compute units a transaction may ask for (Solana's per-transaction maximum). */
-export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 
 /** Where a firm quote's output goes. */
 export type OrderDestination =

@@ -12,6 +12,12 @@ import type { OrderResponse, RoutePlanLeg } from "../contract/trade.js";
 import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
 import type { TradingBook } from "./book.js";
+import {
+  computeBudgetFields,
+  computeUnitPriceFor,
+  MAX_COMPUTE_UNIT_LIMIT,
+  simulatedComputeUnitLimit,
+} from "./compute-budget.js";
 import { type OrderRefusal, OrderRefused, TradingNotReady } from "./errors.js";
 import { type FirmQuoteLimits, FirmQuotes } from "./firm-quotes.js";
 import type { VenueMarket } from "./market.js";
@@ -24,7 +30,6 @@ import {
 } from "./order-terms.js";
 import {
   buildOrderTransaction,
-  MAX_COMPUTE_UNIT_LIMIT,
   ORDER_COMPUTE_UNIT_LIMIT,
   type OrderDestination,
 } from "./order-transaction.js";
@@ -33,7 +38,7 @@ import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
 import type { Route, SyncRoute } from "./router.js";
 import { checkMessageBeforeSigning } from "./signing-guard.js";
-import { associatedTokenAddress } from "./token-accounts.js";
+import { associatedTokenAddress, checkNamedTokenAccount } from "./token-accounts.js";
 import { BPS } from "./venues/cpmm.js";
 
 export type { OrderResponse, RoutePlanLeg };
@@ -110,7 +115,12 @@ export class OrderDesk {
         );
       // Prediction-market orders check their own fee account: their fees are paid in USDC.
       if (request.feeAccount)
-        await this.checkFeeAccount(request.feeAccount, feeMode === "inputMint" ? input : output);
+        await checkNamedTokenAccount(this.chain, book, {
+          name: "feeAccount",
+          account: request.feeAccount,
+          mint: feeMode === "inputMint" ? input.mint : output.mint,
+          refusal: "invalid_fee_account",
+        });
     }
     const platformFee =
       feeMode === "inputMint" ? inputFee : (route.outAmount * BigInt(request.platformFeeBps)) / BPS;
@@ -174,11 +184,16 @@ export class OrderDesk {
     try {
       return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
     } catch (error) {
-      // A two-leg route too large for the caller's limits may still fit as a direct one.
-      if (error instanceof TransactionTooLarge && route.legs.length > 1 && !request.onlyDirectRoutes)
-        return this.order({ ...request, onlyDirectRoutes: true }, client);
-      if (error instanceof TransactionTooLarge) throw new OrderRefused(error.refusal, error.message);
-      throw error;
+      if (!(error instanceof TransactionTooLarge)) throw error;
+      const tooLarge = new OrderRefused(error.refusal, error.message);
+      if (route.legs.length === 1 || request.onlyDirectRoutes) throw tooLarge;
+      // A two-leg route too large for the caller's limits may still fit as a direct one; with no
+      // direct route at all, what stands in the way is still the limit.
+      try {
+        return await this.order({ ...request, onlyDirectRoutes: true }, client);
+      } catch (direct) {
+        throw direct instanceof OrderRefused && direct.reason === "route_not_found" ? tooLarge : direct;
+      }
     }
   }
 
@@ -238,28 +253,21 @@ export class OrderDesk {
       });
     try {
       const limit = request.dynamicComputeUnitLimit
-        ? await this.simulatedLimit(await build(MAX_COMPUTE_UNIT_LIMIT, 0n))
+        ? await simulatedComputeUnitLimit(
+            this.chain,
+            await build(MAX_COMPUTE_UNIT_LIMIT, 0n),
+            ORDER_COMPUTE_UNIT_LIMIT,
+          )
         : ORDER_COMPUTE_UNIT_LIMIT;
-      const microLamports =
-        request.computeUnitPriceMicroLamports ??
-        (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(limit);
+      const microLamports = computeUnitPriceFor(request, limit);
       const wire = await build(limit, microLamports);
       checkTransactionLimits(wire, request);
       this.firmQuotes.add(firm, lastValidBlockHeight, holds);
-      // Solana charges ceil(limit × price / 10^6) lamports of priority fee.
-      const priorityLamports = (BigInt(limit) * microLamports + 999_999n) / 1_000_000n;
       return {
         ...response,
         transaction: Buffer.from(wire).toString("base64"),
         lastValidBlockHeight: Number(lastValidBlockHeight),
-        computeUnitLimit: limit,
-        prioritizationFeeLamports: Number(priorityLamports),
-        prioritizationType: {
-          computeBudget: {
-            microLamports: Number(microLamports),
-            estimatedMicroLamports: Number(microLamports),
-          },
-        },
+        ...computeBudgetFields(limit, microLamports),
         // The venue's transactions load no lookup tables: asked for them, the list is empty.
         ...(request.includeAddressLookupTables ? { addressLookupTables: [] } : {}),
       };
@@ -268,17 +276,6 @@ export class OrderDesk {
       for (const hold of holds) hold.release();
       throw error;
     }
-  }
-
-  /**
-   * The compute units the transaction uses, simulated as issued (without the user's signature), with
-   * a tenth more for state that changes before it lands; the default limit when it cannot run now.
-   */
-  private async simulatedLimit(wire: Uint8Array): Promise<number> {
-    const result = await this.chain.simulateTransaction(wire, { sigVerify: false });
-    if (result.err || result.unitsConsumed <= 0n) return ORDER_COMPUTE_UNIT_LIMIT;
-    const units = Number(result.unitsConsumed);
-    return Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.ceil(units * 1.1));
   }
 
   /**
@@ -293,17 +290,12 @@ export class OrderDesk {
     const account = request.destinationTokenAccount;
     if (!account) return undefined;
     if (request.wrapAndUnwrapSol && output.mint === WRAPPED_SOL_MINT) return { wallet: account };
-    const tokenAccount = await this.chain.getTokenAccount(account);
-    if (!tokenAccount || tokenAccount.mint !== output.mint)
-      throw new OrderRefused(
-        "invalid_destination_token_account",
-        `destinationTokenAccount ${account} must be an existing token account of the output mint ${output.mint}`,
-      );
-    if (this.book.isVenueAccount(tokenAccount.owner))
-      throw new OrderRefused(
-        "invalid_destination_token_account",
-        `destinationTokenAccount ${account} belongs to ${tokenAccount.owner}, one of the venue's own accounts`,
-      );
+    await checkNamedTokenAccount(this.chain, this.book, {
+      name: "destinationTokenAccount",
+      account,
+      mint: output.mint,
+      refusal: "invalid_destination_token_account",
+    });
     return { tokenAccount: account };
   }
 
@@ -343,28 +335,6 @@ export class OrderDesk {
     const token = this.book.token(mint);
     if (!token) throw new Error(`route uses unlisted mint ${mint}`);
     return token;
-  }
-
-  /** Refuses a fee account that is not the user's to name: a venue account, or not a token account of the output mint. */
-  private async checkFeeAccount(feeAccount: Address, output: TokenRecord): Promise<void> {
-    if (this.book.isVenueAccount(feeAccount))
-      throw new OrderRefused(
-        "invalid_fee_account",
-        `feeAccount ${feeAccount} is one of the venue's own accounts`,
-      );
-    const account = await this.chain.getTokenAccount(feeAccount);
-    if (!account || account.mint !== output.mint) {
-      throw new OrderRefused(
-        "invalid_fee_account",
-        `feeAccount ${feeAccount} must be an existing token account of the output mint ${output.mint}`,
-      );
-    }
-    if (this.book.isVenueAccount(account.owner)) {
-      throw new OrderRefused(
-        "invalid_fee_account",
-        `feeAccount ${feeAccount} belongs to ${account.owner}, one of the venue's own accounts`,
-      );
-    }
   }
 }
 

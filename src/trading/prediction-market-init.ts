@@ -149,6 +149,15 @@ export class MarketInitDesk {
       throw new MarketInitRefused("not_ready", "the chain's latest blockhash is not known yet");
     }
     const rents = await this.rents();
+    // The cost, the keeper's settling fee and the payer's own signature: a payer who could never pay
+    // is refused before anything is recorded.
+    const payment = rents.market + LAMPORTS_PER_SIGNATURE;
+    const lamports = await this.deps.chain.getBalance(payer);
+    if (lamports < payment + LAMPORTS_PER_SIGNATURE)
+      throw new MarketInitRefused(
+        "invalid_payer",
+        `payer ${payer} holds ${lamports} lamports, less than the ${payment + LAMPORTS_PER_SIGNATURE} the initialization costs`,
+      );
     const id = randomBytes(12).toString("hex");
     const escrow = authorities.orderAuthority(id).address;
     const { latest } = clock;
@@ -157,7 +166,7 @@ export class MarketInitDesk {
       [
         computeUnitLimit(INIT_COMPUTE_UNITS),
         // The cost, and the fee of the keeper's one-signature settling transaction.
-        initPayment(payer, escrow, rents.market + LAMPORTS_PER_SIGNATURE),
+        initPayment(payer, escrow, payment),
         openMemo(id, authorities.seal(`${id}\0${payer}\0${latest.blockhash}`)),
       ],
       latest.blockhash,

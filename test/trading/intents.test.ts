@@ -19,10 +19,10 @@ import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM } from "../../src/chain/programs.
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import { orderBySignature } from "../../src/trading/orders/store.js";
 import { signWithKit } from "../support/kit.js";
+import { settledOrder, submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -49,26 +49,6 @@ async function intent(wallet: Address, amount: bigint, extra = ""): Promise<Inte
   expect(status, JSON.stringify(body)).toBe(200);
   expect(validateAgainstReference("IntentQuoteResponse", body)).toEqual([]);
   return body;
-}
-
-async function submit(quoteResponse: unknown, signedOpenTransaction: string) {
-  const response = await fetch(`${t.url}/submit-intent`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ quoteResponse, signedOpenTransaction }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, string> };
-}
-
-async function settled(signature: string): Promise<OrderStatusResponse> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const { status, body } = await getJson<OrderStatusResponse>(`/order-status?signature=${signature}`);
-    expect(status).toBe(200);
-    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
-    if (["closed", "expired", "failed"].includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`order ${signature} did not settle`);
 }
 
 async function fundedWallet(usdc: bigint): Promise<KeyPairSigner> {
@@ -121,10 +101,10 @@ describe("intents", () => {
     const quote = await intent(wallet.address, 40_000_000n);
     expect(quote.expiry).toEqual({ slotsAfterOpen: 10 });
     const signed = await signWithKit(wallet, quote.openTransaction as string);
-    const answer = await submit(quote, signed);
+    const answer = await submitIntent(t.url, quote, signed);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(validateAgainstReference("IntentSwapResponse", answer.body)).toEqual([]);
-    const status = await settled(answer.body.openTransactionSignature as string);
+    const status = await settledOrder(t.url, answer.body.openTransactionSignature as string);
     expect(status.status).toBe("closed");
     expect(status.fills).toHaveLength(1);
     expect(status.reverts).toBeUndefined();
@@ -161,9 +141,9 @@ describe("intents", () => {
     expect(stored?.openSlot).toBe(openStatus?.slot);
 
     // Submitting the same signed transaction again answers the same and executes nothing.
-    const again = await submit(quote, signed);
+    const again = await submitIntent(t.url, quote, signed);
     expect(again).toEqual(answer);
-    expect((await settled(answer.body.openTransactionSignature as string)).fills).toHaveLength(1);
+    expect((await settledOrder(t.url, answer.body.openTransactionSignature as string)).fills).toHaveLength(1);
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(60_000_000n);
   });
 
@@ -171,10 +151,10 @@ describe("intents", () => {
     const wallet = await fundedWallet(10_000_000n);
     const quote = await intent(wallet.address, 10_000_000n);
     const signed = await signWithKit(wallet, quote.openTransaction as string);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => submit(quote, signed)));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => submitIntent(t.url, quote, signed)));
     for (const answer of answers) expect(answer).toEqual(answers[0]);
     expect(answers[0]?.status).toBe(200);
-    const status = await settled(answers[0]?.body.openTransactionSignature as string);
+    const status = await settledOrder(t.url, answers[0]?.body.openTransactionSignature as string);
     expect(status.fills).toHaveLength(1);
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(0n);
   });
@@ -195,9 +175,13 @@ describe("intents", () => {
         "base64",
       ),
     );
-    const answer = await submit(quote, await signWithKit(wallet, quote.openTransaction as string));
+    const answer = await submitIntent(
+      t.url,
+      quote,
+      await signWithKit(wallet, quote.openTransaction as string),
+    );
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const status = await settled(answer.body.openTransactionSignature as string);
+    const status = await settledOrder(t.url, answer.body.openTransactionSignature as string);
     expect(status).toMatchObject({ status: "closed", inAmount: "0", outAmount: "0" });
     expect(status.fills).toBeUndefined();
     expect(status.reverts).toEqual([{ signature: expect.any(String), mint: USDC_MINT, amount: "30000000" }]);
@@ -216,7 +200,7 @@ describe("tampering", () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     await new Promise((resolve) => setTimeout(resolve, 800)); // the venue's clock, a slot behind at most
-    const answer = await submit(quote, signed);
+    const answer = await submitIntent(t.url, quote, signed);
     expect(answer.status).toBe(400);
     // The reference has no code for expiry: a transaction past its blockhash fails its simulation.
     expect(answer.body.code).toBe("open_transaction_simulation_failed");
@@ -234,7 +218,7 @@ describe("tampering", () => {
   });
 
   const refused = async (quoteResponse: unknown, transaction: string, code: string) => {
-    const answer = await submit(quoteResponse, transaction);
+    const answer = await submitIntent(t.url, quoteResponse, transaction);
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
     expect(answer.body.code).toBe(code);
     expect(Object.keys(answer.body).sort()).toEqual(["code", "msg"]);
@@ -268,7 +252,7 @@ describe("tampering", () => {
     };
     // Not signed by the quote's user: not an open transaction the venue sends.
     const forgedWire = getBase64EncodedWireTransaction(forged as typeof decoded);
-    expect((await submit(quote, forgedWire)).body.msg).toContain("not validly signed");
+    expect((await submitIntent(t.url, quote, forgedWire)).body.msg).toContain("not validly signed");
     await refused(quote, forgedWire, "invalid_open_transaction");
     await refused(quote, quote.openTransaction as string, "invalid_open_transaction");
   });

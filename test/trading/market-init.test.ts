@@ -9,6 +9,7 @@ import {
   type Address,
   type Base64EncodedWireTransaction,
   createSolanaRpc,
+  generateKeyPairSigner,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
   type KeyPairSigner,
@@ -19,8 +20,8 @@ import { MARKET_LEDGER_SIZE } from "../../src/chain/market-ledger.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { MINT_SIZE } from "../../src/chain/token-layout.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { newFundedWallet } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -70,16 +71,6 @@ async function send(transaction: string, wallets: KeyPairSigner[]): Promise<stri
 }
 
 /** Polls `/order-status` until the order opened by `signature` reaches a terminal status. */
-async function settled(signature: string): Promise<OrderStatusResponse> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const response = await fetch(`${t.url}/order-status?signature=${signature}`);
-    const body = (await response.json()) as OrderStatusResponse;
-    if (["closed", "expired", "failed"].includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the order did not settle");
-}
-
 /** Polls until `check` holds (the catalogue reloads within a couple of seconds). */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
   for (let attempt = 0; attempt < 60; attempt++) {
@@ -121,7 +112,7 @@ describe("a market initialized by its first buy", () => {
       chain.getBalance(payer.address),
     ]);
     const signature = await send(order.transaction as string, [user, payer]);
-    const status = await settled(signature);
+    const status = await settledOrder(t.url, signature);
     expect(status.status).toBe("closed");
     const contracts = BigInt(status.fills?.[0]?.outAmount ?? 0);
     expect(contracts).toBeGreaterThan(0n);
@@ -159,7 +150,7 @@ describe("a market initialized by its first buy", () => {
     expect(sale.status, JSON.stringify(saleOrder)).toBe(200);
     expect(validateAgainstReference("OrderResponse", saleOrder)).toEqual([]);
     expect(saleOrder.isNativePredictionMarketOutput).toBe(false);
-    const sold = await settled(await send(saleOrder.transaction as string, [user]));
+    const sold = await settledOrder(t.url, await send(saleOrder.transaction as string, [user]));
     expect(sold.status).toBe("closed");
     expect(await balanceOf(user.address, market.yesMint)).toBe(0n);
   }, 60_000);
@@ -207,8 +198,8 @@ describe("GET /prediction-market-init", () => {
     const market = fresh[3] as { ticker: string; yesMint: Address };
     const payer = await newFundedWallet(t.url, chain, 1_000_000_000n);
     expect((await init(payer.address, market.yesMint)).status).toBe(200);
-    // Several keeper passes and catalogue polls later, the market is still not initialized.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Several keeper passes later, the market is still not initialized.
+    for (let pass = 0; pass < 5; pass++) await t.server.trading.keeper.nextPass();
     expect(await isInitialized(market.ticker)).toBe(false);
     expect(await chain.getAccountInfo(market.yesMint)).toBeNull();
   }, 30_000);
@@ -221,6 +212,8 @@ describe("GET /prediction-market-init", () => {
       ["", market.yesMint, 400, "invalid_payer"],
       [venueKeys?.treasury.address ?? "", market.yesMint, 400, "invalid_payer"],
       [venueKeys?.mintAuthority.address ?? "", market.yesMint, 400, "invalid_payer"],
+      // A payer who could never pay the initialization's cost is refused before anything is recorded.
+      [(await generateKeyPairSigner()).address, market.yesMint, 400, "invalid_payer"],
       [USDC_MINT, "0OIl", 400, "invalid_outcome_mint"],
       [USDC_MINT, USDC_MINT, 400, "unknown_outcome_mint"],
     ];

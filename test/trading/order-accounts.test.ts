@@ -331,6 +331,22 @@ describe("fees and sizing", () => {
     expect(quote.prioritizationFeeLamports).toBeLessThanOrEqual(10_000);
     await signAndSend(quote.transaction as string, [user]);
     expect(await tokenBalance(user.address, dJUP)).toBe(BigInt(quote.outAmount));
+    // A transaction that cannot run yet (its fee payer holds no SOL) keeps the default limit.
+    const unfunded = await generateKeyPairSigner();
+    const faucet = await fetch(`${t.url}/dev/faucet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ wallet: unfunded.address, mint: USDC_MINT, amount: "1000000" }),
+    });
+    expect(faucet.status).toBe(200);
+    const fallback = await ok({
+      inputMint: USDC_MINT,
+      outputMint: dJUP,
+      amount: 1_000_000,
+      userPublicKey: unfunded.address,
+      dynamicComputeUnitLimit: "true",
+    });
+    expect(fallback.computeUnitLimit).toBe(200_000);
   });
 
   it("builds within maxAccounts and maxTransactionSize, and refuses limits nothing fits under", async () => {
@@ -353,6 +369,42 @@ describe("fees and sizing", () => {
       "both_max_accounts_and_reserve_accounts_specified",
     );
     await refused({ ...base, reserveAccounts: 65 }, "reserve_accounts_too_large");
+  });
+
+  it("falls back to a direct route when a two-leg one exceeds maxAccounts, and refuses when none exists", async () => {
+    // Pairs of the demo venue whose best route has two legs: with and without a direct pool besides.
+    const mints = [USDC_MINT, ...tokens.map((candidate) => candidate.address)];
+    let withDirect: Query | undefined;
+    let withoutDirect: Query | undefined;
+    for (const inputMint of mints) {
+      for (const outputMint of mints) {
+        if (inputMint === outputMint || (withDirect && withoutDirect)) continue;
+        const query = { inputMint, outputMint, amount: 1_000_000 };
+        const { status, body } = await get(query);
+        if (status !== 200 || body.routePlan?.length !== 2) continue;
+        const direct = await get({ ...query, onlyDirectRoutes: "true" });
+        if (direct.status === 200) withDirect ??= query;
+        else withoutDirect ??= query;
+      }
+    }
+    expect(withDirect, "a demo pair routed over two legs with a direct pool too").toBeDefined();
+    expect(withoutDirect, "a demo pair routed over two legs only").toBeDefined();
+    for (const query of [withDirect, withoutDirect] as Query[]) {
+      const user = await wallet([[query.inputMint as Address, 5_000_000n]]);
+      const base = { ...query, userPublicKey: user.address };
+      const twoLegs = await ok(base);
+      const accounts = decoded(twoLegs).keys.length;
+      if (query === withDirect) {
+        const direct = await ok({ ...base, onlyDirectRoutes: "true" });
+        const directAccounts = decoded(direct).keys.length;
+        expect(directAccounts).toBeLessThan(accounts);
+        const fitted = await ok({ ...base, maxAccounts: directAccounts });
+        expect(fitted.routePlan).toHaveLength(1);
+        expect(decoded(fitted).keys.length).toBeLessThanOrEqual(directAccounts);
+      } else {
+        await refused({ ...base, maxAccounts: accounts - 1 }, "max_accounts_too_small");
+      }
+    }
   });
 
   it("returns the lookup tables the transaction uses when asked: none", async () => {

@@ -19,9 +19,9 @@ import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
+import { settledOrder, submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -105,27 +105,6 @@ function openTransactionOf(quote: IntentQuoteResponse): string {
   return quote.openTransaction;
 }
 
-async function submit(quoteResponse: IntentQuoteResponse, signedOpenTransaction: string) {
-  const response = await fetch(`${t.url}/submit-intent`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ quoteResponse, signedOpenTransaction }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, string> };
-}
-
-async function settled(signature: string): Promise<OrderStatusResponse> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const response = await fetch(`${t.url}/order-status?signature=${signature}`);
-    const body = (await response.json()) as OrderStatusResponse;
-    expect(response.status, JSON.stringify(body)).toBe(200);
-    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
-    if (["closed", "expired", "failed"].includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`order ${signature} did not settle`);
-}
-
 /** The fee payer's signature, base58: the transaction's id. */
 function signatureOf(tx: Transaction): string {
   if (!tx.signature) throw new Error("the transaction is not signed");
@@ -178,12 +157,12 @@ describe("a @solana/web3.js 1.x client", () => {
     tx.partialSign(keypair);
     expect(tx.verifySignatures()).toBe(true);
     const signed = tx.serialize().toString("base64");
-    const answer = await submit(quote, signed);
+    const answer = await submitIntent(t.url, quote, signed);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(validateAgainstReference("IntentSwapResponse", answer.body)).toEqual([]);
     expect(answer.body.openTransactionSignature).toBe(signatureOf(tx));
 
-    const status = await settled(signatureOf(tx));
+    const status = await settledOrder(t.url, signatureOf(tx));
     expect(status.status).toBe("closed");
     expect(status.fills).toHaveLength(1);
     expect(status.reverts).toBeUndefined();
@@ -213,7 +192,7 @@ describe("a @solana/web3.js 1.x client", () => {
     tx.partialSign(keypair);
     const altered = tx.serialize().toString("base64");
 
-    const answer = await submit(quote, altered);
+    const answer = await submitIntent(t.url, quote, altered);
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
     expect(answer.body.code).toBe("invalid_open_transaction");
     expect(Object.keys(answer.body).sort()).toEqual(["code", "msg"]);

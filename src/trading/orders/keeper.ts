@@ -113,6 +113,11 @@ export class OrderKeeper {
     await this.running?.catch(() => {});
   }
 
+  /** Resolves once the next pass over the active orders has finished (immediately when stopped). */
+  async nextPass(): Promise<void> {
+    await this.schedule?.nextRun();
+  }
+
   /** An order (as just stored) whose open transaction just landed: settle it now rather than at the next tick. */
   opened(order: OrderRecord): void {
     void this.advance(order).catch((error: unknown) =>

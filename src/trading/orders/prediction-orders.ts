@@ -34,15 +34,20 @@ import { USDC_MINT } from "../../contract/markets.js";
 import type { OrderResponse } from "../../contract/trade.js";
 import type { Tables } from "../../storage/database.js";
 import type { TradingBook } from "../book.js";
+import {
+  computeBudgetFields,
+  computeUnitPriceFor,
+  MAX_COMPUTE_UNIT_LIMIT,
+  simulatedComputeUnitLimit,
+} from "../compute-budget.js";
 import { OrderRefused } from "../errors.js";
 import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
 import type { AsyncMarket } from "../market.js";
 import type { OrderRequest, PricedRoute } from "../order-terms.js";
-import { MAX_COMPUTE_UNIT_LIMIT } from "../order-transaction.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { MarketInitDesk } from "../prediction-market-init.js";
 import { initPayment, initTerms } from "../prediction-market-init.js";
-import { associatedTokenAddress } from "../token-accounts.js";
+import { associatedTokenAddress, checkNamedTokenAccount } from "../token-accounts.js";
 import { compileMessage, signedTransaction } from "../transaction.js";
 import { BPS } from "../venues/cpmm.js";
 import { OutcomeMintMarket } from "../venues/prediction.js";
@@ -231,7 +236,20 @@ export async function orderPredictionMarket(
   const user = request.userPublicKey;
   if (!user) return answer;
   if (!deps) throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
-  if (request.platformFeeScale > 0) await checkBuilderFeeAccount(deps, request.feeAccount);
+  if (request.platformFeeScale > 0) {
+    // Paid in USDC, the settlement mint, whichever way the order goes.
+    if (!request.feeAccount || !deps.chain || !deps.book)
+      throw new OrderRefused(
+        "invalid_fee_account",
+        "platformFeeScale needs feeAccount, a USDC token account",
+      );
+    await checkNamedTokenAccount(deps.chain, deps.book, {
+      name: "feeAccount",
+      account: request.feeAccount,
+      mint: USDC_MINT,
+      refusal: "invalid_fee_account",
+    });
+  }
   await admit(user);
   const terms: OrderTerms = {
     ...(request.revertWallet && request.revertWallet !== user ? { revertWallet: request.revertWallet } : {}),
@@ -247,31 +265,6 @@ export async function orderPredictionMarket(
     terms,
   );
   return { ...answer, ...opened };
-}
-
-/** Refuses a builder-fee account that is not an existing USDC token account of someone other than the venue. */
-async function checkBuilderFeeAccount(
-  deps: PredictionOrderDeps,
-  feeAccount: Address | undefined,
-): Promise<void> {
-  if (!feeAccount || !deps.chain || !deps.book)
-    throw new OrderRefused("invalid_fee_account", "platformFeeScale needs feeAccount, a USDC token account");
-  if (deps.book.isVenueAccount(feeAccount))
-    throw new OrderRefused(
-      "invalid_fee_account",
-      `feeAccount ${feeAccount} is one of the venue's own accounts`,
-    );
-  const account = await deps.chain.getTokenAccount(feeAccount);
-  if (!account || account.mint !== USDC_MINT)
-    throw new OrderRefused(
-      "invalid_fee_account",
-      `feeAccount ${feeAccount} must be an existing token account of the settlement mint ${USDC_MINT}`,
-    );
-  if (deps.book.isVenueAccount(account.owner))
-    throw new OrderRefused(
-      "invalid_fee_account",
-      `feeAccount ${feeAccount} belongs to ${account.owner}, one of the venue's own accounts`,
-    );
 }
 
 /** Records an async order and returns its open transaction (unsigned), lifetime and priority fee. */
@@ -331,11 +324,13 @@ export async function issuePredictionOrder(
     });
   const limit =
     request.dynamicComputeUnitLimit && deps.chain
-      ? await simulatedLimit(deps.chain, signedTransaction(await message(MAX_COMPUTE_UNIT_LIMIT, 0n), []))
+      ? await simulatedComputeUnitLimit(
+          deps.chain,
+          signedTransaction(await message(MAX_COMPUTE_UNIT_LIMIT, 0n), []),
+          ESCROW_COMPUTE_UNITS,
+        )
       : ESCROW_COMPUTE_UNITS;
-  const microLamports =
-    request.computeUnitPriceMicroLamports ??
-    (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(limit);
+  const microLamports = computeUnitPriceFor(request, limit);
   const wire = signedTransaction(await message(limit, microLamports), []);
   await insertOrder(deps.db, {
     id: orderId,
@@ -355,24 +350,11 @@ export async function issuePredictionOrder(
     answer: null,
     terms,
   });
-  // Solana charges ceil(limit × price / 10^6) lamports of priority fee.
-  const priorityLamports = (BigInt(limit) * microLamports + 999_999n) / 1_000_000n;
   return {
     transaction: Buffer.from(wire).toString("base64"),
     lastValidBlockHeight: Number(latest.lastValidBlockHeight),
-    computeUnitLimit: limit,
-    prioritizationFeeLamports: Number(priorityLamports),
-    prioritizationType: {
-      computeBudget: { microLamports: Number(microLamports), estimatedMicroLamports: Number(microLamports) },
-    },
+    ...computeBudgetFields(limit, microLamports),
   };
-}
-
-/** The compute units the open transaction uses, simulated unsigned, with a tenth more; the default when it cannot run. */
-async function simulatedLimit(chain: Chain, wire: Uint8Array): Promise<number> {
-  const result = await chain.simulateTransaction(wire, { sigVerify: false });
-  if (result.err || result.unitsConsumed <= 0n) return ESCROW_COMPUTE_UNITS;
-  return Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.ceil(Number(result.unitsConsumed) * 1.1));
 }
 
 export interface PredictionSettleInput extends EscrowedOrder {

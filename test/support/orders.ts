@@ -1,0 +1,30 @@
+/** Following orders over the trade API as a client does: submitting an intent, polling its status. */
+import { expect } from "vitest";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
+import { validateAgainstReference } from "./reference-schema.js";
+
+/** POSTs `/submit-intent` to the server at `url`; returns the status and the JSON body. */
+export async function submitIntent(url: string, quoteResponse: unknown, signedOpenTransaction: string) {
+  const response = await fetch(`${url}/submit-intent`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ quoteResponse, signedOpenTransaction }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
+
+/**
+ * Polls `/order-status` of the server at `url` until the order opened by `signature` is closed,
+ * expired or failed; every answer on the way must be a 200 the reference schema accepts.
+ */
+export async function settledOrder(url: string, signature: string): Promise<OrderStatusResponse> {
+  for (let attempt = 0; attempt < 150; attempt++) {
+    const response = await fetch(`${url}/order-status?signature=${signature}`);
+    const body = (await response.json()) as OrderStatusResponse;
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
+    if (["closed", "expired", "failed"].includes(body.status)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`order ${signature} did not settle`);
+}
