@@ -96,6 +96,18 @@ export interface SimulateOptions {
   replaceRecentBlockhash?: boolean;
 }
 
+/** What the transactions that landed in one recent slot paid per compute unit, in micro-lamports. */
+export interface SlotPrioritizationFees {
+  slot: bigint;
+  /** The lowest price any of them paid (Solana's `prioritizationFee`); 0 when one paid none. */
+  prioritizationFee: bigint;
+  /**
+   * The price each of them paid, where the chain reports it (the sandbox does, for a bounded number a
+   * slot); a Solana node reports only the lowest, so from one this is `[prioritizationFee]`.
+   */
+  computeUnitPrices: readonly bigint[];
+}
+
 /** A Solana chain as trading code sees it. Every failure is a `ChainError`. */
 export interface Chain {
   getLatestBlockhash(): Promise<LatestBlockhash>;
@@ -116,6 +128,11 @@ export interface Chain {
   getSignatureStatuses(signatures: readonly Signature[]): Promise<(SignatureStatus | null)[]>;
   getTransaction(signature: Signature): Promise<TransactionRecord | null>;
   getMinimumBalanceForRentExemption(space: number): Promise<bigint>;
+  /**
+   * The compute-unit prices paid in the recent slots that landed transactions (the last 150 slots, as
+   * Solana's getRecentPrioritizationFees), oldest first; slots that landed nothing are left out.
+   */
+  getRecentPrioritizationFees(): Promise<SlotPrioritizationFees[]>;
   /** Credits lamports from the cluster's faucet (sandbox and test clusters only). */
   requestAirdrop(address: Address, lamports: bigint): Promise<Signature>;
 }

@@ -24,6 +24,7 @@ import type {
   SignatureStatus,
   SimulateOptions,
   SimulationResult,
+  SlotPrioritizationFees,
   TokenAccount,
   TokenAccountFilter,
   TransactionRecord,
@@ -290,6 +291,18 @@ export class RpcChain implements Chain {
 
   async getMinimumBalanceForRentExemption(space: number): Promise<bigint> {
     return this.rpc.getMinimumBalanceForRentExemption(BigInt(space)).send();
+  }
+
+  /** A node reports each slot's lowest price only, so that is each slot's one price here. */
+  async getRecentPrioritizationFees(): Promise<SlotPrioritizationFees[]> {
+    const fees = await this.rpc.getRecentPrioritizationFees().send();
+    return fees
+      .map(({ slot, prioritizationFee }) => ({
+        slot,
+        prioritizationFee,
+        computeUnitPrices: [prioritizationFee],
+      }))
+      .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0));
   }
 
   async requestAirdrop(address: Address, amount: bigint): Promise<Signature> {

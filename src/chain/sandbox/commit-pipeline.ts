@@ -13,6 +13,7 @@ import { parseWireTransaction } from "../wire.js";
 import type { ChainStore } from "./chain-store.js";
 import type { CommitBatch, StoredAccount, StoredTransaction } from "./commit-batch.js";
 import type { ChainLeaseLostError } from "./lease.js";
+import type { PricedTransaction, RecentPrioritizationFees } from "./prioritization-fees.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
 import { SignatureVerifier } from "./signature-verifier.js";
@@ -55,12 +56,14 @@ type Job = SendJob | InstallJob;
 interface UncommittedGroup {
   jobs: ({ job: InstallJob } | { job: SendJob; signature: Signature })[];
   transactions: StoredTransaction[];
+  /** Each transaction's price and written accounts, in the order of `transactions`. */
+  priced: PricedTransaction[];
   written: Map<Address, Uint8Array>;
   slot: bigint;
 }
 
 function emptyGroup(): UncommittedGroup {
-  return { jobs: [], transactions: [], written: new Map(), slot: 0n };
+  return { jobs: [], transactions: [], priced: [], written: new Map(), slot: 0n };
 }
 
 /** The sandbox chain's send queue, group execution and group commit (see the module comment). */
@@ -85,6 +88,8 @@ export class CommitPipeline {
     private readonly statuses: SignatureStatuses,
     private readonly tokenAccounts: TokenAccountIndex,
     private readonly logger: ChainLogger | undefined,
+    /** Hears the price of every transaction once it has landed durably. */
+    private readonly prioritizationFees: RecentPrioritizationFees,
   ) {}
 
   /** How many transactions have landed since genesis. */
@@ -286,6 +291,7 @@ export class CommitPipeline {
         } else {
           const executed = this.executor.execute(job, slot, next.written);
           next.transactions.push(executed.record);
+          next.priced.push(executed.priced);
           next.jobs.push({ job, signature: executed.signature });
         }
       } catch (error) {
@@ -331,6 +337,11 @@ export class CommitPipeline {
       if ("signature" in landed) landed.job.resolve(landed.signature);
       else landed.job.resolve();
     }
+    // Recorded in the same turn as the answers, so a sender that awaited its send reads its own price.
+    batch.transactions.forEach((tx, i) => {
+      const priced = group.priced[i];
+      if (priced) this.prioritizationFees.record(tx.slot, priced);
+    });
     this.publish({
       slot: group.slot,
       transactions: batch.transactions.map((tx) => ({ signature: tx.signature, err: tx.err })),

@@ -26,10 +26,15 @@ import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 export const SOLANA_CORE_VERSION = "2.2.20";
 const FEATURE_SET = 3_294_202_862;
 
+/** Accounts one getRecentPrioritizationFees may name: Solana's bound (MAX_TX_ACCOUNT_LOCKS). */
+export const MAX_PRIORITIZATION_FEE_ACCOUNTS = 128;
+
 /** How many inputs one call may name (RPC_LIMITS by default). */
 export interface RpcMethodLimits {
   multipleAccounts: number;
   signatureStatuses: number;
+  /** Default MAX_PRIORITIZATION_FEE_ACCOUNTS. */
+  prioritizationFeeAccounts: number;
 }
 
 export interface RpcMethodOptions {
@@ -147,6 +152,7 @@ export function createRpcMethods(
 ): Map<string, RpcMethod> {
   const maxAccounts = options.limits?.multipleAccounts ?? RPC_LIMITS.multipleAccounts;
   const maxSignatures = options.limits?.signatureStatuses ?? RPC_LIMITS.signatureStatuses;
+  const maxFeeAccounts = options.limits?.prioritizationFeeAccounts ?? MAX_PRIORITIZATION_FEE_ACCOUNTS;
   const context = async () => ({ slot: Number(await chain.getSlot()), apiVersion: SOLANA_CORE_VERSION });
   const withContext = async (value: unknown) => ({ context: await context(), value });
   const decimalsCache = new Map<string, number>();
@@ -177,7 +183,16 @@ export function createRpcMethods(
     getTransactionCount: async () => chain.transactionCount(),
     getFirstAvailableBlock: async () => 0,
     minimumLedgerSlot: async () => 0,
-    getRecentPrioritizationFees: async () => [],
+    getRecentPrioritizationFees: async (params) => {
+      const accounts = params[0] ?? [];
+      if (!Array.isArray(accounts)) throw invalid("Invalid params: expected an array of account addresses");
+      if (accounts.length > maxFeeAccounts) throw invalid(`Too many inputs provided; max ${maxFeeAccounts}`);
+      const checked = accounts.map((_, i) => addressParam(accounts, i, "account"));
+      return chain.prioritizationFeesFor(checked).map((fee) => ({
+        slot: Number(fee.slot),
+        prioritizationFee: Number(fee.prioritizationFee),
+      }));
+    },
     getEpochInfo: async () => {
       const slot = Number(await chain.getSlot());
       return {

@@ -211,7 +211,13 @@ export function createRpcServer(chain: SandboxChain, options: RpcServerOptions =
     close: () =>
       new Promise((resolve) => {
         if (!server.listening) return resolve();
-        server.close(() => resolve());
+        // A request still in flight leaves its keep-alive connection idle once answered, and close()
+        // would wait out the keep-alive timeout for it: such connections are ended as they go idle.
+        const sweep = setInterval(() => server.closeIdleConnections(), 20);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

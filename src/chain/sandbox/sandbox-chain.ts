@@ -21,6 +21,7 @@ import type {
   SignatureStatus,
   SimulateOptions,
   SimulationResult,
+  SlotPrioritizationFees,
   TokenAccount,
   TokenAccountFilter,
   TransactionRecord,
@@ -31,6 +32,7 @@ import { ChainStore } from "./chain-store.js";
 import type { StoredAccount } from "./commit-batch.js";
 import { type ChainLogger, type CommitEvent, CommitPipeline } from "./commit-pipeline.js";
 import { ChainLease, type ChainLeaseSettings } from "./lease.js";
+import { RecentPrioritizationFees, type SlotPrioritizationFee } from "./prioritization-fees.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
 import { BLOCKHASH_VALIDITY_BLOCKS, SlotClock, systemClock, type WallClock } from "./slot-clock.js";
@@ -59,6 +61,7 @@ export interface SandboxChainOptions {
 export class SandboxChain implements Chain {
   private readonly statuses: SignatureStatuses;
   private readonly tokenAccounts = new TokenAccountIndex();
+  private readonly prioritizationFees = new RecentPrioritizationFees();
   private readonly executor: TransactionExecutor;
   private readonly pipeline: CommitPipeline;
   private airdropBuilder: AirdropBuilder | null = null;
@@ -80,6 +83,7 @@ export class SandboxChain implements Chain {
       this.statuses,
       this.tokenAccounts,
       logger,
+      this.prioritizationFees,
     );
     lease.onLost((error) => this.pipeline.leaseLost(error));
   }
@@ -230,6 +234,15 @@ export class SandboxChain implements Chain {
 
   async getMinimumBalanceForRentExemption(space: number): Promise<bigint> {
     return this.executor.svm.minimumBalanceForRentExemption(BigInt(space));
+  }
+
+  async getRecentPrioritizationFees(): Promise<SlotPrioritizationFees[]> {
+    return this.prioritizationFees.recent(this.slots.slot());
+  }
+
+  /** Solana's getRecentPrioritizationFees with its accounts filter, oldest slot first (for the JSON-RPC). */
+  prioritizationFeesFor(accounts: readonly Address[]): SlotPrioritizationFee[] {
+    return this.prioritizationFees.forAccounts(this.slots.slot(), accounts);
   }
 
   async requestAirdrop(address: Address, lamports: bigint): Promise<Signature> {

@@ -9,9 +9,10 @@ import type { Address, Signature } from "@solana/kit";
 import { addressOf } from "../base58.js";
 import type { SimulateOptions, SimulationResult } from "../chain.js";
 import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
-import { transactionFee } from "../fees.js";
+import { computeUnitPriceOf, transactionFee } from "../fees.js";
 import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
 import type { StoredTransaction } from "./commit-batch.js";
+import type { PricedTransaction } from "./prioritization-fees.js";
 import type { SignatureStatuses } from "./signature-statuses.js";
 import type { SignatureVerdict } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
@@ -44,6 +45,8 @@ export interface ExecutableTransaction {
 export interface ExecutedTransaction {
   signature: Signature;
   record: StoredTransaction;
+  /** Its compute-unit price and the accounts it wrote, for the prioritization-fee cache. */
+  priced: PricedTransaction;
 }
 
 interface ResolvedKey {
@@ -173,6 +176,7 @@ export class TransactionExecutor {
     }
     // The accounts themselves are read once per commit; here only their lamports.
     const postBalances: bigint[] = new Array(count);
+    const writable: Address[] = [];
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
       if (!key.writable) {
@@ -180,6 +184,7 @@ export class TransactionExecutor {
         continue;
       }
       written.set(key.address, key.bytes);
+      writable.push(key.address);
       postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
     }
     this.statuses.executed(signature, slot, err);
@@ -195,7 +200,7 @@ export class TransactionExecutor {
       postBalances,
       wire: job.wire,
     };
-    return { signature, record };
+    return { signature, record, priced: { computeUnitPrice: computeUnitPriceOf(tx), writable } };
   }
 
   private useSigverify(on: boolean): void {

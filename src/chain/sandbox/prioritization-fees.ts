@@ -1,0 +1,123 @@
+/**
+ * What recent transactions on the sandbox chain paid per compute unit, kept as a Solana validator's
+ * prioritization-fee cache keeps it for `getRecentPrioritizationFees`: per slot, the lowest price a
+ * landed transaction paid and, per account written, the lowest price a transaction writing it paid.
+ * Here each transaction's own price is kept too (a bounded number a slot), for the venue's priority
+ * fee levels. Only the last 150 slots are kept and every slot's records are bounded, so memory stays
+ * bounded however busy the chain is. A restart starts it empty, as a validator's does.
+ */
+import type { Address } from "@solana/kit";
+import type { SlotPrioritizationFees } from "../chain.js";
+
+/** Slots kept, counted back from the current one: a validator's cache holds 150 blocks. */
+export const PRIORITIZATION_FEE_SLOTS = 150n;
+/** Prices kept a slot for the fee levels: plenty for percentiles, and a bound on a busy slot. */
+export const PRICES_PER_SLOT = 256;
+/**
+ * Accounts whose lowest price a slot tracks. One written by no tracked transaction reports the slot's
+ * lowest price, as an account at or below it does on a validator (which prunes those).
+ */
+export const ACCOUNTS_PER_SLOT = 1_024;
+
+/** A landed transaction's price and the accounts it wrote, as the cache records it. */
+export interface PricedTransaction {
+  computeUnitPrice: bigint;
+  writable: readonly Address[];
+}
+
+interface SlotEntry {
+  readonly slot: bigint;
+  lowest: bigint;
+  readonly prices: bigint[];
+  /** The lowest price of a transaction writing each account (see ACCOUNTS_PER_SLOT). */
+  readonly accounts: Map<Address, bigint>;
+}
+
+/** One slot's answer to `getRecentPrioritizationFees`, as a validator computes it. */
+export interface SlotPrioritizationFee {
+  slot: bigint;
+  prioritizationFee: bigint;
+}
+
+/** The recent slots' prices (see the module comment). */
+export class RecentPrioritizationFees {
+  /** Ascending by slot: transactions commit in the order they executed. */
+  private readonly entries: SlotEntry[] = [];
+
+  /** Records a transaction that landed (committed) in `slot`. */
+  record(slot: bigint, transaction: PricedTransaction): void {
+    const entry = this.entryFor(slot);
+    const price = transaction.computeUnitPrice;
+    if (price < entry.lowest) entry.lowest = price;
+    if (entry.prices.length < PRICES_PER_SLOT) entry.prices.push(price);
+    for (const account of transaction.writable) {
+      const known = entry.accounts.get(account);
+      if (known === undefined ? entry.accounts.size < ACCOUNTS_PER_SLOT : price < known)
+        entry.accounts.set(account, price);
+    }
+  }
+
+  /** Every kept slot within the window at `currentSlot`, oldest first, with each transaction's price. */
+  recent(currentSlot: bigint): SlotPrioritizationFees[] {
+    this.expire(currentSlot);
+    return this.entries.map((entry) => ({
+      slot: entry.slot,
+      prioritizationFee: entry.lowest,
+      computeUnitPrices: entry.prices.slice(),
+    }));
+  }
+
+  /**
+   * Solana's `getRecentPrioritizationFees(accounts)`: per slot, the lowest price paid, raised to the
+   * lowest price paid by the transactions writing each named account where that is higher.
+   */
+  forAccounts(currentSlot: bigint, accounts: readonly Address[]): SlotPrioritizationFee[] {
+    this.expire(currentSlot);
+    return this.entries.map((entry) => {
+      let fee = entry.lowest;
+      for (const account of accounts) {
+        const paid = entry.accounts.get(account);
+        if (paid !== undefined && paid > fee) fee = paid;
+      }
+      return { slot: entry.slot, prioritizationFee: fee };
+    });
+  }
+
+  private entryFor(slot: bigint): SlotEntry {
+    const last = this.entries.at(-1);
+    if (last?.slot === slot) return last;
+    if (last === undefined || slot > last.slot) {
+      if (last) prune(last);
+      this.expire(slot);
+      const entry = newEntry(slot);
+      this.entries.push(entry);
+      return entry;
+    }
+    // An earlier slot than the newest: only if commits ever finished out of order.
+    let index = this.entries.length - 1;
+    while (index > 0 && (this.entries[index - 1] as SlotEntry).slot >= slot) index--;
+    const found = this.entries[index] as SlotEntry;
+    if (found.slot === slot) return found;
+    const entry = newEntry(slot);
+    this.entries.splice(index, 0, entry);
+    return entry;
+  }
+
+  /** Drops the slots that have left the window at `currentSlot`. */
+  private expire(currentSlot: bigint): void {
+    const oldest = currentSlot - PRIORITIZATION_FEE_SLOTS;
+    let stale = 0;
+    while (stale < this.entries.length && (this.entries[stale] as SlotEntry).slot <= oldest) stale++;
+    if (stale > 0) this.entries.splice(0, stale);
+  }
+}
+
+// A slot is complete once a later one begins: an account at or below its lowest price cannot raise an
+// answer, so only the others are kept (as a validator prunes its cache).
+function prune(entry: SlotEntry): void {
+  for (const [account, paid] of entry.accounts) if (paid <= entry.lowest) entry.accounts.delete(account);
+}
+
+function newEntry(slot: bigint): SlotEntry {
+  return { slot, lowest: 2n ** 64n, prices: [], accounts: new Map() };
+}
