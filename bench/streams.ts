@@ -1,7 +1,7 @@
 /**
- * Quote-stream benchmark of the built server: `--clients` WebSocket clients (default 2,000) each
- * subscribe to `--pairs` pairs (default 5) of the demo pools' tokens, while a trader moves pools every
- * slot so that quotes change. For every frame pass (one per slot) it measures how long the server takes
+ * Pair-stream benchmark of the built server, `/quote-stream` or (`--stream book`) `/book-stream`:
+ * `--clients` WebSocket clients (default 2,000) each subscribe to `--pairs` pairs (default 5) of the
+ * demo pools' tokens, while a trader moves pools every slot so that quotes and books change. For every frame pass (one per slot) it measures how long the server takes
  * to get the pass's frames out to every client that receives one (last receipt − first receipt), and
  * prints the p50 and p99 of that spread over the run (target: p99 <= 100 ms; with fewer than 100 passes
  * the p99 is the worst pass), the server's own fan-out metric (which also counts the quoting before the
@@ -21,10 +21,20 @@ import { signOrderTransaction, TradeClient } from "../src/client/trade.js";
 import { USDC_MINT } from "../src/contract/markets.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
-import { cpuTimeUs, percentile, random, sleep, startServer, stopServer } from "./support.js";
+import {
+  cpuTimeUs,
+  healthCheckRate,
+  percentile,
+  random,
+  rawLiteSvmRate,
+  sleep,
+  startServer,
+  stopServer,
+} from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
+    stream: { type: "string", default: "quote" },
     clients: { type: "string", default: "2000" },
     pairs: { type: "string", default: "5" },
     duration: { type: "string", default: "20" },
@@ -33,10 +43,18 @@ const { values: args } = parseArgs({
 const CLIENTS = Number(args.clients);
 const PAIRS = Number(args.pairs);
 const DURATION_MS = Number(args.duration) * 1000;
+if (args.stream !== "quote" && args.stream !== "book") throw new Error("--stream is quote or book");
+/** The stream measured: `/quote-stream` or `/book-stream`. */
+const STREAM = `${args.stream}-stream`;
 
 async function main(): Promise<void> {
   const server = await startServer();
   try {
+    const health = await healthCheckRate(server.url);
+    const liteSvm = await rawLiteSvmRate();
+    console.log(
+      `baselines, server idle: GET /health-check ${health.toFixed(0)} req/s; raw LiteSVM (sigverify on, in process) ${liteSvm.toFixed(0)} SOL transfers/s`,
+    );
     const storage = await openStorage({ DATA_DIR: server.dataDir });
     const venueSeed = await resolveVenueSeed(storage.db, undefined);
     await storage.close();
@@ -50,7 +68,7 @@ async function main(): Promise<void> {
     const arrivals = new Map<number, number[]>();
     let frames = 0;
     const sockets: WebSocket[] = [];
-    const url = `${server.url.replace("http", "ws")}/quote-stream`;
+    const url = `${server.url.replace("http", "ws")}/${STREAM}`;
     const opened = performance.now();
     for (let start = 0; start < CLIENTS; start += 100) {
       await Promise.all(
@@ -80,7 +98,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `${CLIENTS} clients × ${PAIRS} pairs subscribed in ${((performance.now() - opened) / 1000).toFixed(1)} s (WebSocket extensions negotiated: ${sockets[0]?.extensions || "none"})`,
+      `/${STREAM}: ${CLIENTS} clients × ${PAIRS} pairs subscribed in ${((performance.now() - opened) / 1000).toFixed(1)} s (WebSocket extensions negotiated: ${sockets[0]?.extensions || "none"})`,
     );
 
     // A trader moves three pools every slot, so that quotes change.
@@ -151,7 +169,9 @@ async function main(): Promise<void> {
     const fanoutCount = fanoutAfter.count - fanoutBefore.count;
     const fanoutMeanMs = ((fanoutAfter.sum - fanoutBefore.sum) / fanoutCount) * 1000;
     console.log(
-      `  server side, start of a pass until all its frames were written (oddsgate_quote_stream_fanout_seconds): mean ${fanoutMeanMs.toFixed(1)} ms, p50 <= ${bucketPercentile(fanout, 50)} ms, p99 <= ${bucketPercentile(fanout, 99)} ms (bucket bounds) over ${fanoutCount} passes (target: p99 <= 100 ms)`,
+      fanoutCount > 0
+        ? `  server side, start of a pass until all its frames were written (${fanoutMetric}): mean ${fanoutMeanMs.toFixed(1)} ms, p50 <= ${bucketPercentile(fanout, 50)} ms, p99 <= ${bucketPercentile(fanout, 99)} ms (bucket bounds) over ${fanoutCount} passes (target: p99 <= 100 ms)`
+        : `  server side: ${fanoutMetric} is not exported by this server`,
     );
     console.log(
       `  server CPU ${((cpu / 1000 / elapsed) * 100).toFixed(0)}% of one core; load generator (clients and trader) ${(((loadCpu.user + loadCpu.system) / 1000 / elapsed) * 100).toFixed(0)}%`,
@@ -191,19 +211,20 @@ function bursts(times: readonly number[]): number[][] {
   return groups;
 }
 
+/** The server's fan-out histogram of the stream measured. */
+const fanoutMetric = `oddsgate_${args.stream}_stream_fanout_seconds`;
+
 /** The fan-out histogram from /metrics: cumulative bucket counts (upper bound in ms → count), sum and count. */
 async function fanoutHistogram(
   url: string,
 ): Promise<{ buckets: Map<number, number>; sum: number; count: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const buckets = new Map<number, number>();
-  for (const match of text.matchAll(
-    /^oddsgate_quote_stream_fanout_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm,
-  )) {
+  for (const match of text.matchAll(new RegExp(`^${fanoutMetric}_bucket\\{le="([^"]+)"\\} (\\d+)$`, "gm"))) {
     buckets.set(match[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(match[1]) * 1000, Number(match[2]));
   }
   const value = (name: string) =>
-    Number(text.match(new RegExp(`^oddsgate_quote_stream_fanout_seconds_${name} (\\S+)$`, "m"))?.[1] ?? 0);
+    Number(text.match(new RegExp(`^${fanoutMetric}_${name} (\\S+)$`, "m"))?.[1] ?? 0);
   return { buckets, sum: value("sum"), count: value("count") };
 }
 

@@ -1,10 +1,18 @@
-/** What the benches share: the built server started and stopped, a process's CPU time, autocannon runs. */
+/**
+ * What the benches share: the built server started and stopped, a process's CPU time, autocannon runs,
+ * and baselines of the machine's speed (`/health-check` req/s, a bare LiteSVM's transfers per second).
+ */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { type Blockhash, generateKeyPairSigner } from "@solana/kit";
+import { getTransferSolInstruction } from "@solana-program/system";
 import type autocannon from "autocannon";
+import { addressBytes } from "../src/chain/base58.js";
+import { buildSignedTransaction } from "../src/chain/build-transaction.js";
+import { createSvm, FailedTransactionMetadata } from "../src/chain/sandbox/svm.js";
 
 const MAIN = path.resolve("dist/cli/main.js");
 
@@ -153,4 +161,40 @@ export function runAutocannon(options: autocannon.Options): Promise<autocannon.R
       resolve(JSON.parse(stdout) as autocannon.Result);
     });
   });
+}
+
+/** GET /health-check req/s of the server at `url` over `seconds` (after a one-second warm-up): the HTTP baseline. */
+export async function healthCheckRate(url: string, seconds = 5, connections = 50): Promise<number> {
+  await runAutocannon({ url: `${url}/health-check`, duration: 1, connections });
+  const result = await runAutocannon({ url: `${url}/health-check`, duration: seconds, connections });
+  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error("/health-check failed under load");
+  return result.requests.average;
+}
+
+/**
+ * SOL transfers per second a bare LiteSVM executes in this process, configured as the sandbox runs it
+ * (signatures verified): the chain baseline.
+ */
+export async function rawLiteSvmRate(transactions = 5_000): Promise<number> {
+  const svm = createSvm();
+  const payer = await generateKeyPairSigner();
+  const recipient = (await generateKeyPairSigner()).address;
+  svm.airdrop(addressBytes(payer.address), 1_000_000_000_000n);
+  const lifetime = { blockhash: svm.latestBlockhash() as Blockhash, lastValidBlockHeight: 0n };
+  const wires: Uint8Array[] = [];
+  for (let i = 0; i < transactions; i++) {
+    // Distinct amounts keep every signature unique.
+    const transfer = getTransferSolInstruction({
+      source: payer,
+      destination: recipient,
+      amount: 1_000_000 + i,
+    });
+    wires.push(await buildSignedTransaction(payer, [transfer], lifetime));
+  }
+  const started = performance.now();
+  for (const wire of wires) {
+    if (svm.sendVersionedTransaction(wire) instanceof FailedTransactionMetadata)
+      throw new Error("a raw LiteSVM transfer failed");
+  }
+  return (transactions * 1000) / (performance.now() - started);
 }

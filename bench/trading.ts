@@ -14,6 +14,8 @@
  *     req/s on the 2-core reference machine);
  *   - the same orders delivered to another wallet (`destinationWallet`) and paid by a `sponsor`, as
  *     a ratio of the plain ones (target >= 0.8);
+ *   - `GET /quote` (the deprecated imperative quote) over the same pairs, as a ratio of
+ *     `/health-check` (target >= 25%, as quote-only `/order`);
  *   - the same three one request at a time: at 50 connections p50 is mostly queueing (50 / req/s),
  *     so the quote's own latency, which the 2 ms p50 target bounds, shows only at 1 connection.
  *
@@ -411,14 +413,16 @@ async function main(): Promise<void> {
     console.log(
       `\nGET /order: ${POOLS} pools, ${QUOTE_PAIRS.length} rotating pairs, ${CONNECTIONS} connections, ${DURATION_S} s each, interleaved`,
     );
+    const imperative = quotes.map((path) => path.replace(/^\/order\?/, "/quote?"));
     const rows = (await interleaved(server.url, pid, [
       { name: "GET /health-check", paths: ["/health-check"] },
       { name: "GET /order, quote only", paths: quotes },
       { name: "GET /order, with transaction", paths: orders },
       { name: "GET /order, with transaction, destinationWallet + sponsor", paths: sponsored },
-    ])) as [Load, Load, Load, Load];
+      { name: "GET /quote", paths: imperative },
+    ])) as [Load, Load, Load, Load, Load];
     for (const row of rows) printLoad(row);
-    const [health, quote, order, sponsoredOrder] = rows;
+    const [health, quote, order, sponsoredOrder, imperativeQuote] = rows;
     console.log(
       `  quote / health-check = ${((quote.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 25%), quote p50 ${quote.p50} ms` +
         ` (target <= 2 ms, see one at a time below); server CPU per request ${(quote.cpuUs / health.cpuUs).toFixed(2)}x health-check's`,
@@ -430,6 +434,10 @@ async function main(): Promise<void> {
     console.log(
       `  with destinationWallet + sponsor / with transaction = ${(sponsoredOrder.rps / order.rps).toFixed(2)} of req/s (target >= 0.8);` +
         ` server CPU per request ${(sponsoredOrder.cpuUs / order.cpuUs).toFixed(2)}x`,
+    );
+    console.log(
+      `  /quote / health-check = ${((imperativeQuote.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 25%);` +
+        ` /quote / quote-only /order = ${(imperativeQuote.rps / quote.rps).toFixed(2)} of req/s, p50 ${imperativeQuote.p50} ms`,
     );
     // At 50 connections p50 is mostly queueing (Little's law: 50 / req/s); one request at a time it is
     // the service time of one quote, which is what the 2 ms target can bound.

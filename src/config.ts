@@ -77,6 +77,16 @@ export const ConfigSchema = z.object({
   FIRM_QUOTES_PER_CLIENT: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perClientAddress),
   /** Prefix of every Redis key this deployment writes, so deployments can share a Redis. */
   REDIS_PREFIX: z.string().min(1).default("oddsgate:"),
+  /**
+   * Whether prediction-market buys must go to a verified wallet (the reference's Proof check,
+   * `oddsgate wallets verify`); unset, on in production and off in development.
+   */
+  WALLET_VERIFICATION: booleanSetting.optional(),
+  /**
+   * The ed25519 keypair file (solana-keygen format) signing responses for `x-sign-request`; unset,
+   * DATA_DIR/chain/response-signing.json, created on first start. Give every instance the same file.
+   */
+  RESPONSE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   /** Whether `serve` loads the bundled demo catalogue into an empty database. */
   DEMO_CATALOGUE: booleanSetting.default(true),
 });

@@ -1,8 +1,7 @@
 /** The `oddsgate` command as a user runs it: a separate process over real storage. */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { MarketsClient } from "../src/client/markets.js";
 import { TradeClient } from "../src/client/trade.js";
@@ -10,22 +9,8 @@ import { loadConfig } from "../src/config.js";
 import { loadCatalogue } from "../src/markets/store.js";
 import { openStorage } from "../src/storage/database.js";
 import { BACKENDS, tempDir } from "./support/backends.js";
+import { CLI_MAIN, childEnv, oddsgate } from "./support/cli.js";
 import { miniCatalogue } from "./support/fixtures.js";
-
-const run = promisify(execFile);
-const MAIN = path.resolve("src/cli/main.ts");
-
-/** The test runner's environment, minus vitest's own MODE=test, which would be read as our MODE setting. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const { MODE: _vitestMode, ...inherited } = process.env;
-  return { ...inherited, ...env };
-}
-
-function oddsgate(args: string[], env: Record<string, string>) {
-  return run(process.execPath, ["--import", "tsx", MAIN, ...args], {
-    env: childEnv({ LOG_LEVEL: "silent", ...env }),
-  });
-}
 
 /** A Kalshi trade-api v2 `GET /events?with_nested_markets=true` body. */
 const KALSHI_EVENTS = {
@@ -169,7 +154,7 @@ describe("oddsgate serve", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve", "--port", String(port)], {
+    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, "serve", "--port", String(port)], {
       env: childEnv({ DATA_DIR: dir, LOG_LEVEL: "warn" }),
       stdio: "ignore",
     });

@@ -25,6 +25,13 @@ import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
 import { toWireError, validationMessage } from "../http/errors.js";
 import { installMetrics } from "../http/metrics.js";
+import {
+  installResponseSigning,
+  REQUEST_ID_PATTERN,
+  type ResponseSigningKey,
+  signReply,
+  wantsSignature,
+} from "../http/response-signing.js";
 import type { ZodApp } from "../http/types.js";
 import { isKeyParameter } from "../keys/url-keys.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
@@ -56,9 +63,13 @@ export interface AppDependencies {
   logger?: FastifyServerOptions["loggerInstance"];
   /** Shorter listener timeouts than HTTP_LIMITS', so tests of them need not wait 10 s or more. */
   timeouts?: Partial<ListenerTimeouts>;
+  /**
+   * The venue's response-signing key: with it, responses are signed for callers that send
+   * `x-sign-request: true`, and the key is published at /.well-known/http-message-signatures-directory.
+   */
+  responseSigning?: ResponseSigningKey;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** Builds the Fastify app (not yet listening). */
@@ -76,14 +87,23 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     requestIdHeader: false,
     genReqId: (request) => {
       const offered = request.headers["x-request-id"];
-      // A caller's id is echoed only when it is short and plain, so it cannot forge log lines.
-      return typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
+      // A caller's id is echoed only when it is short and plain, so it cannot forge log lines (or lines
+      // of a signature base). A signed response covers the id used here as the request's: a caller whose
+      // id was replaced finds the new one in x-request-id, and its own does not verify.
+      return typeof offered === "string" && REQUEST_ID_PATTERN.test(offered) ? offered : randomUUID();
     },
     routerOptions: { maxParamLength: 256 },
     // Errors raised before routing (a malformed URL, say) get the same {code,msg} body as the rest.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const wire = toWireError(error);
-      reply.header("x-request-id", request.id).code(wire.status).send(wire.body);
+      reply.header("x-request-id", request.id).code(wire.status);
+      const key = deps.responseSigning;
+      if (!key || !wantsSignature(request)) return reply.send(wire.body);
+      // Fastify sends these answers without running onSend hooks: signed here, over the bytes sent.
+      const body = JSON.stringify(wire.body);
+      reply.type("application/json; charset=utf-8");
+      signReply(request, reply, Buffer.from(body), key);
+      return reply.send(body);
     },
     return503OnClosing: true,
     logController: new AccessLog(),
@@ -103,6 +123,10 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     // end it, or it stays half-open and holds up shutdown.
     if (request.headers.upgrade !== undefined) request.raw.socket?.end();
   });
+  // Before every plugin and handler, so that its onSend hook reaches all of them: routes, errors, 404s,
+  // and the refusals of access control.
+  const signingKey = deps.responseSigning;
+  if (signingKey) installResponseSigning(app, signingKey);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const wire = toWireError(catalogueError(error, request));
@@ -121,7 +145,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     // Registered before the access checks, so browsers' preflight requests (which carry no key) are answered.
     await app.register(cors, {
       origin: origins.includes("*") ? "*" : origins,
-      allowedHeaders: ["content-type", "x-api-key", "x-request-id"],
+      allowedHeaders: ["content-type", "x-api-key", "x-request-id", "x-sign-request"],
       exposedHeaders: [
         "x-request-id",
         "ratelimit",
@@ -171,6 +195,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   }
   if (deps.trading) {
     deps.trading.quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
+    deps.trading.books.onFanout((seconds) => metrics.bookStreamFanout.observe(seconds));
     await app.register(registerTradeApi(deps.trading, deps.config.MODE));
   }
   const sandbox = deps.chain?.sandbox;

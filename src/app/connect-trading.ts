@@ -10,6 +10,7 @@ import type { Config } from "../config.js";
 import { USDC_MINT } from "../contract/markets.js";
 import type { Storage } from "../storage/database.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
+import { BookStreamHub } from "../trading/book-stream.js";
 import { OrderDesk } from "../trading/order.js";
 import { IntentDesk } from "../trading/orders/intents.js";
 import { OrderKeeper } from "../trading/orders/keeper.js";
@@ -17,10 +18,12 @@ import type { PredictionOrderDeps, VenueSigningKeys } from "../trading/orders/pr
 import { PoolAuthorities } from "../trading/pools/authority.js";
 import { createDemoPools } from "../trading/pools/demo.js";
 import { MarketInitDesk } from "../trading/prediction-market-init.js";
+import { PriorityFeeEstimator } from "../trading/priority-fees.js";
 import { QuoteStreamHub } from "../trading/quote-stream.js";
 import { OrderStatusDesk } from "../trading/routes/get-order-status.js";
 import { SharedQuotes } from "../trading/shared-quotes.js";
 import { PredictionVenue } from "../trading/venues/prediction.js";
+import { WalletVerification } from "../trading/wallet-verification.js";
 import type { ReferenceBook } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
 
@@ -33,6 +36,12 @@ export interface Trading {
   /** Issues prediction-market initializations (`GET /prediction-market-init`). */
   marketInit: MarketInitDesk;
   quotes: QuoteStreamHub;
+  /** The `/book-stream` connections. */
+  books: BookStreamHub;
+  /** Priority fee levels read from the chain. */
+  priorityFees: PriorityFeeEstimator;
+  /** The verified wallets, and whether prediction-market buys need one. */
+  wallets: WalletVerification;
   /** Demo pools this start created (0 unless the database had none yet). */
   demoPoolsCreated: number;
   close(): Promise<void>;
@@ -48,6 +57,8 @@ export async function startTrading(
     | "REDIS_PREFIX"
     | "FIRM_QUOTES_PER_WALLET"
     | "FIRM_QUOTES_PER_CLIENT"
+    | "MODE"
+    | "WALLET_VERIFICATION"
   >,
   deps: {
     storage: Pick<Storage, "db">;
@@ -81,12 +92,26 @@ export async function startTrading(
   const { db } = deps.storage;
   const chain = deps.chain.chain;
   const marketInit = new MarketInitDesk({ db, chain, book, authorities });
-  // Async orders need the book, the chain and market initialization besides where they are recorded.
-  const predictionOrders: PredictionOrderDeps = { db, authorities, book, chain, marketInit };
-  const desk = new OrderDesk(book, chain, predictionOrders, {
-    perWallet: config.FIRM_QUOTES_PER_WALLET,
-    perClient: config.FIRM_QUOTES_PER_CLIENT,
+  const wallets = new WalletVerification({
+    db,
+    required: config.WALLET_VERIFICATION ?? config.MODE === "production",
+    ...(deps.logger ? { logger: deps.logger } : {}),
   });
+  await wallets.start();
+  // Async orders need the book, the chain, market initialization and the verified wallets besides where they are recorded.
+  const predictionOrders: PredictionOrderDeps = { db, authorities, book, chain, marketInit, wallets };
+  const priorityFees = new PriorityFeeEstimator(
+    { chain },
+    { onError: (error) => deps.logger?.error({ err: error }, "priority fees: reading the chain failed") },
+  );
+  priorityFees.start();
+  const desk = new OrderDesk(
+    book,
+    chain,
+    predictionOrders,
+    { perWallet: config.FIRM_QUOTES_PER_WALLET, perClient: config.FIRM_QUOTES_PER_CLIENT },
+    priorityFees,
+  );
   // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({
@@ -112,6 +137,20 @@ export async function startTrading(
     );
   }
   quotes.start();
+  const books = new BookStreamHub(book);
+  if (config.REDIS_URL) {
+    books.share(
+      await SharedQuotes.connect({
+        url: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        name: "book-stream",
+        slotMs: SLOT_MS,
+        compute: (pairs) => books.computeQuotes(pairs),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      }),
+    );
+  }
+  books.start();
   return {
     book,
     desk,
@@ -120,9 +159,15 @@ export async function startTrading(
     keeper,
     marketInit,
     quotes,
+    books,
+    priorityFees,
+    wallets,
     demoPoolsCreated,
     async close() {
       quotes.stop();
+      books.stop();
+      priorityFees.stop();
+      await wallets.stop();
       book.stop();
       await keeper.stop();
     },

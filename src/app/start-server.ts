@@ -1,5 +1,6 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
+import { loadResponseSigningKey } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
 import type { CatalogueFile } from "../contract/markets.js";
 import { every } from "../every.js";
@@ -109,7 +110,9 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   lifecycle.defer("trading", () => trading.close());
 
   const plan = listenerPlan(config);
-  const common = { config, catalog, access, logger: log };
+  // One key for both listeners, kept in DATA_DIR so that it survives restarts and instances share it.
+  const responseSigning = loadResponseSigningKey(config.DATA_DIR, config.RESPONSE_SIGNING_KEY_FILE);
+  const common = { config, catalog, access, logger: log, responseSigning };
   // The trade API and the sandbox's faucet go where the trade listener is.
   const app = await buildApp({ ...common, relay, marketStream, ...(plan.shared ? { trading, chain } : {}) });
   lifecycle.defer("markets listener", () => app.close());
@@ -129,6 +132,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
       sharedLimits: Boolean(config.REDIS_URL),
       upstream: upstream.simulator ? `simulator at ${upstream.url}` : upstream.url,
       chain: chain.sandbox ? `sandbox at ${chain.rpcUrl}` : chain.rpcUrl,
+      responseSigningKey: responseSigning.address,
     },
     "storage open",
   );

@@ -10,6 +10,7 @@ import { registerServeCommand } from "./serve.js";
 import { reportFailure } from "./support.js";
 import { registerTradingCommands } from "./trading.js";
 import { registerWalletCommands } from "./wallet.js";
+import { registerWalletsCommands } from "./wallets.js";
 
 const program = new Command()
   .name("oddsgate")
@@ -20,6 +21,7 @@ registerServeCommand(program);
 registerCatalogueCommands(program);
 registerKeysCommands(program);
 registerWalletCommands(program);
+registerWalletsCommands(program);
 registerTradingCommands(program);
 
 program.parseAsync().catch(reportFailure);

@@ -1,5 +1,10 @@
-/** The HTTP transport the typed clients share: base URL, `x-api-key`, and `{code, msg}` errors. */
+/**
+ * The HTTP transport the typed clients share: base URL, `x-api-key`, `{code, msg}` errors, and
+ * optionally signed responses, verified before they are used.
+ */
+import { randomUUID } from "node:crypto";
 import { ERRORS, isErrorCode } from "../contract/errors.js";
+import { verifyResponse } from "./verify-response.js";
 
 export interface ClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:8080 (no /api/v1). */
@@ -8,6 +13,12 @@ export interface ClientOptions {
   apiKey?: string;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Asks for a signature on every response (`x-sign-request`, with a fresh `x-request-id`) and
+   * verifies it with the venue's key (base58 or raw bytes; `fetchSigningKey` reads it once) before
+   * the body is used; a response that fails throws a ResponseSignatureError, an error answer included.
+   */
+  verifySignatures?: { publicKey: string | Uint8Array; maxAgeSeconds?: number };
 }
 
 /** A non-2xx answer, carrying the service's `{code, msg}`. */
@@ -68,8 +79,22 @@ export class ApiTransport {
   private async request<T>(path: string, init: RequestInit): Promise<T> {
     const headers = new Headers(init.headers);
     if (this.options.apiKey) headers.set("x-api-key", this.options.apiKey);
+    const verify = this.options.verifySignatures;
+    // A fresh id per request: the signature covers it, so an answer to another request cannot pass.
+    const requestId = randomUUID();
+    if (verify) {
+      headers.set("x-sign-request", "true");
+      headers.set("x-request-id", requestId);
+    }
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, { ...init, headers });
-    const text = await response.text();
+    const body = new Uint8Array(await response.arrayBuffer());
+    if (verify) {
+      verifyResponse(
+        { status: response.status, headers: response.headers, body },
+        { publicKey: verify.publicKey, requestId, maxAgeSeconds: verify.maxAgeSeconds },
+      );
+    }
+    const text = new TextDecoder().decode(body);
     if (!response.ok) {
       let code = "http_error";
       let msg = text;

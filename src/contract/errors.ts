@@ -78,6 +78,16 @@ export const ERRORS = {
   requested_fee_budget_too_low: { status: 400, retryable: false },
   invalid_max_auto_fee_budget: { status: 400, retryable: false },
   invalid_referral_account: { status: 400, retryable: false },
+  // A prediction-market buy to a wallet that is not verified (the reference's Proof check).
+  unverified_wallet_not_allowed: { status: 400, retryable: false },
+  // GET /quote, POST /swap and /swap-instructions.
+  use_order_endpoint_for_prediction_markets: { status: 400, retryable: false },
+  sponsored_swap_cannot_create_fee_account: { status: 400, retryable: false },
+  invalid_platform_fee_amount: { status: 400, retryable: false },
+  invalid_destination_token_account_for_native_sol: { status: 400, retryable: false },
+  route_is_empty: { status: 400, retryable: false },
+  route_too_long: { status: 400, retryable: false },
+  invalid_route_plan_leg: { status: 400, retryable: false },
   // POST /submit-intent.
   invalid_open_transaction: { status: 400, retryable: false },
   invalid_open_instruction_data: { status: 400, retryable: false },
@@ -99,6 +109,8 @@ export const ERRORS = {
   // What an unexpected failure is called on the trade routes whose reference names their 500s.
   failed_to_construct_order: { status: 500, retryable: true },
   failed_to_construct_intent: { status: 500, retryable: true },
+  failed_to_compute_route: { status: 500, retryable: true },
+  failed_to_compute_swap: { status: 500, retryable: true },
   internal_server_error: { status: 500, retryable: true },
   upstream_unavailable: { status: 502, retryable: true },
   not_ready: { status: 503, retryable: true },

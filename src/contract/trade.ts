@@ -123,3 +123,62 @@ export const OrderStatusResponse = z
   })
   .meta({ id: "OrderStatusResponse" });
 export type OrderStatusResponse = z.infer<typeof OrderStatusResponse>;
+
+export const QuoteResponse = OrderResponse.omit({ executionMode: true })
+  .pick({
+    inputMint: true,
+    inAmount: true,
+    outputMint: true,
+    outAmount: true,
+    otherAmountThreshold: true,
+    minOutAmount: true,
+    slippageBps: true,
+    priceImpactPct: true,
+    contextSlot: true,
+    platformFee: true,
+    routePlan: true,
+  })
+  .extend({
+    requestId: z.string().meta({ description: "Identifier of this quote" }),
+    routingSlot: z.number().int().meta({ description: "Slot of the pool state the quote was priced at" }),
+  })
+  .meta({ id: "QuoteResponse" });
+export type QuoteResponse = z.infer<typeof QuoteResponse>;
+
+const ComputeBudgetFields = OrderResponse.pick({ prioritizationType: true }).extend({
+  lastValidBlockHeight: z.number().int(),
+  computeUnitLimit: z.number().int(),
+  prioritizationFeeLamports: z.number().int(),
+});
+
+export const SwapResponse = ComputeBudgetFields.extend({
+  swapTransaction: z
+    .string()
+    .meta({ description: "Base64 v0 transaction signed by the venue's pools; the user signs and sends it" }),
+}).meta({ id: "SwapResponse" });
+export type SwapResponse = z.infer<typeof SwapResponse>;
+
+export const InstructionResponse = z
+  .object({
+    programId: z.string(),
+    accounts: z.array(z.object({ pubkey: z.string(), isSigner: z.boolean(), isWritable: z.boolean() })),
+    data: z.string().meta({ description: "Base64 instruction data" }),
+  })
+  .meta({ id: "InstructionResponse" });
+
+export const SwapInstructionsResponse = ComputeBudgetFields.omit({ lastValidBlockHeight: true })
+  .extend({
+    computeBudgetInstructions: z.array(InstructionResponse),
+    setupInstructions: z.array(InstructionResponse),
+    swapInstruction: InstructionResponse,
+    cleanupInstructions: z.array(InstructionResponse),
+    otherInstructions: z.array(InstructionResponse),
+    addressLookupTableAddresses: z.array(z.string()),
+    blockhashWithMetadata: z.object({ blockhash: z.string(), lastValidBlockHeight: z.number().int() }),
+    venueSignatures: z.record(z.string(), z.string()).meta({
+      description:
+        "The pools' base58 signatures over the v0 message a @solana/kit client compiles from these instructions (compute budget, setup, swap, cleanup, other, in that order), the fee payer and blockhashWithMetadata; put them in the transaction before the user signs",
+    }),
+  })
+  .meta({ id: "SwapInstructionsResponse" });
+export type SwapInstructionsResponse = z.infer<typeof SwapInstructionsResponse>;

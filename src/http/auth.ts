@@ -39,6 +39,13 @@ declare module "fastify" {
     /** The caller's key, or null for an anonymous (development) caller. */
     grant: KeyGrant | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * Open without a key in every mode (what a caller needs before it has one, e.g. the response
+     * signing key): a missing or unknown key is served as anonymous, under the anonymous rate limit.
+     */
+    public?: boolean;
+  }
 }
 
 /**
@@ -78,8 +85,9 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
       );
     }
     const offered = request.headers["x-api-key"];
+    const open = request.routeOptions.config?.public === true;
     if (offered === undefined) {
-      if (access.mode === "production") {
+      if (access.mode === "production" && !open) {
         return refuse(
           new ApiError("unauthorized", "this deployment requires an API key in the x-api-key header"),
         );
@@ -93,7 +101,10 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     }
     const checked = typeof offered === "string" ? access.keys.check(offered) : Promise.resolve(undefined);
     checked.then((grant) => {
-      if (!grant) return refuse(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
+      if (!grant) {
+        if (open) return limitRate(request, reply, access, done);
+        return refuse(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
+      }
       request.grant = grant;
       limitRate(request, reply, access, done);
     }, done);

@@ -6,6 +6,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Seconds from the start of a slot's quote-stream frames until all were written out. */
   readonly quoteStreamFanout: Histogram;
+  /** The same for /book-stream. */
+  readonly bookStreamFanout: Histogram;
   readonly catalogEvents: Gauge;
   readonly catalogMarkets: Gauge;
   readonly catalogVersion: Gauge;
@@ -35,14 +37,17 @@ export function installMetrics(app: FastifyInstance): Metrics {
     duration.observe({ route }, reply.elapsedTime / 1000);
   });
   const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
-  return {
-    registry,
-    quoteStreamFanout: new Histogram({
-      name: "oddsgate_quote_stream_fanout_seconds",
-      help: "Time from the start of a slot's /quote-stream frames until every one was written to its socket",
+  const fanout = (stream: "quote-stream" | "book-stream") =>
+    new Histogram({
+      name: `oddsgate_${stream.replace("-", "_")}_fanout_seconds`,
+      help: `Time from the start of a slot's /${stream} frames until every one was written to its socket`,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1],
       registers: [registry],
-    }),
+    });
+  return {
+    registry,
+    quoteStreamFanout: fanout("quote-stream"),
+    bookStreamFanout: fanout("book-stream"),
     catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),
     catalogMarkets: gauge("oddsgate_catalog_markets", "Markets in the loaded catalog"),
     catalogVersion: gauge("oddsgate_catalog_version", "Version of the loaded catalog"),

@@ -156,6 +156,16 @@ export interface OrdersTable {
   updated_at: number | string | bigint;
 }
 
+/** A wallet the operator verified (the reference's Proof check); `oddsgate wallets` keeps the list. */
+export interface VerifiedWalletsTable {
+  /** The wallet's base58 address. */
+  address: string;
+  /** Why it was verified, in the operator's words; null without one. */
+  note: string | null;
+  /** ISO time it was verified. */
+  verified_at: string;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
@@ -168,6 +178,7 @@ export interface Tables {
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;
   orders: OrdersTable;
+  verified_wallets: VerifiedWalletsTable;
 }
 
 export type Dialect = "sqlite" | "postgres";

@@ -170,6 +170,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("orders").addColumn("terms", "text").execute();
     },
   },
+  "0008_verified_wallets": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The wallets the operator verified (the reference's Proof check), when and why. Every instance
+      // polls the `verified_wallets_version` counter in `meta` and rereads this table when it moves.
+      await db.schema
+        .createTable("verified_wallets")
+        .addColumn("address", "varchar(44)", (c) => c.primaryKey())
+        .addColumn("note", "text")
+        .addColumn("verified_at", "varchar(32)", (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -25,15 +25,21 @@ export async function simulatedComputeUnitLimit(
   return Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.ceil(Number(result.unitsConsumed) * 1.1));
 }
 
-/** The price per compute unit at `limit` units: as the request names it, else its priority fee spread over the limit. */
+/**
+ * The price per compute unit at `limit` units: as the request names it; a priority level's price,
+ * lowered so the whole fee stays within the level's cap; else the fee in lamports spread over the limit.
+ */
 export function computeUnitPriceFor(
-  request: Pick<OrderRequest, "computeUnitPriceMicroLamports" | "prioritizationFeeLamports">,
+  request: Pick<OrderRequest, "computeUnitPriceMicroLamports" | "prioritizationFeeLamports"> &
+    Partial<Pick<OrderRequest, "priorityLevel">>,
   limit: number,
 ): bigint {
-  return (
-    request.computeUnitPriceMicroLamports ??
-    (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(limit)
-  );
+  if (request.computeUnitPriceMicroLamports !== undefined) return request.computeUnitPriceMicroLamports;
+  const spread = (BigInt(request.prioritizationFeeLamports) * 1_000_000n) / BigInt(limit);
+  if (!request.priorityLevel) return spread;
+  // Not yet read (a quote priced without the levels) is no priority at all, never the whole cap.
+  const level = request.priorityLevel.microLamports ?? 0n;
+  return level < spread ? level : spread;
 }
 
 /** The response fields reporting a transaction's compute budget. */

@@ -25,10 +25,15 @@ export type OrderRefusal =
   | "invalid_platform_fee_scale"
   | "invalid_input_mint_for_restrict_revert_mint"
   | "unsupported_prediction_market_sponsor_mode"
+  | "unverified_wallet_not_allowed"
   | "max_accounts_too_small"
   | "reserve_accounts_too_large"
   | "max_transaction_size_too_small"
-  | "reserve_transaction_size_too_large";
+  | "reserve_transaction_size_too_large"
+  /** POST /swap: the quote's otherAmountThreshold is no longer met. */
+  | "invalid_out_amount"
+  /** GET /quote, POST /swap: prediction markets trade through /order only. */
+  | "use_order_endpoint_for_prediction_markets";
 
 /** An order (or intent) the venue will not quote or issue. */
 export class OrderRefused extends Error {

@@ -34,8 +34,13 @@ export interface OrderRequest {
   maxRouteLength: number;
   platformFeeBps: number;
   feeAccount: Address | undefined;
-  /** The priority fee for the whole transaction when the price per compute unit is not given. */
+  /**
+   * The priority fee for the whole transaction when the price per compute unit is not given; with a
+   * `priorityLevel`, the most that level may cost.
+   */
   prioritizationFeeLamports: number;
+  /** A level of what recent transactions paid (`auto` is medium), when the caller names a level rather than lamports. */
+  priorityLevel?: PriorityLevelRequest;
   /** The price per compute unit, when the caller names it instead of a fee in lamports. */
   computeUnitPriceMicroLamports: bigint | undefined;
   wrapAndUnwrapSol: boolean;
@@ -72,6 +77,19 @@ export interface OrderRequest {
   maxTransactionSize: TransactionLimit;
   /** Return the lookup tables the transaction uses. */
   includeAddressLookupTables: boolean;
+  /** POST /swap: the least output the quote being executed promised (its otherAmountThreshold). */
+  minOutAmount?: bigint;
+}
+
+/** The priority levels of `GET /priority-fees`. */
+export type PriorityLevel = "medium" | "high" | "veryHigh";
+
+/** A priority fee asked for as a level of the chain's recent fees, times a multiplier. */
+export interface PriorityLevelRequest {
+  level: PriorityLevel;
+  multiplier: number;
+  /** The level's price per compute unit, read when the order is priced. */
+  microLamports?: bigint;
 }
 
 /** A limit on the transaction, and the refusal when no route's transaction fits under it. */

@@ -14,6 +14,7 @@ import {
   getSyncNativeInstruction,
 } from "@solana-program/token";
 import type { LatestBlockhash } from "../chain/chain.js";
+import type { Keypair } from "../chain/ed25519.js";
 import { WRAPPED_SOL_MINT } from "../chain/programs.js";
 import {
   computeUnitLimit,
@@ -63,8 +64,39 @@ export interface OrderTransactionInput {
   ) => void;
 }
 
+/**
+ * An order transaction's instructions in the groups of `POST /swap-instructions`; in this order they
+ * are the transaction `/order` and `/swap` issue.
+ */
+export interface OrderInstructions {
+  feePayer: Address;
+  /** The compute-unit limit and price. */
+  computeBudget: Instruction[];
+  /** Accounts created, native SOL wrapped, the input paid in (and an input-mint fee), the legs before the last. */
+  setup: Instruction[];
+  /** The last pool paying the user. */
+  swap: Instruction;
+  /** An output-mint fee, native SOL unwrapped and sent on, the wrapping account closed. */
+  cleanup: Instruction[];
+  /** The pools that sign. */
+  signers: Keypair[];
+}
+
 /** Builds the order transaction, signed by every pool it uses; returns its wire bytes. */
 export async function buildOrderTransaction(input: OrderTransactionInput): Promise<Uint8Array> {
+  const parts = await orderInstructions(input);
+  const instructions = [...parts.computeBudget, ...parts.setup, parts.swap, ...parts.cleanup];
+  const message = compileMessage(parts.feePayer, instructions, input.lifetime.blockhash);
+  input.beforeSigning?.(
+    message,
+    instructions,
+    parts.signers.map((keypair) => keypair.address),
+  );
+  return signedTransaction(message, parts.signers);
+}
+
+/** The instructions of an order transaction, grouped, and the pools that sign it. */
+export async function orderInstructions(input: OrderTransactionInput): Promise<OrderInstructions> {
   const user = createNoopSigner(input.user);
   const feePayer = input.feePayer ?? input.user;
   const destination = input.destination ?? { wallet: input.user };
@@ -125,6 +157,7 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
   if (inputFee && inputFee.amount > 0n)
     instructions.push(tokenTransfer(tokens.input, userIn, inputFee.account, input.user, inputFee.amount));
 
+  let swapIndex = -1;
   instructions.push(
     tokenTransfer(
       tokens.input,
@@ -146,6 +179,7 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
       );
       return;
     }
+    swapIndex = instructions.length;
     instructions.push(tokenTransfer(outToken, source, ownOut, authority, input.userOutAmount));
     if (outputFee && outputFee.amount > 0n) {
       instructions.push(tokenTransfer(outToken, source, outputFee.account, authority, outputFee.amount));
@@ -174,14 +208,16 @@ export async function buildOrderTransaction(input: OrderTransactionInput): Promi
       );
   }
 
-  const message = compileMessage(feePayer, instructions, input.lifetime.blockhash);
-  const signers = [...new Set(input.legs.map((leg) => leg.market.authority))];
-  input.beforeSigning?.(
-    message,
-    instructions,
-    signers.map((keypair) => keypair.address),
-  );
-  return signedTransaction(message, signers);
+  const swap = instructions[swapIndex];
+  if (!swap) throw new Error("an order pays its user in its last leg");
+  return {
+    feePayer,
+    computeBudget: instructions.slice(0, 2),
+    setup: instructions.slice(2, swapIndex),
+    swap,
+    cleanup: instructions.slice(swapIndex + 1),
+    signers: [...new Set(input.legs.map((leg) => leg.market.authority))],
+  };
 }
 
 function vaultOf(pool: SyncMarket, mint: Address): Address {

@@ -3,6 +3,7 @@
  * and slippage, and, when the user is known, issues the firm quote's transaction and reserves the
  * output it promises until the transaction can no longer land.
  */
+import { randomUUID } from "node:crypto";
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
@@ -32,12 +33,16 @@ import {
   buildOrderTransaction,
   ORDER_COMPUTE_UNIT_LIMIT,
   type OrderDestination,
+  type OrderTransactionInput,
+  orderInstructions,
 } from "./order-transaction.js";
 import { orderPredictionMarket } from "./orders/prediction-orders.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
+import type { PriorityFeeLevels } from "./priority-fees.js";
 import type { Route, SyncRoute } from "./router.js";
-import { checkMessageBeforeSigning } from "./signing-guard.js";
+import { checkMessageBeforeSigning, checkVenueSignatures } from "./signing-guard.js";
+import { type SignedInstructionSet, signInstructionSet } from "./swap-instructions.js";
 import { associatedTokenAddress, checkNamedTokenAccount } from "./token-accounts.js";
 import { BPS } from "./venues/cpmm.js";
 
@@ -59,6 +64,8 @@ export class OrderDesk {
       perWallet: RESERVATION_LIMITS.perWallet,
       perClient: RESERVATION_LIMITS.perClientAddress,
     },
+    /** What recent transactions paid, for fees asked as a level; without it a level costs nothing. */
+    private readonly priorityFees?: { levels(): PriorityFeeLevels },
   ) {
     this.firmQuotes = new FirmQuotes(limits);
   }
@@ -134,16 +141,85 @@ export class OrderDesk {
         `the route's price impact is ${(impact * 100).toFixed(2)}%, above priceImpactTolerancePct ${request.priceImpactTolerancePct}%`,
       );
     }
+    if (request.minOutAmount !== undefined && outAmount < request.minOutAmount)
+      throw new OrderRefused(
+        "invalid_out_amount",
+        `the route now pays ${outAmount}, less than the quote's otherAmountThreshold ${request.minOutAmount}; get a new quote`,
+      );
     const slippageBps = request.slippageBps ?? AUTO_SLIPPAGE_BPS;
     const threshold = (outAmount * (BPS - BigInt(slippageBps))) / BPS;
     return { input, output, clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold };
   }
 
-  /** Quotes `request` and, with a user, issues its transaction; `client` is who asks, for the bounds of firm quotes. */
-  async order(request: OrderRequest, client: ClientId = "local"): Promise<OrderResponse> {
+  /** `GET /quote`: prices a spot swap; prediction markets trade through `/order` only. */
+  async quote(request: OrderRequest): Promise<QuoteResponse> {
     const priced = await this.price(request);
-    const { input, clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold } = priced;
-    const response: OrderResponse = {
+    refuseAsync(priced.route);
+    const { executionMode: _, ...quote } = this.describe(request, priced);
+    return { ...quote, requestId: randomUUID(), routingSlot: quote.contextSlot };
+  }
+
+  /** `POST /swap` and `/swap-instructions`: issues a spot swap for its user, in the shape asked. */
+  async swap(
+    request: OrderRequest & { userPublicKey: Address },
+    client: ClientId,
+    shape: IssueOptions["shape"],
+  ): Promise<IssuedSwap> {
+    const order = await this.order(request, client, { shape, spotOnly: true });
+    const { transaction, lastValidBlockHeight, computeUnitLimit, prioritizationFeeLamports } = order;
+    if (
+      transaction === undefined ||
+      lastValidBlockHeight === undefined ||
+      computeUnitLimit === undefined ||
+      prioritizationFeeLamports === undefined
+    )
+      throw new Error("a spot order for a user is issued with its transaction");
+    return { ...order, transaction, lastValidBlockHeight, computeUnitLimit, prioritizationFeeLamports };
+  }
+
+  /** Quotes `request` and, with a user, issues its transaction; `client` is who asks, for the bounds of firm quotes. */
+  async order(
+    asked: OrderRequest,
+    client: ClientId = "local",
+    options: IssueOptions = ORDER,
+  ): Promise<IssuedOrder> {
+    const request = this.withPriorityPrice(asked);
+    const priced = await this.price(request);
+    const { input, clock, route } = priced;
+    if (options.spotOnly) refuseAsync(route);
+    const response = this.describe(request, priced);
+    const user = request.userPublicKey;
+    if (route.executionMode === "async") {
+      return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
+        // Nothing is held for an async order, so its funds are checked only against itself.
+        const balance = await this.balanceOf(wallet, input, false);
+        this.firmQuotes.admit(
+          { wallet, client, inputMint: input.mint, inAmount: request.amount, balance },
+          clock.blockHeight,
+        );
+      });
+    }
+    if (!user) return response;
+    try {
+      return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response, options);
+    } catch (error) {
+      if (!(error instanceof TransactionTooLarge)) throw error;
+      const tooLarge = new OrderRefused(error.refusal, error.message);
+      if (route.legs.length === 1 || request.onlyDirectRoutes) throw tooLarge;
+      // A two-leg route too large for the caller's limits may still fit as a direct one; with no
+      // direct route at all, what stands in the way is still the limit.
+      try {
+        return await this.order({ ...request, onlyDirectRoutes: true }, client, options);
+      } catch (direct) {
+        throw direct instanceof OrderRefused && direct.reason === "route_not_found" ? tooLarge : direct;
+      }
+    }
+  }
+
+  /** The response fields of a priced order, before any transaction. */
+  private describe(request: OrderRequest, priced: PricedRoute): OrderResponse {
+    const { clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold } = priced;
+    return {
       inputMint: request.inputMint,
       inAmount: (route.inAmount + (feeMode === "inputMint" ? platformFee : 0n)).toString(),
       outputMint: request.outputMint,
@@ -169,32 +245,22 @@ export class OrderDesk {
         outputMintDecimals: this.token(leg.outputMint).decimals,
       })),
     };
-    const user = request.userPublicKey;
-    if (route.executionMode === "async") {
-      return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
-        // Nothing is held for an async order, so its funds are checked only against itself.
-        const balance = await this.balanceOf(wallet, input, false);
-        this.firmQuotes.admit(
-          { wallet, client, inputMint: input.mint, inAmount: request.amount, balance },
-          clock.blockHeight,
-        );
-      });
-    }
-    if (!user) return response;
-    try {
-      return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response);
-    } catch (error) {
-      if (!(error instanceof TransactionTooLarge)) throw error;
-      const tooLarge = new OrderRefused(error.refusal, error.message);
-      if (route.legs.length === 1 || request.onlyDirectRoutes) throw tooLarge;
-      // A two-leg route too large for the caller's limits may still fit as a direct one; with no
-      // direct route at all, what stands in the way is still the limit.
-      try {
-        return await this.order({ ...request, onlyDirectRoutes: true }, client);
-      } catch (direct) {
-        throw direct instanceof OrderRefused && direct.reason === "route_not_found" ? tooLarge : direct;
-      }
-    }
+  }
+
+  /** The request with its priority level's price as recent transactions paid it now. */
+  private withPriorityPrice(request: OrderRequest): OrderRequest {
+    const asked = request.priorityLevel;
+    if (!asked || !this.priorityFees) return request;
+    const levels = this.priorityFees.levels();
+    const perUnit = {
+      medium: levels.mediumMicroLamports,
+      high: levels.highMicroLamports,
+      veryHigh: levels.veryHighMicroLamports,
+    }[asked.level];
+    return {
+      ...request,
+      priorityLevel: { ...asked, microLamports: BigInt(perUnit) * BigInt(asked.multiplier) },
+    };
   }
 
   /** Issues a firm spot quote's transaction, signed by its pools, holding their output for the user. */
@@ -204,7 +270,8 @@ export class OrderDesk {
     priced: PricedRoute,
     route: SyncRoute<VenueMarket>,
     response: OrderResponse,
-  ): Promise<OrderResponse> {
+    options: IssueOptions,
+  ): Promise<IssuedOrder> {
     const { input, output, clock, platformFee, feeMode, outAmount } = priced;
     const user = request.userPublicKey;
     const destination = await this.destinationOf(request, output);
@@ -232,25 +299,26 @@ export class OrderDesk {
     }));
     const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
     const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
+    const transactionInput = (limit: number, microLamports: bigint): OrderTransactionInput => ({
+      user,
+      feePayer,
+      destination,
+      outputCloseAuthority: request.outputCloseAuthority,
+      legs: route.legs,
+      userOutAmount: outAmount,
+      platformFee: request.feeAccount
+        ? { amount: platformFee, account: request.feeAccount, mode: feeMode }
+        : undefined,
+      tokens: { input, output, token: (mint) => this.token(mint) },
+      wrapAndUnwrapSol: request.wrapAndUnwrapSol,
+      computeUnitLimit: limit,
+      microLamportsPerComputeUnit: microLamports,
+      lifetime: clock.latest,
+      beforeSigning: (message, instructions, signers) =>
+        checkMessageBeforeSigning(message, instructions, signers, swap, this.book),
+    });
     const build = (limit: number, microLamports: bigint) =>
-      buildOrderTransaction({
-        user,
-        feePayer,
-        destination,
-        outputCloseAuthority: request.outputCloseAuthority,
-        legs: route.legs,
-        userOutAmount: outAmount,
-        platformFee: request.feeAccount
-          ? { amount: platformFee, account: request.feeAccount, mode: feeMode }
-          : undefined,
-        tokens: { input, output, token: (mint) => this.token(mint) },
-        wrapAndUnwrapSol: request.wrapAndUnwrapSol,
-        computeUnitLimit: limit,
-        microLamportsPerComputeUnit: microLamports,
-        lifetime: clock.latest,
-        beforeSigning: (message, instructions, signers) =>
-          checkMessageBeforeSigning(message, instructions, signers, swap, this.book),
-      });
+      buildOrderTransaction(transactionInput(limit, microLamports));
     try {
       const limit = request.dynamicComputeUnitLimit
         ? await simulatedComputeUnitLimit(
@@ -262,8 +330,18 @@ export class OrderDesk {
       const microLamports = computeUnitPriceFor(request, limit);
       const wire = await build(limit, microLamports);
       checkTransactionLimits(wire, request);
+      let instructionSet: SignedInstructionSet | undefined;
+      if (options.shape === "instructions") {
+        instructionSet = signInstructionSet(
+          await orderInstructions(transactionInput(limit, microLamports)),
+          clock.latest,
+        );
+        // Signed in another account order than the transaction above: read again as the chain will.
+        checkVenueSignatures(instructionSet.wire, swap, this.book);
+      }
       this.firmQuotes.add(firm, lastValidBlockHeight, holds);
       return {
+        ...(instructionSet ? { instructionSet } : {}),
         ...response,
         transaction: Buffer.from(wire).toString("base64"),
         lastValidBlockHeight: Number(lastValidBlockHeight),
@@ -336,6 +414,38 @@ export class OrderDesk {
     if (!token) throw new Error(`route uses unlisted mint ${mint}`);
     return token;
   }
+}
+
+/** How an order is issued: as one transaction (`/order`, `/swap`) or as instructions (`/swap-instructions`). */
+export interface IssueOptions {
+  shape: "transaction" | "instructions";
+  /** `/swap` and `/swap-instructions`: prediction markets trade through `/order` only. */
+  spotOnly: boolean;
+}
+
+const ORDER: IssueOptions = { shape: "transaction", spotOnly: false };
+
+/** An order's response, and with the instructions shape the instructions the pools signed. */
+export type IssuedOrder = OrderResponse & { instructionSet?: SignedInstructionSet };
+
+/** A spot swap issued for its user: the transaction and its compute budget are always there. */
+export type IssuedSwap = IssuedOrder &
+  Required<
+    Pick<
+      OrderResponse,
+      "transaction" | "lastValidBlockHeight" | "computeUnitLimit" | "prioritizationFeeLamports"
+    >
+  >;
+
+/** The response of `GET /quote`: an order's quote without its execution mode. */
+export type QuoteResponse = Omit<OrderResponse, "executionMode"> & { requestId: string; routingSlot: number };
+
+function refuseAsync(route: Route): void {
+  if (route.executionMode === "async")
+    throw new OrderRefused(
+      "use_order_endpoint_for_prediction_markets",
+      "prediction-market outcome tokens trade through GET /order",
+    );
 }
 
 /** The accounts a request may name, and the refusal when one of them is the venue's own. */

@@ -1,8 +1,9 @@
 /**
- * The quote stream across instances (with `REDIS_URL`): every instance announces the pairs its
- * clients follow; one instance at a time, the leader (a Redis key with a short expiry), quotes all of
- * them once per slot and publishes the result; every instance builds its clients' frames from what
- * was published. If the leader stops, its key expires within three slots and another takes over.
+ * A pair stream across instances (with `REDIS_URL`): every instance announces the pairs its clients
+ * follow; one instance at a time, the leader (a Redis key with a short expiry), prices all of them
+ * once per slot and publishes the result; every instance builds its clients' frames from what was
+ * published. If the leader stops, its key expires within three slots and another takes over. Each
+ * stream (`/quote-stream`, `/book-stream`) shares through keys of its own, under its `name`.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -14,6 +15,8 @@ export type PairQuotes = ReadonlyMap<string, string>;
 export interface SharedQuotesOptions {
   url: string;
   prefix: string;
+  /** The stream whose values are shared, naming its keys and channel (default `quote-stream`). */
+  name?: "quote-stream" | "book-stream";
   slotMs: number;
   /** Quotes the given pairs (called on the leader only). */
   compute(pairs: readonly string[]): PairQuotes;
@@ -81,16 +84,21 @@ export class SharedQuotes {
     this.subscriber.disconnect();
   }
 
+  /** `{REDIS_PREFIX}{stream}:`, under which every key of this stream's sharing lives. */
+  private get keyPrefix(): string {
+    return `${this.options.prefix}${this.options.name ?? "quote-stream"}:`;
+  }
+
   private get channel(): string {
-    return `${this.options.prefix}quote-stream:quotes`;
+    return `${this.keyPrefix}quotes`;
   }
 
   private get leaderKey(): string {
-    return `${this.options.prefix}quote-stream:leader`;
+    return `${this.keyPrefix}leader`;
   }
 
   private get wantedKey(): string {
-    return `${this.options.prefix}quote-stream:wanted`;
+    return `${this.keyPrefix}wanted`;
   }
 
   /** One slot: announce, keep or take the lead, and on the leader quote and publish. */

@@ -1,20 +1,13 @@
 /** Before the token registry and pools have loaded, the trade API says so with the reference's 503 codes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app/build-app.js";
-import type { Chain } from "../../src/chain/chain.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { TradingBook } from "../../src/trading/book.js";
-import { OrderDesk } from "../../src/trading/order.js";
-import { IntentDesk } from "../../src/trading/orders/intents.js";
-import { OrderKeeper } from "../../src/trading/orders/keeper.js";
-import { PoolAuthorities } from "../../src/trading/pools/authority.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
-import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
 import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
+import { refusingChain, unstartedTradingApi } from "../support/trading-api.js";
 
 let app: ZodApp;
 let url: string;
@@ -24,24 +17,11 @@ const dir = tempDir();
 beforeAll(async () => {
   storage = await openStorage({ DATA_DIR: dir.dir });
   // Nothing may touch the chain before the book has started.
-  const chain = new Proxy({} as Chain, {
-    get: (_target, method) => () => Promise.reject(new Error(`chain.${String(method)} called`)),
-  });
-  const authorities = new PoolAuthorities(new Uint8Array(32));
-  const book = new TradingBook({ db: storage.db, chain, authorities });
-  const desk = new OrderDesk(book, chain);
-  const keeper = new OrderKeeper({ db: storage.db, chain, book, authorities });
   app = await buildApp({
     config: QUIET_DEVELOPMENT,
     catalog: new CatalogHolder(),
     access: openAccess(),
-    trading: {
-      book,
-      desk,
-      intents: new IntentDesk({ db: storage.db, chain, book, desk, authorities, keeper }),
-      status: new OrderStatusDesk({ db: storage.db, chain }),
-      quotes: new QuoteStreamHub(book),
-    },
+    trading: unstartedTradingApi(storage.db, refusingChain()),
   });
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });

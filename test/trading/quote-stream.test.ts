@@ -5,10 +5,7 @@
  * sockets, slow consumers (frames held back and coalesced, then the connection closed) and a frame pass
  * written over several event-loop turns.
  */
-import { EventEmitter } from "node:events";
-import websocket from "@fastify/websocket";
 import { generateKeyPairSigner } from "@solana/kit";
-import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
@@ -16,6 +13,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { signWithKit } from "../support/kit.js";
+import { connectStream, FakeSocket, serveStream, waitUntil } from "../support/pair-streams.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { expectProductionStreamAccess } from "../support/streams.js";
 
@@ -36,26 +34,7 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 /** A client that records every message it receives. */
-async function connect(url: string, options: WebSocket.ClientOptions = {}) {
-  const socket = new WebSocket(url, options);
-  const messages: Frame[] = [];
-  socket.on("message", (data) => messages.push(JSON.parse(data.toString()) as Frame));
-  await new Promise((resolve, reject) => {
-    socket.once("open", resolve);
-    socket.once("error", reject);
-  });
-  const next = async (predicate: (frame: Frame) => boolean, timeoutMs = 5_000): Promise<Frame> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = messages.findIndex(predicate);
-      if (index >= 0) return messages.splice(0, index + 1).pop() as Frame;
-      if (Date.now() > deadline)
-        throw new Error(`no such message; got ${JSON.stringify(messages).slice(0, 500)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-  return { socket, messages, next, send: (message: unknown) => socket.send(JSON.stringify(message)) };
-}
+const connect = (url: string, options: WebSocket.ClientOptions = {}) => connectStream<Frame>(url, options);
 
 const streamUrl = () => `${t.url.replace("http", "ws")}/quote-stream`;
 const pair = { base_mint: WRAPPED_SOL_MINT, quote_mint: USDC_MINT };
@@ -161,10 +140,7 @@ describe("/quote-stream", () => {
   it("closes a peer that stops answering pings, and keeps one that answers", async () => {
     const hub = new QuoteStreamHub(t.server.trading.book, { pingMs: 100, silenceMs: 400 });
     hub.start();
-    const app = Fastify();
-    await app.register(websocket);
-    app.get("/quote-stream", { websocket: true }, (socket) => hub.accept(socket));
-    const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/quote-stream`;
+    const { url, close } = await serveStream("/quote-stream", (socket) => hub.accept(socket));
     try {
       const silent = await connect(url, { autoPong: false });
       const lively = await connect(url);
@@ -174,7 +150,7 @@ describe("/quote-stream", () => {
       lively.socket.close();
     } finally {
       hub.stop();
-      await app.close();
+      await close();
     }
   });
 });
@@ -184,49 +160,12 @@ describe("/quote-stream access in production", () => {
     expectProductionStreamAccess("/quote-stream"));
 });
 
-/** A stand-in for a server-side socket: keeps the frames sent, reports the `bufferedAmount` a test sets. */
-class FakeSocket extends EventEmitter {
-  bufferedAmount = 0;
-  readonly frames: Frame[] = [];
-  closedWith: number | undefined;
-
-  constructor(private readonly onSend: (socket: FakeSocket) => void = () => {}) {
-    super();
-  }
-
-  send(data: string, _options?: unknown, written?: () => void): void {
-    this.frames.push(JSON.parse(data) as Frame);
-    this.onSend(this);
-    written?.();
-  }
-
-  close(code: number): void {
-    this.closedWith ??= code;
-    this.emit("close");
-  }
-
-  ping(): void {}
-  terminate(): void {}
-
-  /** A message from the client. */
-  receive(message: unknown): void {
-    this.emit("message", Buffer.from(JSON.stringify(message)), false);
-  }
-}
-
-const accept = (hub: QuoteStreamHub, socket: FakeSocket) => hub.accept(socket as unknown as WebSocket);
-const waitUntil = async (condition: () => boolean, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
+const accept = (hub: QuoteStreamHub, socket: FakeSocket<Frame>) => hub.accept(socket.asSocket);
 
 describe("/quote-stream frame passes", () => {
   it("holds frames back from a consumer that is behind, sends it the latest when it catches up, and closes it if it stays behind", async () => {
     const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 20, maxFramesBehind: 10 });
-    const socket = new FakeSocket();
+    const socket = new FakeSocket<Frame>();
     accept(hub, socket);
     hub.start();
     try {
@@ -258,7 +197,7 @@ describe("/quote-stream frame passes", () => {
     hub.onFanout((seconds) => fanouts.push(seconds));
     let sends = 0;
     let sendsBeforeOtherWork: number | undefined;
-    const sockets: FakeSocket[] = [];
+    const sockets: FakeSocket<Frame>[] = [];
     const slowSend = () => {
       sends += 1;
       if (sends === 1) {
@@ -274,7 +213,7 @@ describe("/quote-stream frame passes", () => {
       while (performance.now() < until);
     };
     for (let i = 0; i < 300; i++) {
-      const socket = new FakeSocket(slowSend);
+      const socket = new FakeSocket<Frame>(slowSend);
       sockets.push(socket);
       accept(hub, socket);
       socket.receive({ op: "subscribe", ...pair });

@@ -5,20 +5,16 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app/build-app.js";
-import type { Chain } from "../../src/chain/chain.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { TradingBook } from "../../src/trading/book.js";
 import { OrderDesk } from "../../src/trading/order.js";
 import { IntentDesk } from "../../src/trading/orders/intents.js";
-import { OrderKeeper } from "../../src/trading/orders/keeper.js";
-import { PoolAuthorities } from "../../src/trading/pools/authority.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
 import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
 import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
+import { refusingChain, unstartedTradingApi } from "../support/trading-api.js";
 
 const SOL = "So11111111111111111111111111111111111111112";
 const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
@@ -165,6 +161,9 @@ class FailingOrderDesk extends OrderDesk {
   override async order(): Promise<never> {
     bug();
   }
+  override async quote(): Promise<never> {
+    bug();
+  }
 }
 class FailingIntentDesk extends IntentDesk {
   override async intent(): Promise<never> {
@@ -188,32 +187,24 @@ describe("the venue's error responses, against the reference's error schemas of 
   beforeAll(async () => {
     storage = await openStorage({ DATA_DIR: dir.dir });
     // A chain that knows no transaction (so an unknown order is not found); nothing else may reach it.
-    const chain = new Proxy({} as Chain, {
-      get: (_target, method) => () =>
-        method === "getTransaction"
-          ? Promise.resolve(null)
-          : Promise.reject(new Error(`chain.${String(method)} called`)),
-    });
-    const authorities = new PoolAuthorities(new Uint8Array(32));
-    const book = new TradingBook({ db: storage.db, chain, authorities });
-    const keeper = new OrderKeeper({ db: storage.db, chain, book, authorities });
-    const app = (failures: boolean) => {
-      const desk = failures ? new FailingOrderDesk(book, chain) : new OrderDesk(book, chain);
-      const intentDeps = { db: storage.db, chain, book, desk, authorities, keeper };
-      const statusDeps = { db: storage.db, chain };
-      return buildApp({
+    const chain = refusingChain({ getTransaction: () => Promise.resolve(null) });
+    const app = (failures: boolean) =>
+      buildApp({
         config: QUIET_DEVELOPMENT,
         catalog: new CatalogHolder(),
         access: openAccess(),
-        trading: {
-          book,
-          desk,
-          intents: failures ? new FailingIntentDesk(intentDeps) : new IntentDesk(intentDeps),
-          status: failures ? new FailingStatusDesk(statusDeps) : new OrderStatusDesk(statusDeps),
-          quotes: new QuoteStreamHub(book),
-        },
+        trading: unstartedTradingApi(
+          storage.db,
+          chain,
+          failures
+            ? {
+                desk: (book) => new FailingOrderDesk(book, chain),
+                intents: (deps) => new FailingIntentDesk(deps),
+                status: (deps) => new FailingStatusDesk(deps),
+              }
+            : {},
+        ),
       });
-    };
     loading = await app(false);
     failing = await app(true);
   });
@@ -235,6 +226,26 @@ describe("the venue's error responses, against the reference's error schemas of 
     slippageBps: 50,
     feeBudget: 1_000_000,
     priceImpactPct: "0",
+  };
+  const swapQuote = {
+    inputMint: USDC,
+    inAmount: "1000000",
+    outputMint: SOL,
+    outAmount: "1",
+    otherAmountThreshold: "1",
+    slippageBps: 50,
+    priceImpactPct: "0",
+    contextSlot: 1,
+    routePlan: [
+      {
+        venue: "cpmm",
+        marketKey: SOL,
+        inputMint: USDC,
+        outputMint: SOL,
+        inAmount: "1000000",
+        outAmount: "1",
+      },
+    ],
   };
   const cases: {
     what: string;
@@ -365,6 +376,66 @@ describe("the venue's error responses, against the reference's error schemas of 
       body: { quoteResponse: quote, signedOpenTransaction: "bm90IGEgdHJhbnNhY3Rpb24=" },
       status: 400,
       schema: "SubmitIntentBadRequestResponse",
+    },
+    {
+      what: "/quote amount 0",
+      app: "loading",
+      url: `/quote?${pair}&amount=0`,
+      status: 400,
+      schema: "QuoteBadRequestResponse",
+    },
+    {
+      what: "/quote sponsoredSwap repeated",
+      app: "loading",
+      url: `/quote?${pair}&amount=1&sponsoredSwap=true&sponsoredSwap=false`,
+      status: 400,
+      schema: "QuoteBadRequestResponse",
+    },
+    {
+      what: "/quote loading",
+      app: "loading",
+      url: `/quote?${pair}&amount=1`,
+      status: 503,
+      schema: "QuoteServiceUnavailableResponse",
+    },
+    {
+      what: "/quote failing",
+      app: "failing",
+      url: `/quote?${pair}&amount=1`,
+      status: 500,
+      schema: "QuoteInternalServerErrorResponse",
+    },
+    {
+      what: "/swap empty",
+      app: "loading",
+      url: "/swap",
+      body: {},
+      status: 400,
+      schema: "SwapBadRequestResponse",
+    },
+    {
+      what: "/swap-instructions empty route",
+      app: "loading",
+      url: "/swap-instructions",
+      body: { userPublicKey: SOL, quoteResponse: { ...swapQuote, routePlan: [] } },
+      status: 400,
+      schema: "SwapBadRequestResponse",
+    },
+    {
+      what: "/swap failing",
+      app: "failing",
+      url: "/swap",
+      body: { userPublicKey: USDC, quoteResponse: swapQuote },
+      status: 500,
+      schema: "SwapInternalServerErrorResponse",
+    },
+    {
+      what: "/swap-instructions failing",
+      app: "failing",
+      url: "/swap-instructions",
+      body: { userPublicKey: USDC, quoteResponse: swapQuote },
+      status: 500,
+      schema: "SwapInternalServerErrorResponse",
     },
     {
       what: "/tokens loading",

@@ -15,6 +15,7 @@ import { OrderRefused, TradingNotReady } from "../../src/trading/errors.js";
 import { tradeApiError } from "../../src/trading/routes/errors.js";
 import { INTENT_PARAM_CODES } from "../../src/trading/routes/get-intent.js";
 import { ORDER_STATUS_PARAM_CODES } from "../../src/trading/routes/get-order-status.js";
+import { QUOTE_PARAM_CODES } from "../../src/trading/routes/get-quote.js";
 import { ORDER_PARAM_CODES } from "../../src/trading/routes/order-params.js";
 import { SUBMIT_INTENT_FIELD_CODES } from "../../src/trading/routes/submit-intent.js";
 import { UnsafeTransactionError } from "../../src/trading/signing-guard.js";
@@ -111,6 +112,12 @@ const QUERY_ROUTES: QueryRoute[] = [
     valid: { inputMint: USDC_MINT, outputMint: dETH, amount: "1000000" },
     schemas: { 400: ["IntentBadRequestResponse", "IntentBadRequestCode"] },
     codes: INTENT_PARAM_CODES,
+  },
+  {
+    path: "/quote",
+    valid: { inputMint: USDC_MINT, outputMint: dETH, amount: "1000000" },
+    schemas: { 400: ["QuoteBadRequestResponse", "QuoteBadRequestCode"] },
+    codes: QUOTE_PARAM_CODES,
   },
   {
     path: "/order-status",
@@ -290,6 +297,80 @@ describe("POST /submit-intent", () => {
         const what = `${path} ${kind}`;
         expectRefusal(answer, schema, codes, what);
         if (kind === "repeated") expect(answer.body.code, what).toBe(codeOf(path));
+      }
+    }
+  });
+});
+
+describe.each(["/swap", "/swap-instructions"])("POST %s", (path) => {
+  const schema = "SwapBadRequestResponse";
+  const codes = "SwapBadRequestCode";
+  let quote: Record<string, unknown>;
+  let user: string;
+
+  beforeAll(async () => {
+    const { status, body } = await get("/quote", [
+      ["inputMint", USDC_MINT],
+      ["outputMint", dETH],
+      ["amount", "1000000"],
+    ]);
+    expect(status, JSON.stringify(body)).toBe(200);
+    quote = body;
+    // Unfunded: a request that got past every check would be refused for its funds, never issued.
+    user = (await generateKeyPairSigner()).address;
+  });
+
+  it("refuses a body that is missing, not JSON or not an object with route_is_empty", async () => {
+    for (const [what, body] of [
+      ["no body", undefined],
+      ["empty", ""],
+      ["not JSON", "{quoteResponse:"],
+      ["an array", "[]"],
+      ["null", "null"],
+    ] as const) {
+      const answer = await post(path, body);
+      expectRefusal(answer, schema, codes, what);
+      expect(answer.body.code, what).toBe("route_is_empty");
+    }
+  });
+
+  it("refuses each field it reads missing, malformed, repeated and oversized with the route's codes", async () => {
+    const read = [
+      "inputMint",
+      "inAmount",
+      "outputMint",
+      "outAmount",
+      "otherAmountThreshold",
+      "slippageBps",
+      "routePlan",
+    ];
+    const fields = [
+      { field: "userPublicKey", inQuote: false, current: user, required: true },
+      { field: "quoteResponse", inQuote: false, current: quote, required: true },
+      { field: "platformFee", inQuote: true, current: quote.platformFee, required: false },
+      ...read.map((field) => ({ field, inQuote: true, current: quote[field], required: true })),
+      ...["feeAccount", "sponsor", "outputCloseAuthority", "destinationTokenAccount", "wrapAndUnwrapSol"].map(
+        (field) => ({ field, inQuote: false, current: undefined, required: false }),
+      ),
+    ];
+    for (const { field, inQuote, current, required } of fields) {
+      const body = (value: unknown) => {
+        const quoteResponse: Record<string, unknown> = { ...quote };
+        const request: Record<string, unknown> = { userPublicKey: user, quoteResponse };
+        const parent = inQuote ? quoteResponse : request;
+        if (value === undefined) delete parent[field];
+        else parent[field] = value;
+        return JSON.stringify(request);
+      };
+      const cases: [string, unknown][] = [
+        ["malformed", typeof current === "number" ? String(current) : 12],
+        ["repeated", [current ?? 1, current ?? 1]],
+        ["oversized", OVERSIZED.repeat(2)],
+      ];
+      if (required) cases.push(["missing", undefined]);
+      for (const [kind, value] of cases) {
+        const what = `${inQuote ? "quoteResponse." : ""}${field} ${kind}`;
+        expectRefusal(await post(path, body(value)), schema, codes, what);
       }
     }
   });

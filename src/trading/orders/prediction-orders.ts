@@ -4,7 +4,8 @@
  * trade. The keeper notices the funded escrow and settles it against the venue: a buy pays USDC into
  * the treasury and mints whole contracts to the user; a sale or a redemption burns the contracts and
  * pays USDC from the treasury; whatever cannot fill goes back (a revert). The venue can mint outcome
- * tokens and pay from its treasury only where it holds their keys, i.e. on the sandbox chain.
+ * tokens and pay from its treasury only where it holds their keys, i.e. on the sandbox chain. Where
+ * the operator requires verified wallets (`WALLET_VERIFICATION`), a buy goes only to one.
  *
  * A buy on a market not yet initialized also pays the market's initialization (see
  * prediction-market-init.ts): the open transaction moves its exact cost to the escrow authority, from
@@ -51,6 +52,7 @@ import { associatedTokenAddress, checkNamedTokenAccount } from "../token-account
 import { compileMessage, signedTransaction } from "../transaction.js";
 import { BPS } from "../venues/cpmm.js";
 import { OutcomeMintMarket } from "../venues/prediction.js";
+import type { WalletVerification } from "../wallet-verification.js";
 import {
   ESCROW_COMPUTE_UNITS,
   type EscrowedOrder,
@@ -76,6 +78,8 @@ export interface PredictionOrderDeps {
   book?: TradingBook;
   chain?: Chain;
   marketInit?: MarketInitDesk;
+  /** The verified wallets; when it requires them, buys go only to verified wallets. */
+  wallets?: WalletVerification;
 }
 
 /** The optional fields of the reference's OrderResponse an async order reports. */
@@ -143,6 +147,22 @@ function outcomeMarketOf(priced: PricedRoute): OutcomeMintMarket {
   return market;
 }
 
+/**
+ * Refuses a buy whose receiving wallet (`destinationWallet`, else the user) is not verified when the
+ * venue requires verification (reference §11); the fee payer needs none, nor do sales and
+ * redemptions. A quote without `userPublicKey` is only a price, which the reference checks no wallet
+ * for either.
+ */
+function refuseUnverified(wallets: WalletVerification | undefined, request: OrderRequest): void {
+  if (!wallets?.required || request.inputMint !== USDC_MINT || !request.userPublicKey) return;
+  const receiver = request.destinationWallet ?? request.userPublicKey;
+  if (!wallets.isVerified(receiver))
+    throw new OrderRefused(
+      "unverified_wallet_not_allowed",
+      `${request.destinationWallet ? "destinationWallet" : "userPublicKey"} ${receiver} is not a verified wallet; prediction-market buys on this venue go only to verified wallets`,
+    );
+}
+
 /** Refuses the parameters an async order does not honour, each with its reference code. */
 function refuseUnhonoured(request: OrderRequest): void {
   const refuse = (reason: ConstructorParameters<typeof OrderRefused>[0], message: string) => {
@@ -191,6 +211,9 @@ export async function orderPredictionMarket(
   response: OrderResponse,
   admit: (user: Address) => Promise<void>,
 ): Promise<AsyncOrderResponse> {
+  // First, before anything is held or recorded, and before the parameters this venue does not
+  // honour: a buy the reference would refuse for its wallet gets the reference's answer.
+  refuseUnverified(deps?.wallets, request);
   refuseUnhonoured(request);
   const market = outcomeMarketOf(priced);
   const buying = request.inputMint === USDC_MINT;

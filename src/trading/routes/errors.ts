@@ -24,8 +24,10 @@ import { UnsafeTransactionError } from "../signing-guard.js";
 import { INTENT_PARAM_CODES } from "./get-intent.js";
 import type { OrderQuery } from "./get-order.js";
 import { ORDER_STATUS_PARAM_CODES } from "./get-order-status.js";
+import { QUOTE_PARAM_CODES } from "./get-quote.js";
 import { ORDER_PARAM_CODES } from "./order-params.js";
 import { SUBMIT_INTENT_FIELD_CODES } from "./submit-intent.js";
+import { SWAP_FIELD_CODES } from "./swap-request.js";
 
 type CodeTable = Readonly<Partial<Record<string, ErrorCode>>>;
 
@@ -38,6 +40,9 @@ const PARAMETER_CODES: Readonly<Partial<Record<string, CodeTable>>> = {
   "/intent": INTENT_PARAM_CODES,
   "/order-status": ORDER_STATUS_PARAM_CODES,
   "/submit-intent": SUBMIT_INTENT_FIELD_CODES,
+  "/quote": QUOTE_PARAM_CODES,
+  "/swap": SWAP_FIELD_CODES,
+  "/swap-instructions": SWAP_FIELD_CODES,
   "/prediction-market-init": { payer: "invalid_payer", outcomeMint: "invalid_outcome_mint" },
 };
 
@@ -53,6 +58,29 @@ const SUBMIT_INTENT_CODES: Readonly<Record<IntentRefusal, ErrorCode>> = {
   open_transaction_simulation_failed: "open_transaction_simulation_failed",
 };
 
+/**
+ * `/order` codes a swap's reference has no name for: what the quote's route plan holds (its mints,
+ * venues and amounts) is the leg's; where the output goes is the destination's.
+ */
+const SWAP_CODES: Partial<Record<ErrorCode, ErrorCode>> = {
+  // A body that is not a JSON object carries no quote, so no route.
+  invalid_json: "route_is_empty",
+  bad_request: "route_is_empty",
+  invalid_input_mint: "invalid_route_plan_leg",
+  invalid_output_mint: "invalid_route_plan_leg",
+  same_input_and_output_mint: "invalid_route_plan_leg",
+  requested_input_amount_is_zero: "invalid_route_plan_leg",
+  invalid_slippage_bps: "invalid_route_plan_leg",
+  invalid_dex: "invalid_route_plan_leg",
+  route_not_found: "invalid_route_plan_leg",
+  use_order_endpoint_for_prediction_markets: "invalid_route_plan_leg",
+  zero_out_amount: "invalid_out_amount",
+  invalid_platform_fee_bps: "invalid_platform_fee_amount",
+  platform_fee_account_not_specified: "invalid_fee_account",
+  invalid_destination_wallet: "invalid_destination_token_account",
+  internal: "failed_to_compute_swap",
+};
+
 /** Per trade route, catalogue codes its reference has no name for, as the reference code meaning the same. */
 const ROUTE_CODES: Readonly<Partial<Record<string, Partial<Record<ErrorCode, ErrorCode>>>>> = {
   // The venue's view of the chain lags it until the chain's clock is known.
@@ -66,6 +94,15 @@ const ROUTE_CODES: Readonly<Partial<Record<string, Partial<Record<ErrorCode, Err
   // A body that is not a JSON object carries no open transaction.
   "/submit-intent": { invalid_json: "invalid_open_transaction", bad_request: "invalid_open_transaction" },
   "/order-status": { internal: "internal_server_error" },
+  "/quote": {
+    // A quote's reference has no zero_out_amount: a route that pays nothing is no route.
+    zero_out_amount: "route_not_found",
+    invalid_jito_sandwich_mitigation_account: "invalid_dex",
+    blockhash_unavailable: "amm_map_lagging",
+    internal: "failed_to_compute_route",
+  },
+  "/swap": SWAP_CODES,
+  "/swap-instructions": SWAP_CODES,
 };
 
 /**

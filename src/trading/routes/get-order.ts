@@ -9,7 +9,7 @@ import { OrderResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import type { OrderDesk } from "../order.js";
-import { parseOrderRequest } from "./order-params.js";
+import { clientOf, parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
@@ -102,10 +102,8 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
       },
     },
     async (request, reply) => {
-      // Firm quotes are bounded per client: its key when it has one, else its address.
-      const client = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
       const parsed = parseOrderRequest(request.query, book.venues());
-      const order = await desk.order(parsed, client);
+      const order = await desk.order(parsed, clientOf(request));
       return sendJson(reply, JSON.stringify(order));
     },
   );

@@ -12,6 +12,7 @@ import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
 import {
   type OrderRequest,
+  type PriorityLevel,
   TRANSACTION_MAX_ACCOUNTS,
   TRANSACTION_MAX_SIZE,
   type TransactionLimit,
@@ -19,14 +20,13 @@ import {
 
 /** Largest price impact accepted when the caller sets no `priceImpactTolerancePct`. */
 export const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;
-/** Priority fee levels, in lamports for the whole transaction; `auto` is `medium`. */
-export const PRIORITY_FEE_LEVELS = {
-  disabled: 0,
-  auto: 1_000,
-  medium: 1_000,
-  high: 10_000,
-  veryHigh: 100_000,
-} as const;
+/** The names `prioritizationFeeLamports` takes for a level of the chain's recent fees; `auto` is medium. */
+const PRIORITY_LEVEL_NAMES: Readonly<Record<string, PriorityLevel>> = {
+  auto: "medium",
+  medium: "medium",
+  high: "high",
+  veryHigh: "veryHigh",
+};
 /** The reference's cap on a priority fee the venue picks: 0.005 SOL. */
 export const MAX_AUTO_PRIORITY_FEE_LAMPORTS = 5_000_000;
 /** The highest price per compute unit taken: its fee over a whole transaction stays an exact JSON number. */
@@ -87,11 +87,23 @@ export const ORDER_PARAM_CODES = {
 
 export type OrderParam = keyof typeof ORDER_PARAM_CODES;
 
+/** Firm quotes are bounded per client: its key when it has one, else its address. */
+export function clientOf(request: { grant: { id: string } | null; ip: string }): string {
+  return request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
+}
+
 /** The raw query, as strings (unknown parameters are ignored). */
 export type OrderQuery = Partial<Record<OrderParam, string>>;
 
-/** Parses and checks the query of `GET /order`; throws an `ApiError` naming the parameter at fault. */
-export function parseOrderRequest(query: OrderQuery, venues: readonly string[]): OrderRequest {
+/**
+ * Parses and checks the query of `GET /order`; throws an `ApiError` naming the parameter at fault.
+ * `GET /quote` names no fee account: `feeAccountLater` lets a platform fee go without one.
+ */
+export function parseOrderRequest(
+  query: OrderQuery,
+  venues: readonly string[],
+  options: { feeAccountLater?: boolean } = {},
+): OrderRequest {
   const inputMint = address(query.inputMint, "inputMint");
   const outputMint = address(query.outputMint, "outputMint");
   if (inputMint === outputMint) {
@@ -125,7 +137,7 @@ export function parseOrderRequest(query: OrderQuery, venues: readonly string[]):
     query.platformFeeBps === undefined ? 0 : integer(query.platformFeeBps, "platformFeeBps", 0, 10_000);
   const feeAccount = optionalAddress(query.feeAccount, "feeAccount");
   const wrapAndUnwrapSol = bool(query.wrapAndUnwrapSol, "wrapAndUnwrapSol", true);
-  if (platformFeeBps > 0 && feeAccount === undefined) {
+  if (platformFeeBps > 0 && feeAccount === undefined && !options.feeAccountLater) {
     throw new ApiError(
       "platform_fee_account_not_specified",
       "platformFeeBps is set, so feeAccount (a token account of the output mint) is required",
@@ -344,14 +356,30 @@ function executionModes(query: OrderQuery): Pick<OrderRequest, "allowSyncExec" |
  */
 function priority(
   query: OrderQuery,
-): Pick<OrderRequest, "prioritizationFeeLamports" | "computeUnitPriceMicroLamports"> {
+): Pick<OrderRequest, "prioritizationFeeLamports" | "computeUnitPriceMicroLamports" | "priorityLevel"> {
   const maxLamports =
     query.prioritizationFeeMaxLamports === undefined
       ? MAX_AUTO_PRIORITY_FEE_LAMPORTS
       : integer(query.prioritizationFeeMaxLamports, "prioritizationFeeMaxLamports", 0, U32_MAX);
   if (query.computeUnitPriceMicroLamports === undefined) {
+    const value = query.prioritizationFeeLamports ?? "auto";
+    if (value === "disabled")
+      return { prioritizationFeeLamports: 0, computeUnitPriceMicroLamports: undefined };
+    const level = Object.hasOwn(PRIORITY_LEVEL_NAMES, value) ? PRIORITY_LEVEL_NAMES[value] : undefined;
+    if (level)
+      return {
+        prioritizationFeeLamports: maxLamports,
+        computeUnitPriceMicroLamports: undefined,
+        priorityLevel: { level, multiplier: 1 },
+      };
     return {
-      prioritizationFeeLamports: priorityFee(query.prioritizationFeeLamports, maxLamports),
+      prioritizationFeeLamports: integer(
+        value,
+        "prioritizationFeeLamports",
+        0,
+        U32_MAX,
+        ", or auto, medium, high, veryHigh, disabled",
+      ),
       computeUnitPriceMicroLamports: undefined,
     };
   }
@@ -449,18 +477,4 @@ function venueList(
     }
   }
   return names;
-}
-
-/** `prioritizationFeeLamports`: a level the venue picks (at most `maxLamports`), or lamports as asked. */
-function priorityFee(value: string | undefined, maxLamports: number): number {
-  if (value === undefined) return Math.min(PRIORITY_FEE_LEVELS.auto, maxLamports);
-  if (Object.hasOwn(PRIORITY_FEE_LEVELS, value))
-    return Math.min(PRIORITY_FEE_LEVELS[value as keyof typeof PRIORITY_FEE_LEVELS], maxLamports);
-  return integer(
-    value,
-    "prioritizationFeeLamports",
-    0,
-    U32_MAX,
-    ", or auto, medium, high, veryHigh, disabled",
-  );
 }
