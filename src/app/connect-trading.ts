@@ -164,8 +164,7 @@ export async function startTrading(
     wallets,
     demoPoolsCreated,
     async close() {
-      quotes.stop();
-      books.stop();
+      await Promise.all([quotes.stop(), books.stop()]);
       priorityFees.stop();
       await wallets.stop();
       book.stop();

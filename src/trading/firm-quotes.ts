@@ -26,9 +26,17 @@ export interface FirmQuoteTerms {
 
 interface FirmQuote extends FirmQuoteTerms {
   lastValidBlockHeight: bigint;
-  /** Holds not yet closed; the quote ends when none is left. */
-  openHolds: number;
+  /** Holds not yet closed; the quote ends when none is left (undefined until they are attached). */
+  openHolds: number | undefined;
   live: boolean;
+}
+
+/** A quote admitted and already counted: attach the pool output it holds, or cancel it if it is not issued. */
+export interface AdmittedQuote {
+  /** The quote now ends when every hold has closed, or at its expiry. */
+  attach(holds: readonly PoolHold[]): void;
+  /** Not issued after all: it stops counting at once. */
+  cancel(): void;
 }
 
 /** A wallet's live firm quotes, and the input they spend per mint (kept, not summed per request). */
@@ -60,9 +68,31 @@ export class FirmQuotes {
 
   /**
    * Admits a firm quote for a wallet that holds `balance` of its input, or throws `FirmQuoteRefused`.
-   * Call it with no await between it and `add`, so that concurrent quotes of one wallet see each other.
+   * It counts from this moment (against its wallet's funds and both bounds), so a concurrent quote of
+   * the same wallet sees it however long issuing this one takes.
    */
-  admit(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
+  admit(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    lastValidBlockHeight: bigint,
+  ): AdmittedQuote {
+    this.check(quote, blockHeight);
+    const recorded = this.add(quote, lastValidBlockHeight);
+    return {
+      attach: (holds) => {
+        recorded.openHolds = holds.length;
+        const closed = () => {
+          recorded.openHolds = (recorded.openHolds ?? 1) - 1;
+          if (recorded.openHolds === 0) this.retire(recorded);
+        };
+        for (const hold of holds) hold.onClose(closed);
+      },
+      cancel: () => this.retire(recorded),
+    };
+  }
+
+  /** Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds and both bounds; records nothing. */
+  check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
     this.expire(blockHeight);
     const wallet = this.byWallet.get(quote.wallet);
     const live = wallet?.quotes.size ?? 0;
@@ -89,15 +119,15 @@ export class FirmQuotes {
     }
   }
 
-  /** Records an admitted quote with the pool output it holds; it ends when they all close, or at expiry. */
-  add(terms: FirmQuoteTerms, lastValidBlockHeight: bigint, holds: readonly PoolHold[]): void {
+  /** Records an admitted quote; it ends when its holds all close, or at expiry. */
+  private add(terms: FirmQuoteTerms, lastValidBlockHeight: bigint): FirmQuote {
     const quote: FirmQuote = {
       wallet: terms.wallet,
       client: terms.client,
       inputMint: terms.inputMint,
       inAmount: terms.inAmount,
       lastValidBlockHeight,
-      openHolds: holds.length,
+      openHolds: undefined,
       live: true,
     };
     let wallet = this.byWallet.get(quote.wallet);
@@ -109,11 +139,7 @@ export class FirmQuotes {
     wallet.committed.set(quote.inputMint, (wallet.committed.get(quote.inputMint) ?? 0n) + quote.inAmount);
     this.byClient.set(quote.client, (this.byClient.get(quote.client) ?? 0) + 1);
     this.expiring.push(quote);
-    const closed = () => {
-      quote.openHolds -= 1;
-      if (quote.openHolds === 0) this.retire(quote);
-    };
-    for (const hold of holds) hold.onClose(closed);
+    return quote;
   }
 
   /** Live firm quotes of a wallet. */

@@ -56,8 +56,8 @@ export interface SyncMarket extends TradingMarket {
   readonly tokens: readonly [TokenRecord, TokenRecord];
   /** Index (0 or 1) of `mint` in `mints`. */
   sideOf(mint: Address): 0 | 1;
-  /** Holds `amount` of `outputMint` until the chain passes `lastValidBlockHeight`, or the hold is released. */
-  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): PoolHold;
+  /** Holds `amount` of `outputMint` for a firm quote paying `inAmount` in, until `lastValidBlockHeight`. */
+  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint, inAmount: bigint): PoolHold;
 }
 
 /** A market whose orders settle after the fact, from an escrow the order funds. */

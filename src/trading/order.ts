@@ -193,7 +193,7 @@ export class OrderDesk {
       return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
         // Nothing is held for an async order, so its funds are checked only against itself.
         const balance = await this.balanceOf(wallet, input, false);
-        this.firmQuotes.admit(
+        this.firmQuotes.check(
           { wallet, client, inputMint: input.mint, inAmount: request.amount, balance },
           clock.blockHeight,
         );
@@ -284,9 +284,10 @@ export class OrderDesk {
       inAmount: route.inAmount + (feeMode === "inputMint" ? platformFee : 0n),
       balance: await this.balanceOf(user, input, request.wrapAndUnwrapSol),
     };
-    // From the admission to the holds nothing awaits, so a concurrent quote already prices without these tokens.
+    // Counted from the admission, held from the line after: a concurrent quote sees both, whatever
+    // awaits issuing this one takes.
     const { lastValidBlockHeight } = clock.latest;
-    this.firmQuotes.admit(firm, clock.blockHeight);
+    const admitted = this.firmQuotes.admit(firm, clock.blockHeight, lastValidBlockHeight);
     const legs = route.legs.map((leg, index) => ({
       pool: leg.market,
       inputMint: leg.inputMint,
@@ -298,7 +299,9 @@ export class OrderDesk {
           : leg.outAmount,
     }));
     const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
-    const holds = legs.map((leg) => leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight));
+    const holds = legs.map((leg) =>
+      leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),
+    );
     const transactionInput = (limit: number, microLamports: bigint): OrderTransactionInput => ({
       user,
       feePayer,
@@ -339,7 +342,7 @@ export class OrderDesk {
         // Signed in another account order than the transaction above: read again as the chain will.
         checkVenueSignatures(instructionSet.wire, swap, this.book);
       }
-      this.firmQuotes.add(firm, lastValidBlockHeight, holds);
+      admitted.attach(holds);
       return {
         ...(instructionSet ? { instructionSet } : {}),
         ...response,
@@ -352,6 +355,7 @@ export class OrderDesk {
     } catch (error) {
       // Not issued (the signing guard refused it, or building failed): the output is free again.
       for (const hold of holds) hold.release();
+      admitted.cancel();
       throw error;
     }
   }

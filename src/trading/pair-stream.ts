@@ -214,11 +214,12 @@ export abstract class PairStreamHub<
   }
 
   /** Stops the frames, closes every connection and leaves the Redis sharing. */
-  stop(): void {
+  /** Stops the frames, closes every connection and, when shared, leaves Redis. */
+  async stop(): Promise<void> {
     clearInterval(this.frameTimer);
     this.passInProgress = undefined;
     this.subscribers.stop();
-    void this.shared?.close();
+    await this.shared?.close();
   }
 
   /**

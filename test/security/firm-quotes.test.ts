@@ -174,10 +174,9 @@ describe("FirmQuotes", () => {
   it("forgets a quote once its blockhash expires: a caller who never pays holds nothing after that", () => {
     const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
     const quote = { wallet, client: "ip:1", inputMint: mint, inAmount: 10n, balance: 10n };
-    quotes.admit(quote, 100n);
-    quotes.add(quote, 250n, [hold()]);
-    expect(() => quotes.admit(quote, 250n)).toThrow(FirmQuoteRefused);
-    expect(() => quotes.admit(quote, 251n)).not.toThrow();
+    quotes.admit(quote, 100n, 250n).attach([hold()]);
+    expect(() => quotes.check(quote, 250n)).toThrow(FirmQuoteRefused);
+    expect(() => quotes.check(quote, 251n)).not.toThrow();
     expect(quotes.liveCount(wallet)).toBe(0);
   });
 
@@ -185,11 +184,22 @@ describe("FirmQuotes", () => {
     const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
     const quote = { wallet, client: "ip:1", inputMint: mint, inAmount: 10n, balance: 10n };
     const holds = [hold(), hold()];
-    quotes.add(quote, 250n, holds);
+    quotes.admit(quote, 100n, 250n).attach(holds);
     holds[0]?.close();
-    expect(() => quotes.admit(quote, 101n)).toThrow(/already holds 1/);
+    expect(() => quotes.check(quote, 101n)).toThrow(/already holds 1/);
     holds[1]?.close();
-    expect(() => quotes.admit(quote, 102n)).not.toThrow();
+    expect(() => quotes.check(quote, 102n)).not.toThrow();
+  });
+
+  it("counts a quote from its admission, before it holds anything, and forgets it when cancelled", () => {
+    const quotes = new FirmQuotes({ perWallet: 8, perClient: 0 });
+    const quote = { wallet, client: "ip:1", inputMint: mint, inAmount: 10n, balance: 10n };
+    // Issuing the first takes awaits (building, simulating): the second, meanwhile, sees its funds spent.
+    const first = quotes.admit(quote, 100n, 250n);
+    expect(() => quotes.admit(quote, 100n, 250n)).toThrow(/not already promised/);
+    first.cancel();
+    expect(quotes.liveCount(wallet)).toBe(0);
+    expect(() => quotes.admit(quote, 100n, 250n)).not.toThrow();
   });
 
   it("counts a client's quotes across wallets and frees them as they end", () => {
@@ -197,13 +207,12 @@ describe("FirmQuotes", () => {
     const other = "Other11111111111111111111111111111111111111" as Address;
     for (const owner of [wallet, other]) {
       const quote = { wallet: owner, client: "key:k1", inputMint: mint, inAmount: 1n, balance: 10n };
-      quotes.admit(quote, 100n);
-      quotes.add(quote, 100n + (owner === wallet ? 0n : 50n), [hold()]);
+      quotes.admit(quote, 100n, 100n + (owner === wallet ? 0n : 50n)).attach([hold()]);
     }
     const third = { wallet, client: "key:k1", inputMint: mint, inAmount: 1n, balance: 10n };
-    expect(() => quotes.admit(third, 100n)).toThrow(/this client already holds 2/);
+    expect(() => quotes.check(third, 100n)).toThrow(/this client already holds 2/);
     // Another client is counted on its own.
-    expect(() => quotes.admit({ ...third, client: "key:k2" }, 100n)).not.toThrow();
-    expect(() => quotes.admit(third, 101n)).not.toThrow();
+    expect(() => quotes.check({ ...third, client: "key:k2" }, 100n)).not.toThrow();
+    expect(() => quotes.check(third, 101n)).not.toThrow();
   });
 });

@@ -417,7 +417,7 @@ describe("/book-stream", () => {
       expect(client.socket.readyState).toBe(WebSocket.OPEN);
     } finally {
       client.socket.close();
-      hub.stop();
+      await hub.stop();
       await served.close();
     }
   });
@@ -439,7 +439,7 @@ describe("/book-stream", () => {
       expect(socket.frames[0]?.subscribe).toEqual([{ sb: dETH, sq: USDC_MINT }]);
       expect(updateOf(socket.frames[0] as Frame, dETH, USDC_MINT)?.a).toHaveLength(BOOK_LEVELS);
     } finally {
-      hub.stop();
+      await hub.stop();
     }
   });
 });
@@ -491,7 +491,7 @@ async function instance(prefix: string) {
     computed: () => computed,
     async stop() {
       for (const client of clients) client.socket.close();
-      hub.stop();
+      await hub.stop();
       await served.close();
     },
   };

@@ -2,9 +2,15 @@
  * Constant-product pool math (contract §6: exact integer math, rounding favours the venue by at most
  * one unit), checked by hand-computed examples and by properties over the whole u64 range.
  */
+import { type Address, address } from "@solana/kit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { generateKeypair } from "../../src/chain/ed25519.js";
+import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import type { TokenRecord } from "../../src/trading/pools/store.js";
 import { BPS, cpmmAmountOut, cpmmSpotOut, MAX_POOL_FEE_BPS } from "../../src/trading/venues/cpmm.js";
+import { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
 
 const U64_MAX = 2n ** 64n - 1n;
 
@@ -172,5 +178,41 @@ describe("cpmmAmountOut: properties over u64 reserves and amounts, 0–1000 bps 
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("CpmmPool: pricing with firm quotes outstanding", () => {
+  const [a, b] = [address("So11111111111111111111111111111111111111112"), USDC_MINT];
+  const token = (mint: Address): TokenRecord => ({ mint, decimals: 6, program: TOKEN_PROGRAM });
+  const pool = (): CpmmPool => {
+    const record = { address: a, venue: "cpmm", keyId: "k", mintA: a, mintB: b, feeBps: 30 };
+    const made = new CpmmPool(record, [token(a), token(b)], [a, b], generateKeypair());
+    made.observeBalance(0, 1_000_000_000n);
+    made.observeBalance(1, 50_000_000_000n);
+    return made;
+  };
+  const out = (market: CpmmPool, mint: Address, amount: bigint) =>
+    market.quote(mint, amount)?.outAmount ?? 0n;
+
+  it("prices a quote in the same direction as if the outstanding one had landed", () => {
+    const market = pool();
+    const first = out(market, a, 100_000_000n);
+    market.reserve(b, first, 1_000n, 100_000_000n);
+    // The curve after the first lands: its input in, its output out.
+    expect(out(market, a, 100_000_000n)).toBe(
+      cpmmAmountOut(1_100_000_000n, 50_000_000_000n - first, 100_000_000n, 30),
+    );
+  });
+
+  it("never prices the other direction better for input a quote has promised but not paid", () => {
+    const market = pool();
+    const untouched = out(market, b, 5_000_000_000n);
+    const first = out(market, a, 100_000_000n);
+    const hold = market.reserve(b, first, 1_000n, 100_000_000n);
+    // The promised input may never arrive: selling b for a is priced on a's balance alone.
+    expect(out(market, b, 5_000_000_000n)).toBeLessThanOrEqual(untouched);
+    hold.release();
+    expect(out(market, b, 5_000_000_000n)).toBe(untouched);
+    expect(out(market, a, 100_000_000n)).toBe(first);
   });
 });

@@ -149,7 +149,7 @@ describe("/quote-stream", () => {
       expect(lively.socket.readyState).toBe(WebSocket.OPEN);
       lively.socket.close();
     } finally {
-      hub.stop();
+      await hub.stop();
       await close();
     }
   });
@@ -187,7 +187,7 @@ describe("/quote-stream frame passes", () => {
       expect(socket.closedWith).toBe(1013);
       expect(hub.size).toBe(0);
     } finally {
-      hub.stop();
+      await hub.stop();
     }
   });
 
@@ -232,7 +232,7 @@ describe("/quote-stream frame passes", () => {
       ]);
       expect(Number(last.updates[1]?.b)).toBeGreaterThan(0);
     } finally {
-      hub.stop();
+      await hub.stop();
     }
   });
 });

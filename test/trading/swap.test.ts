@@ -107,6 +107,14 @@ async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
   return (await chain.getTokenAccountBalance(await ataOf(owner, mint))) ?? 0n;
 }
 
+/** GET /priority-fees. */
+async function levels(): Promise<{ mediumMicroLamports: number; highMicroLamports: number }> {
+  return (await fetch(`${t.url}/priority-fees`)).json() as Promise<{
+    mediumMicroLamports: number;
+    highMicroLamports: number;
+  }>;
+}
+
 const usdcToJup = { inputMint: USDC_MINT, outputMint: dJUP, amount: 2_000_000 };
 
 /**
@@ -274,15 +282,37 @@ describe("POST /swap", () => {
       },
     });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    // The levels move at most once a slot, as transactions land: read them on both sides of a request.
+    const around = async (request: () => Promise<{ body: SwapResponse }>) => {
+      const before = await levels();
+      const { body } = await request();
+      return { body, candidates: [before, await levels()] };
+    };
+    const price = (swap: SwapResponse) => BigInt(swap.prioritizationType?.computeBudget.microLamports ?? -1);
+    const capped = (perUnit: number, limit: number, maxLamports: number) =>
+      BigInt(Math.min(perUnit, Math.floor((maxLamports * 1_000_000) / limit)));
+    const high = await around(async () => answer);
     expect(answer.body.prioritizationFeeLamports).toBeLessThanOrEqual(50_000);
+    expect(
+      high.candidates.map((level) => capped(level.highMicroLamports, answer.body.computeUnitLimit, 50_000)),
+    ).toContain(price(answer.body));
     await signAndSendWithKit(t.server.chain.rpcUrl, chain, user, answer.body.swapTransaction);
     expect(await tokenBalance(friend.address, dJUP)).toBe(BigInt(body.outAmount));
-    const multiplied = await post<SwapResponse>("/swap", {
-      userPublicKey: user.address,
-      quoteResponse: await quoted(usdcToJup),
-      prioritizationFeeLamports: { autoMultiplier: 3 },
-    });
-    expect(multiplied.status, JSON.stringify(multiplied.body)).toBe(200);
+    const quote = await quoted(usdcToJup);
+    const tripled = await around(() =>
+      post<SwapResponse>("/swap", {
+        userPublicKey: user.address,
+        quoteResponse: quote,
+        prioritizationFeeLamports: { autoMultiplier: 3 },
+      }),
+    );
+    // auto is the medium level; the multiplier applies to it, within the 0.005 SOL cap.
+    expect(
+      tripled.candidates.map((level) =>
+        capped(3 * level.mediumMicroLamports, tripled.body.computeUnitLimit, 5_000_000),
+      ),
+    ).toContain(price(tripled.body));
+    expect(price(tripled.body)).toBeGreaterThan(0n);
   });
 });
 

@@ -297,7 +297,7 @@ export class OrderKeeper {
       book,
     );
     const holds = legs.map((leg) =>
-      leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight),
+      leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight, leg.inAmount),
     );
     return { wire, lifetime, plan: closePlan(escrowed, route), holds };
   }

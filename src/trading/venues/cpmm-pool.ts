@@ -1,7 +1,11 @@
 /**
  * A constant-product pool as a tradable market. Its reserves are its two vault balances on the chain
- * (refreshed every slot) less the output promised by firm quotes whose transactions have neither
- * landed nor expired, so two firm quotes can never promise the same tokens twice.
+ * (refreshed every slot) adjusted by the firm quotes whose transactions have neither landed nor
+ * expired: a quote is priced as if every outstanding one lands before it, and none that pays this
+ * pool, so the venue never promises more than any order of landing would pay. On the output side that
+ * is the balance less every promised output (two quotes never promise the same tokens twice); on the
+ * input side, the balance plus every promised input (without it, quotes of one direction stacked up
+ * before landing would each be priced on the untouched curve and together drain the pool).
  */
 import type { Address } from "@solana/kit";
 import type { Keypair } from "../../chain/ed25519.js";
@@ -15,6 +19,8 @@ interface Reservation {
   side: 0 | 1;
   /** Still undelivered. */
   amount: bigint;
+  /** The input the quote pays into the other side when it lands. */
+  incoming: bigint;
   /** The promise lapses once the chain passes this block height. */
   lastValidBlockHeight: bigint;
   /** Still counted in `reserved`. */
@@ -32,8 +38,11 @@ export class CpmmPool implements SyncMarket {
   /** Vault balances as last read from the chain (see `observeBalance`). */
   private readonly balances: [bigint, bigint] = [0n, 0n];
   private readonly reserved: [bigint, bigint] = [0n, 0n];
-  /** `available` of each side as floats, kept current: the router estimates hundreds of pools per request. */
-  private readonly approximate: [number, number] = [0, 0];
+  /** Input promised by open reservations, per side. */
+  private readonly incoming: [bigint, bigint] = [0n, 0n];
+  /** Each side's reserve as an input and as an output, as floats, kept current: the router estimates hundreds of pools per request. */
+  private readonly approximateIn: [number, number] = [0, 0];
+  private readonly approximateOut: [number, number] = [0, 0];
   private reservations: Reservation[] = [];
   /** 1 − fee, as a float, for `estimate`. */
   private readonly keptAfterFee: number;
@@ -55,10 +64,15 @@ export class CpmmPool implements SyncMarket {
     return free > 0n ? free : 0n;
   }
 
+  /** One side's reserve when it takes input: its balance and every input promised to it. */
+  private inputReserve(side: 0 | 1): bigint {
+    return this.balances[side] + this.incoming[side];
+  }
+
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
     const inSide = this.sideOf(inputMint);
     const outSide = inSide === 0 ? 1 : 0;
-    const reserveIn = this.available(inSide);
+    const reserveIn = this.inputReserve(inSide);
     const reserveOut = this.available(outSide);
     const outAmount = cpmmAmountOut(reserveIn, reserveOut, amountIn, this.record.feeBps);
     if (outAmount <= 0n) return null;
@@ -71,8 +85,8 @@ export class CpmmPool implements SyncMarket {
 
   estimate(inputMint: Address, _amountIn: bigint, approximateAmountIn: number): number {
     const inSide = this.sideOf(inputMint);
-    const reserveIn = this.approximate[inSide];
-    const reserveOut = this.approximate[inSide === 0 ? 1 : 0];
+    const reserveIn = this.approximateIn[inSide];
+    const reserveOut = this.approximateOut[inSide === 0 ? 1 : 0];
     const inAfterFee = approximateAmountIn * this.keptAfterFee;
     return reserveIn > 0 ? (reserveOut * inAfterFee) / (reserveIn + inAfterFee) : 0;
   }
@@ -83,24 +97,27 @@ export class CpmmPool implements SyncMarket {
   }
 
   /**
-   * Holds `amount` of `outputMint` for a firm quote until the chain passes `lastValidBlockHeight`;
-   * the hold can be released early (when the quote could not be issued after all).
+   * Holds `amount` of `outputMint` for a firm quote that pays `inAmount` of the other mint, until the
+   * chain passes `lastValidBlockHeight`; the hold can be released early (when the quote could not be
+   * issued after all).
    */
-  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint): PoolHold {
+  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint, inAmount: bigint): PoolHold {
     const reservation: Reservation = {
       side: this.sideOf(outputMint),
       amount,
+      incoming: inAmount,
       lastValidBlockHeight,
       open: true,
       onClose: undefined,
     };
     this.reserved[reservation.side] += amount;
+    this.incoming[otherSide(reservation.side)] += inAmount;
     this.approximateAgain();
     this.reservations.push(reservation);
     return {
       release: () => {
         if (!reservation.open) return;
-        closed(reservation);
+        this.close(reservation);
         this.reservations.splice(this.reservations.indexOf(reservation), 1);
         this.reserved[reservation.side] -= reservation.amount;
         this.approximateAgain();
@@ -128,7 +145,7 @@ export class CpmmPool implements SyncMarket {
       reservation.amount -= amount;
       this.reserved[side] -= amount;
       delivered -= amount;
-      if (reservation.amount === 0n) closed(reservation);
+      if (reservation.amount === 0n) this.close(reservation);
     };
     for (const reservation of this.reservations) {
       if (delivered === 0n) break;
@@ -151,7 +168,7 @@ export class CpmmPool implements SyncMarket {
     for (const reservation of this.reservations) {
       if (reservation.lastValidBlockHeight >= blockHeight) live.push(reservation);
       else {
-        closed(reservation);
+        this.close(reservation);
         this.reserved[reservation.side] -= reservation.amount;
       }
     }
@@ -160,13 +177,21 @@ export class CpmmPool implements SyncMarket {
   }
 
   private approximateAgain(): void {
-    this.approximate[0] = Number(this.available(0));
-    this.approximate[1] = Number(this.available(1));
+    for (const side of [0, 1] as const) {
+      this.approximateIn[side] = Number(this.inputReserve(side));
+      this.approximateOut[side] = Number(this.available(side));
+    }
+  }
+
+  /** Ends a reservation: delivered (its input has arrived with it), expired or released. */
+  private close(reservation: Reservation): void {
+    reservation.open = false;
+    this.incoming[otherSide(reservation.side)] -= reservation.incoming;
+    reservation.onClose?.();
+    reservation.onClose = undefined;
   }
 }
 
-function closed(reservation: Reservation): void {
-  reservation.open = false;
-  reservation.onClose?.();
-  reservation.onClose = undefined;
+function otherSide(side: 0 | 1): 0 | 1 {
+  return side === 0 ? 1 : 0;
 }

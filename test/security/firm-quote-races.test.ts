@@ -1,0 +1,96 @@
+/**
+ * Firm quotes issued while others are outstanding: concurrent requests of one wallet cannot back two
+ * quotes with one balance (the admission counts before issuing awaits anything), and quotes stacked
+ * on one pool before any lands are priced as if each landed before the next.
+ */
+import type { Address, KeyPairSigner } from "@solana/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import { newFundedWallet } from "../support/kit.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const VENUE_SEED = "firm-quote-races-test";
+const token = (symbol: string) => demoTokens(VENUE_SEED).find((t) => t.symbol === symbol)?.address as Address;
+const dETH = token("dETH");
+const dBTC = token("dBTC");
+let t: TestServer;
+let chain: RpcChain;
+
+beforeAll(async () => {
+  t = await startTestServer({
+    settings: {
+      DEMO_CATALOGUE: "true",
+      VENUE_SEED,
+      FIRM_QUOTES_PER_WALLET: "16",
+      FIRM_QUOTES_PER_CLIENT: "0",
+    },
+  });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+}, 120_000);
+afterAll(async () => t?.stop());
+
+async function order(query: Record<string, string | bigint | number>) {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+  const response = await fetch(`${t.url}/order?${params}`);
+  return { status: response.status, body: (await response.json()) as { code?: string; outAmount?: string } };
+}
+
+/** A new wallet with 1 SOL and `usdc` from the faucet. */
+function wallet(usdc: bigint): Promise<KeyPairSigner> {
+  return newFundedWallet(t.url, chain, 1_000_000_000n, [[USDC_MINT, usdc]]);
+}
+
+describe("firm quotes issued while others are outstanding", () => {
+  it("admits one of twelve concurrent firm quotes a wallet can pay only once, over /order and /swap", async () => {
+    const user = await wallet(2_000_000n);
+    const base = { inputMint: USDC_MINT, outputMint: dETH, amount: 2_000_000, userPublicKey: user.address };
+    const quote = (await (
+      await fetch(`${t.url}/quote?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=2000000`)
+    ).json()) as object;
+    // Simulating the transaction (dynamicComputeUnitLimit) and compiling it take awaits after the admission.
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () => order({ ...base, dynamicComputeUnitLimit: "true" })),
+      ...Array.from({ length: 6 }, (_, i) =>
+        fetch(`${t.url}${i % 2 ? "/swap" : "/swap-instructions"}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            userPublicKey: user.address,
+            quoteResponse: quote,
+            dynamicComputeUnitLimit: true,
+          }),
+        }).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { code?: string },
+        })),
+      ),
+    ]);
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expect(answer.body.code, JSON.stringify(answer.body)).toBe("insufficient_funds");
+  });
+
+  it("prices quotes stacked on one pool as if each landed before the next: together never more than one trade of their sum", async () => {
+    const amount = 50_000_000_000n;
+    const direct = {
+      inputMint: USDC_MINT,
+      outputMint: dBTC,
+      onlyDirectRoutes: "true",
+      priceImpactTolerancePct: 100,
+    };
+    const whole = await order({ ...direct, amount: amount * 8n });
+    expect(whole.status, JSON.stringify(whole.body)).toBe(200);
+    const user = await wallet(amount * 8n);
+    let stacked = 0n;
+    for (let i = 0; i < 8; i++) {
+      const firm = await order({ ...direct, amount, userPublicKey: user.address });
+      expect(firm.status, JSON.stringify(firm.body)).toBe(200);
+      stacked += BigInt(firm.body.outAmount as string);
+    }
+    expect(stacked).toBeLessThanOrEqual(BigInt(whole.body.outAmount as string));
+    // Within what splitting a trade costs on a constant-product curve, not a different price.
+    expect(Number(stacked) / Number(whole.body.outAmount)).toBeGreaterThan(0.99);
+  });
+});
