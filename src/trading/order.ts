@@ -9,7 +9,7 @@ import type { Kysely } from "kysely";
 import type { Chain } from "../chain/chain.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../chain/programs.js";
 import { parseWireTransaction } from "../chain/wire.js";
-import type { OrderResponse, RoutePlanLeg } from "../contract/trade.js";
+import type { OrderResponse, QuoteResponse, RoutePlanLeg } from "../contract/trade.js";
 import { RESERVATION_LIMITS } from "../limits.js";
 import type { Tables } from "../storage/database.js";
 import type { TradingBook } from "./book.js";
@@ -165,7 +165,8 @@ export class OrderDesk {
     client: ClientId,
     shape: IssueOptions["shape"],
   ): Promise<IssuedSwap> {
-    const order = await this.order(request, client, { shape, spotOnly: true });
+    // The request allows no async (prediction-market) route: swaps are spot only.
+    const order = await this.order({ ...request, allowAsyncExec: false }, client, { shape });
     const { transaction, lastValidBlockHeight, computeUnitLimit, prioritizationFeeLamports } = order;
     if (
       transaction === undefined ||
@@ -186,7 +187,6 @@ export class OrderDesk {
     const request = this.withPriorityPrice(asked);
     const priced = await this.price(request);
     const { input, clock, route } = priced;
-    if (options.spotOnly) refuseAsync(route);
     const response = this.describe(request, priced);
     const user = request.userPublicKey;
     if (route.executionMode === "async") {
@@ -423,11 +423,9 @@ export class OrderDesk {
 /** How an order is issued: as one transaction (`/order`, `/swap`) or as instructions (`/swap-instructions`). */
 export interface IssueOptions {
   shape: "transaction" | "instructions";
-  /** `/swap` and `/swap-instructions`: prediction markets trade through `/order` only. */
-  spotOnly: boolean;
 }
 
-const ORDER: IssueOptions = { shape: "transaction", spotOnly: false };
+const ORDER: IssueOptions = { shape: "transaction" };
 
 /** An order's response, and with the instructions shape the instructions the pools signed. */
 export type IssuedOrder = OrderResponse & { instructionSet?: SignedInstructionSet };
@@ -440,9 +438,6 @@ export type IssuedSwap = IssuedOrder &
       "transaction" | "lastValidBlockHeight" | "computeUnitLimit" | "prioritizationFeeLamports"
     >
   >;
-
-/** The response of `GET /quote`: an order's quote without its execution mode. */
-export type QuoteResponse = Omit<OrderResponse, "executionMode"> & { requestId: string; routingSlot: number };
 
 function refuseAsync(route: Route): void {
   if (route.executionMode === "async")

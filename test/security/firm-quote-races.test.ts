@@ -5,14 +5,14 @@
  */
 import type { Address, KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { newFundedWallet } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { demoMint } from "../support/tokens.js";
 
 const VENUE_SEED = "firm-quote-races-test";
-const token = (symbol: string) => demoTokens(VENUE_SEED).find((t) => t.symbol === symbol)?.address as Address;
+const token = (symbol: string): Address => demoMint(VENUE_SEED, symbol);
 const dETH = token("dETH");
 const dBTC = token("dBTC");
 let t: TestServer;

@@ -10,7 +10,6 @@ import { generateKeyPairSigner } from "@solana/kit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -30,6 +29,7 @@ import {
 import { startTestServer, type TestServer } from "../support/server.js";
 import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
 import { expectProductionStreamAccess } from "../support/streams.js";
+import { demoMint } from "../support/tokens.js";
 
 interface Level {
   price: number;
@@ -57,8 +57,7 @@ interface Frame extends StreamMessage {
 }
 
 const VENUE_SEED = "book-stream-test";
-const token = (symbol: string) =>
-  demoTokens(VENUE_SEED).find((demo) => demo.symbol === symbol)?.address as Address;
+const token = (symbol: string): Address => demoMint(VENUE_SEED, symbol);
 const dETH = token("dETH");
 const dBTC = token("dBTC");
 const dJUP = token("dJUP");

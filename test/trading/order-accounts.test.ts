@@ -16,14 +16,12 @@ import {
   type KeyPairSigner,
   partiallySignTransaction,
 } from "@solana/kit";
-import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressOf } from "../../src/chain/base58.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import {
   COMPUTE_BUDGET_PROGRAM,
   LAMPORTS_PER_SIGNATURE,
-  TOKEN_PROGRAM,
   WRAPPED_SOL_MINT,
 } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
@@ -33,14 +31,10 @@ import type { OrderResponse } from "../../src/contract/trade.js";
 import { newFundedWallet } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { ataOf, tokenBalance as balanceOfToken, demoMint } from "../support/tokens.js";
 
 const VENUE_SEED = "order-accounts-test";
-const tokens = demoTokens(VENUE_SEED);
-const token = (symbol: string): Address => {
-  const found = tokens.find((candidate) => candidate.symbol === symbol);
-  if (!found) throw new Error(`no demo token ${symbol}`);
-  return found.address;
-};
+const token = (symbol: string): Address => demoMint(VENUE_SEED, symbol);
 const dJUP = token("dJUP");
 const SET_COMPUTE_UNIT_LIMIT = 2;
 let t: TestServer;
@@ -96,13 +90,8 @@ async function signAndSend(transaction: string, signers: readonly KeyPairSigner[
   expect(status?.err ?? null).toBeNull();
 }
 
-async function ataOf(owner: Address, mint: Address): Promise<Address> {
-  const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM });
-  return ata;
-}
-
-async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
-  return (await chain.getTokenAccountBalance(await ataOf(owner, mint))) ?? 0n;
+function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
+  return balanceOfToken(chain, owner, mint);
 }
 
 function decoded(order: OrderResponse) {
@@ -373,7 +362,7 @@ describe("fees and sizing", () => {
 
   it("falls back to a direct route when a two-leg one exceeds maxAccounts, and refuses when none exists", async () => {
     // Pairs of the demo venue whose best route has two legs: with and without a direct pool besides.
-    const mints = [USDC_MINT, ...tokens.map((candidate) => candidate.address)];
+    const mints = [USDC_MINT, ...demoTokens(VENUE_SEED).map((candidate) => candidate.address)];
     let withDirect: Query | undefined;
     let withoutDirect: Query | undefined;
     for (const inputMint of mints) {

@@ -22,25 +22,19 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   signatureBytes,
 } from "@solana/kit";
-import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeSignatureBytes } from "../../src/chain/base58.js";
-import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { QuoteResponse, SwapInstructionsResponse, SwapResponse } from "../../src/contract/trade.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { ataOf, tokenBalance as balanceOfToken, demoMint } from "../support/tokens.js";
 
 const VENUE_SEED = "swap-test";
-const tokens = demoTokens(VENUE_SEED);
-const token = (symbol: string): Address => {
-  const found = tokens.find((candidate) => candidate.symbol === symbol);
-  if (!found) throw new Error(`no demo token ${symbol}`);
-  return found.address;
-};
+const token = (symbol: string): Address => demoMint(VENUE_SEED, symbol);
 const dJUP = token("dJUP");
 const U64_MAX = (2n ** 64n - 1n).toString();
 let t: TestServer;
@@ -98,13 +92,8 @@ function wallet(grants: [Address, bigint][] = []): Promise<KeyPairSigner> {
   return newFundedWallet(t.url, chain, 10_000_000_000n, grants);
 }
 
-async function ataOf(owner: Address, mint: Address): Promise<Address> {
-  const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM });
-  return ata;
-}
-
-async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
-  return (await chain.getTokenAccountBalance(await ataOf(owner, mint))) ?? 0n;
+function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
+  return balanceOfToken(chain, owner, mint);
 }
 
 /** GET /priority-fees. */
@@ -313,6 +302,25 @@ describe("POST /swap", () => {
       ),
     ).toContain(price(tripled.body));
     expect(price(tripled.body)).toBeGreaterThan(0n);
+  });
+});
+
+describe("POST /swap and prediction markets", () => {
+  it("refuses a quote into an outcome mint: prediction markets trade through /order", async () => {
+    const user = await wallet([[USDC_MINT, 10_000_000n]]);
+    const body = await quoted(usdcToJup);
+    const leg = body.routePlan[0] as QuoteResponse["routePlan"][number];
+    const outcome = {
+      ...body,
+      outputMint: yesMint,
+      routePlan: [{ ...leg, venue: "prediction", outputMint: yesMint }],
+    };
+    for (const path of ["/swap", "/swap-instructions"] as const)
+      await swapRefused(
+        { userPublicKey: user.address, quoteResponse: outcome },
+        "invalid_route_plan_leg",
+        path,
+      );
   });
 });
 

@@ -80,10 +80,15 @@ export function getQuote(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
     },
     async (request, reply) => {
       const query = request.query;
-      for (const name of ["sponsoredSwap", "destinationSwap", "skipPumpfunCashbackClaim"] as const)
+      // Checked and without effect here (no transfer-fee tokens, no Pump.fun venue); /order's pairing
+      // of skipPumpfunCashbackClaim with sponsorExec is for its sponsored Pump.fun routes only.
+      for (const name of [
+        "sponsoredSwap",
+        "sponsorExec",
+        "destinationSwap",
+        "skipPumpfunCashbackClaim",
+      ] as const)
         flag(query[name], name);
-      // sponsorExec is only read with sponsoredSwap, and the Pump.fun pairing of /order has no venue here.
-      flag(query.sponsorExec, "sponsorExec");
       const order = parseOrderRequest(
         {
           inputMint: query.inputMint,

@@ -172,7 +172,6 @@ export function swapOrderRequest(
     maxRouteLength: String(plan.length),
     // The quote passed its own price-impact check; what binds now is its otherAmountThreshold.
     priceImpactTolerancePct: "100",
-    allowAsyncExec: "false",
     platformFeeBps: String(fee?.feeBps ?? 0),
     platformFeeMode: fee?.mode,
     feeAccount: body.feeAccount,
