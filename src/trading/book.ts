@@ -31,6 +31,8 @@ export const SLOT_MS = 400;
 const ACCOUNTS_PER_CALL = 100;
 /** Storage is checked for new pools every this many slots. */
 const RELOAD_EVERY_SLOTS = 5;
+/** How long an escrow this instance stored is kept without storage listing it (a read in flight may predate it). */
+const RECENT_ESCROW_MS = 5_000;
 
 export interface ChainClock {
   slot: bigint;
@@ -70,6 +72,11 @@ export class TradingBook {
   tokensWithDecimalsJson = "[]";
 
   private readonly venueKeys: ReadonlySet<string>;
+  /**
+   * The escrow authorities of orders not yet closed, which the keeper signs for, with when this
+   * instance stored each (0 for those read from storage).
+   */
+  private orderEscrows = new Map<string, number>();
 
   constructor(private readonly options: TradingBookOptions) {
     this.venueKeys = new Set(options.venueKeys);
@@ -130,9 +137,28 @@ export class TradingBook {
     return this.poolsByAccount.get(address);
   }
 
-  /** Whether `address` is one of the venue's own keys or accounts: a pool authority or vault, the treasury, a mint authority. */
+  /**
+   * Whether `address` is one of the venue's own keys or accounts: a pool authority or vault, the
+   * treasury, a mint authority, or the escrow authority of an order not yet closed.
+   */
   isVenueAccount(address: string): boolean {
-    return this.poolsByAccount.has(address) || this.venueKeys.has(address);
+    return this.poolsByAccount.has(address) || this.venueKeys.has(address) || this.orderEscrows.has(address);
+  }
+
+  /** Counts an order's escrow authority among the venue's keys from now on (the order was just stored). */
+  addOrderEscrow(escrow: string): void {
+    this.orderEscrows.set(escrow, Date.now());
+  }
+
+  /**
+   * Replaces the escrows of open orders with what storage holds (`activeEscrows`, read every slot);
+   * escrows this instance stored in the last few seconds stay, in case the read began before them.
+   */
+  followOrderEscrows(stored: readonly string[]): void {
+    const recent = Date.now() - RECENT_ESCROW_MS;
+    const escrows = new Map(stored.map((escrow): [string, number] => [escrow, 0]));
+    for (const [escrow, added] of this.orderEscrows) if (added > recent) escrows.set(escrow, added);
+    this.orderEscrows = escrows;
   }
 
   allPools(): CpmmPool[] {

@@ -171,6 +171,7 @@ export class MarketInitDesk {
       ],
       latest.blockhash,
     );
+    book.addOrderEscrow(escrow);
     await insertOrder(db, {
       id,
       kind: "init",

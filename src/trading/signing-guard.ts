@@ -116,8 +116,11 @@ function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAcco
   const { keys } = plan;
   const feePayer = swap.feePayer ?? swap.payer;
   if (keys[0] !== feePayer) refuse(`its fee payer ${keys[0]} is not the order's ${feePayer}`);
-  if (venue.isVenueAccount(swap.payer)) refuse(`its party ${swap.payer} is one of the venue's accounts`);
-  if (venue.isVenueAccount(feePayer)) refuse(`its fee payer ${feePayer} is one of the venue's accounts`);
+  // The venue is the party only as the escrow of an order it settles, which is its own account.
+  if (!swap.payerSignedByVenue && venue.isVenueAccount(swap.payer))
+    refuse(`its party ${swap.payer} is one of the venue's accounts`);
+  if (feePayer !== swap.payer && venue.isVenueAccount(feePayer))
+    refuse(`its fee payer ${feePayer} is one of the venue's accounts`);
 
   // The keys the venue signed for: the pools of the route, and the payer when it is the venue's escrow.
   const pools = new Map<string, SyncMarket>(swap.legs.map((leg) => [leg.pool.authority.address, leg.pool]));

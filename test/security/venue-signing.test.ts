@@ -158,6 +158,40 @@ describe("the pool drain", () => {
     }
   });
 
+  it("refuses the escrow authority of an order not yet closed as user, destination, sponsor or fee account", async () => {
+    // A market initialization paid for but not yet sent: an order the keeper will settle with its escrow's key.
+    const page = await t.client.listMarkets({ status: "active", isInitialized: false, limit: 1 });
+    const outcomeMint = Object.values(page.markets[0]?.accounts ?? {})[0]?.yesMint;
+    const init = await fetch(
+      `${t.url}/prediction-market-init?payer=${attacker.address}&outcomeMint=${outcomeMint}`,
+    );
+    expect(init.status, await init.text()).toBe(200);
+    const { escrow } = await t.server.storage.db
+      .selectFrom("orders")
+      .select("escrow")
+      .where("user_key", "=", attacker.address)
+      .where("kind", "=", "init")
+      .executeTakeFirstOrThrow();
+
+    const spot = { inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n };
+    const named: [Record<string, string | number>, string][] = [
+      [{ userPublicKey: escrow }, "invalid_user_public_key"],
+      [{ userPublicKey: attacker.address, destinationWallet: escrow }, "invalid_destination_wallet"],
+      [{ userPublicKey: attacker.address, sponsor: escrow }, "invalid_sponsor"],
+      [{ userPublicKey: attacker.address, platformFeeBps: 100, feeAccount: escrow }, "invalid_fee_account"],
+    ];
+    for (const [query, code] of named) {
+      const { status, body } = await order({ ...spot, ...query });
+      expect(status, JSON.stringify(query)).toBe(400);
+      expect(body.code).toBe(code);
+    }
+    const intent = await fetch(
+      `${t.url}/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000&userPublicKey=${escrow}`,
+    );
+    expect(intent.status).toBe(400);
+    expect(((await intent.json()) as { code: string }).code).toBe("invalid_user_public_key");
+  });
+
   it("refuses a venue account as the user of an intent", async () => {
     const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
     const response = await fetch(

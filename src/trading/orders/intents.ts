@@ -173,6 +173,7 @@ export class IntentDesk {
       feeBudget: BigInt(quote.feeBudget),
       answer: JSON.stringify({ ok: answer } satisfies StoredAnswer),
     };
+    this.deps.book.addOrderEscrow(escrow);
     if (!(await insertOrder(this.deps.db, order))) return this.firstAnswer(signature);
     try {
       await this.deps.chain.sendTransaction(Buffer.from(signedOpenTransaction, "base64"));

@@ -38,6 +38,7 @@ import {
   type VenueSigningKeys,
 } from "./prediction-orders.js";
 import {
+  activeEscrows,
   activeOrders,
   advanceOrder,
   type ClosePlan,
@@ -127,7 +128,9 @@ export class OrderKeeper {
 
   /** One pass over every active order. */
   async tick(): Promise<void> {
-    for (const order of await activeOrders(this.options.db)) await this.advance(order);
+    const { db, book } = this.options;
+    book.followOrderEscrows(await activeEscrows(db));
+    for (const order of await activeOrders(db)) await this.advance(order);
   }
 
   /** Takes one order one or more steps on; never works on the same order twice at once. */

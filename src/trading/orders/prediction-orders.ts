@@ -355,6 +355,7 @@ export async function issuePredictionOrder(
       : ESCROW_COMPUTE_UNITS;
   const microLamports = computeUnitPriceFor(request, limit);
   const wire = signedTransaction(await message(limit, microLamports), []);
+  deps.book?.addOrderEscrow(escrow);
   await insertOrder(deps.db, {
     id: orderId,
     kind: "async",

@@ -194,6 +194,16 @@ export async function activeOrders(db: Kysely<Tables>, limit = 500): Promise<Ord
   return rows.map(fromRow);
 }
 
+/** The escrow authorities of every order not yet in a terminal state: keys the keeper may still sign with. */
+export async function activeEscrows(db: Kysely<Tables>): Promise<string[]> {
+  const rows = await db
+    .selectFrom("orders")
+    .select("escrow")
+    .where("status", "in", ["pending", "open", "pendingClose"])
+    .execute();
+  return rows.map((row) => row.escrow);
+}
+
 /**
  * Records the signature of an async order's open transaction, learnt from the chain (the user sends
  * it); a signature already recorded stays.
