@@ -3,7 +3,6 @@
  * operations routes, and the API groups. Everything a request can hit is registered here.
  */
 import { randomUUID } from "node:crypto";
-import { type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import cors from "@fastify/cors";
 import websocket from "@fastify/websocket";
@@ -23,6 +22,7 @@ import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
+import { answerClientError as answerNodeClientError } from "../http/client-errors.js";
 import { toWireError, validationMessage } from "../http/errors.js";
 import { installMetrics } from "../http/metrics.js";
 import {
@@ -253,30 +253,16 @@ class AccessLog extends LogController {
   }
 }
 
-/**
- * Answers the requests Node's HTTP server refuses before Fastify sees them (a malformed request, a
- * head over HTTP_LIMITS.maxHeaderBytes, a request past its time limit) with a `{code,msg}` body like
- * every other error, where Node and Fastify would write their own.
- */
+/** Node's own refusals (see http/client-errors.ts), logged as one line without the request they could not parse. */
 function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
-  // A reset connection has nobody to answer.
-  if (error.code === "ECONNRESET" || socket.destroyed) return;
-  const wire = toWireError(error);
   const id = randomUUID();
+  const wire = answerNodeClientError(error, socket, { "x-request-id": id });
   // No URL and no raw bytes: the request may not even have parsed, and could hold a key.
-  this.log.info({ reqId: id, status: wire.status, code: wire.body.code, reason: error.code }, wire.body.msg);
-  // As Node does: answer only if no response to this request has started on the socket.
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
-    const body = JSON.stringify(wire.body);
-    socket.write(
-      `HTTP/1.1 ${wire.status} ${STATUS_CODES[wire.status] ?? ""}\r\n` +
-        "content-type: application/json; charset=utf-8\r\n" +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
+  if (wire)
+    this.log.info(
+      { reqId: id, status: wire.status, code: wire.body.code, reason: error.code },
+      wire.body.msg,
     );
-  }
-  socket.destroy(error);
 }
 
 /** pino's request serializer, with key-like query parameters hidden (Fastify's logs the URL as sent). */

@@ -286,6 +286,27 @@ describe("bodies, batches and the inputs of one call are bounded", () => {
   });
 });
 
+describe("every answer outside JSON-RPC is a {code,msg} body", () => {
+  it("on JSON-RPC: another method on / is 405, another path 404, a malformed request 400", async () => {
+    const get = await fetch(started.rpcUrl);
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    expect(await get.json()).toEqual({ code: "method_not_allowed", msg: expect.any(String) });
+    const elsewhere = await fetch(new URL("/nowhere", started.rpcUrl), { method: "POST", body: "{}" });
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ code: "not_found", msg: expect.any(String) });
+    const malformed = await rawRequest(port, "GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n");
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body)).toEqual({ code: "bad_request", msg: expect.any(String) });
+  });
+
+  it("on PubSub: plain HTTP is 426 upgrade_required", async () => {
+    const response = await fetch(started.wsUrl.replace(/^ws/, "http"));
+    expect(response.status).toBe(426);
+    expect(await response.json()).toEqual({ code: "upgrade_required", msg: expect.any(String) });
+  });
+});
+
 describe("slow requests are cut", () => {
   it("cuts a body sent one byte a second at the request timeout", async () => {
     const answer = await rawRequest(
@@ -294,6 +315,7 @@ describe("slow requests are cut", () => {
       { drip: "[", dripMs: 1_000 },
     );
     expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: "request_timeout" });
     expect(answer.closedAfterMs).toBeLessThan(3_000);
   });
 
@@ -304,6 +326,7 @@ describe("slow requests are cut", () => {
         dripMs: 100,
       });
       expect(answer.status).toBe(408);
+      expect(JSON.parse(answer.body), url).toEqual({ code: "request_timeout", msg: expect.any(String) });
       expect(answer.closedAfterMs).toBeLessThan(2_000);
     }
   });
@@ -317,6 +340,7 @@ describe("slow requests are cut", () => {
       for (const url of [plain.rpcUrl, plain.wsUrl]) {
         const answer = await rawRequest(Number(new URL(url).port), big);
         expect(answer.status).toBe(431);
+        expect(JSON.parse(answer.body), url).toEqual({ code: "headers_too_large", msg: expect.any(String) });
       }
     } finally {
       await plain.stop();

@@ -94,7 +94,13 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
   const warn = (object: object, message: string) =>
     (logger?.warn ?? logger?.info)?.call(logger, object, message);
   const server = createBoundedHttpServer(httpLimitsWith(options.limits?.http), (_request, response) => {
-    response.writeHead(426, { "content-type": "text/plain" }).end("WebSocket upgrade required");
+    const body = JSON.stringify({
+      code: "upgrade_required",
+      msg: "this is the chain's PubSub WebSocket: connect with a WebSocket upgrade",
+    });
+    response
+      .writeHead(426, { "content-type": "application/json; charset=utf-8", upgrade: "websocket" })
+      .end(body);
   });
   // No per-message compression (the default): a small compressed frame could inflate past maxPayload.
   // One message per event-loop turn: a socket sending a thousand subscribes in one packet must not

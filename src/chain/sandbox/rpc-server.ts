@@ -5,7 +5,8 @@
  * production an access gate may demand an API key first.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { answerClientError } from "../../http/client-errors.js";
 import { HTTP_LIMITS, type ListenerTimeouts, nodeServerOptions, RPC_LIMITS } from "../../limits.js";
 import { RPC_ERROR } from "../errors.js";
 import { createRpcMethods, type RpcMethod, type RpcMethodOptions, rpcErrorOf } from "./rpc-methods.js";
@@ -54,6 +55,7 @@ export function createBoundedHttpServer(
 ): http.Server {
   const server = http.createServer(nodeServerOptions(limits), handler);
   server.timeout = limits.idleTimeoutMs;
+  server.on("clientError", (error, socket) => answerClientError(error, socket as Socket));
   return server;
 }
 
@@ -193,10 +195,16 @@ export function createRpcServer(chain: SandboxChain, options: RpcServerOptions =
       response.end(request.method === "HEAD" ? undefined : "ok");
       return;
     }
+    if (path === "/") {
+      response.setHeader("allow", "POST");
+      return refuse(request, response, 405, {
+        code: "method_not_allowed",
+        msg: `JSON-RPC takes POST /, not ${request.method}`,
+      });
+    }
     refuse(request, response, 404, {
-      message: `Route ${request.method}:${(request.url ?? "").slice(0, 200)} not found`,
-      error: "Not Found",
-      statusCode: 404,
+      code: "not_found",
+      msg: "no such path: JSON-RPC is POST /, and GET /health answers load balancers",
     });
   });
   return {
