@@ -1,9 +1,10 @@
 /**
  * The venue signs only what it means (issue "Security first", item 1): the attacks that drained pools
  * through `GET /order` and `GET /intent`, each refused with its code and nothing moved; the signing
- * guard on transactions built past the parameter checks; and the general rule as a property: whatever
- * venue key a request names, an issued transaction still needs a non-venue signature, and once the
- * user signs it no pool pays more than it quoted or receives less than it was promised.
+ * guard on transactions built past the parameter checks; and the general rule as a property over
+ * `/order`, `/intent` and `/swap`: whatever venue key a request names as the user or in any account
+ * parameter, an issued transaction still needs a non-venue signature, and once the user signs it no
+ * pool's reserve product falls (no pool pays beyond the curve's price for what it received).
  */
 import type { Address, KeyPairSigner } from "@solana/kit";
 import fc from "fast-check";
@@ -291,7 +292,75 @@ describe("the signing guard", () => {
 });
 
 describe("any venue key named anywhere", () => {
-  it("never yields a transaction complete without a non-venue signature, nor a pool paying beyond its quote", async () => {
+  // The account parameters of each route, and the name /swap gives them.
+  const ACCOUNT_PARAMS = [
+    "feeAccount",
+    "destinationWallet",
+    "destinationTokenAccount",
+    "sponsor",
+    "outputCloseAuthority",
+    "revertWallet",
+    "positiveSlippageFeeAccount",
+  ] as const;
+
+  /** Asks `route` for a transaction; returns the status, the body and the transaction if one was issued. */
+  async function issue(
+    route: "/order" | "/intent" | "/swap",
+    query: Record<string, string | bigint | number>,
+    named: { param: (typeof ACCOUNT_PARAMS)[number]; value: string } | null,
+  ): Promise<{ status: number; body: Record<string, unknown>; transaction?: string }> {
+    if (route !== "/swap") {
+      const params = { ...query, ...(named ? { [named.param]: named.value } : {}) };
+      const search = new URLSearchParams(
+        Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]),
+      );
+      const response = await fetch(`${t.url}${route}?${search}`);
+      const body = (await response.json()) as Record<string, unknown>;
+      const transaction = (route === "/order" ? body.transaction : body.openTransaction) as
+        | string
+        | undefined;
+      return { status: response.status, body, ...(transaction ? { transaction } : {}) };
+    }
+    const { userPublicKey, wrapAndUnwrapSol, ...quoteQuery } = query;
+    const search = new URLSearchParams(
+      Object.entries(quoteQuery).map(([k, v]): [string, string] => [k, String(v)]),
+    );
+    const quote = await fetch(`${t.url}/quote?${search}`);
+    const quoteResponse = (await quote.json()) as Record<string, unknown>;
+    if (quote.status !== 200) return { status: quote.status, body: quoteResponse };
+    const options: Record<string, unknown> = {};
+    if (named?.param === "feeAccount" || named?.param === "destinationTokenAccount")
+      options[named.param] = named.value;
+    if (named?.param === "positiveSlippageFeeAccount")
+      options.positiveSlippage = { limitPct: 50, feeAccount: named.value };
+    const response = await fetch(`${t.url}/swap`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        quoteResponse,
+        userPublicKey,
+        wrapAndUnwrapSol: wrapAndUnwrapSol === "true",
+        ...options,
+      }),
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    const transaction = body.swapTransaction as string | undefined;
+    return { status: response.status, body, ...(transaction ? { transaction } : {}) };
+  }
+
+  /** Each pool's reserve product: a trade at the curve's price with its fee never lowers it. */
+  function poolProducts(balances: Map<string, bigint>): Map<string, bigint> {
+    return new Map(
+      book()
+        .allPools()
+        .map((pool) => [
+          pool.key,
+          (balances.get(pool.vaults[0]) as bigint) * (balances.get(pool.vaults[1]) as bigint),
+        ]),
+    );
+  }
+
+  it("never yields a transaction complete without a non-venue signature, nor a pool losing value, on /order, /intent or /swap", async () => {
     // The pools the pairs below route through: their authorities and vaults are the keys worth naming.
     const traded = new Set<string>([USDC_MINT, WRAPPED_SOL_MINT, dETH]);
     const pools = book()
@@ -320,17 +389,24 @@ describe("any venue key named anywhere", () => {
       [USDC_MINT, WRAPPED_SOL_MINT],
       [WRAPPED_SOL_MINT, USDC_MINT],
     ];
-    let issued = 0;
+    const issued = { "/order": 0, "/intent": 0, "/swap": 0, sent: 0 };
     // Each request's amount differs a little, so no two issued transactions are the same bytes.
     let nonce = 0n;
     await fc.assert(
       fc.asyncProperty(
         fc.record({
+          route: fc.constantFrom("/order" as const, "/intent" as const, "/swap" as const),
           pair: fc.constantFrom(...pairs),
-          user: fc.oneof(fc.constantFrom(...venueKeys), fc.constant(attacker.address as string)),
-          feeAccount: fc.oneof(
-            { weight: 2, arbitrary: fc.constant(undefined) },
-            { weight: 1, arbitrary: fc.constantFrom(...venueKeys, attackerUsdc, attackerEth) },
+          user: fc.oneof(
+            { weight: 1, arbitrary: fc.constantFrom(...venueKeys) },
+            { weight: 2, arbitrary: fc.constant(attacker.address as string) },
+          ),
+          named: fc.option(
+            fc.record({
+              param: fc.constantFrom(...ACCOUNT_PARAMS),
+              value: fc.constantFrom(...venueKeys, attacker.address, attackerUsdc, attackerEth),
+            }),
+            { freq: 2 },
           ),
           amount: fc.constantFrom(1_000n, 1_000_000n, 50_000_000n, U64_MAX),
           platformFeeBps: fc.oneof(
@@ -339,50 +415,53 @@ describe("any venue key named anywhere", () => {
           ),
           wrap: fc.boolean(),
         }),
-        async ({ pair, user, feeAccount, amount, platformFeeBps, wrap }) => {
+        async ({ route, pair, user, named, amount, platformFeeBps, wrap }) => {
           const before = await vaultBalances();
-          const { status, body } = await order({
-            inputMint: pair[0],
-            outputMint: pair[1],
-            amount: amount === U64_MAX ? amount : amount + nonce++,
-            userPublicKey: user,
-            platformFeeBps,
-            ...(feeAccount ? { feeAccount } : {}),
-            wrapAndUnwrapSol: String(wrap),
-            priceImpactTolerancePct: 100,
-          });
-          if (status !== 200 || !body.transaction) {
+          const { status, body, transaction } = await issue(
+            route,
+            {
+              inputMint: pair[0],
+              outputMint: pair[1],
+              amount: amount === U64_MAX ? amount : amount + nonce++,
+              userPublicKey: user,
+              platformFeeBps,
+              wrapAndUnwrapSol: String(wrap),
+              priceImpactTolerancePct: 100,
+              slippageBps: 50,
+            },
+            named,
+          );
+          if (status !== 200 || !transaction) {
             expect(status, JSON.stringify(body)).toBeLessThan(500);
             expect(await vaultBalances()).toEqual(before);
             return;
           }
-          issued += 1;
-          const tx = parseWireTransaction(Buffer.from(body.transaction, "base64"));
+          issued[route] += 1;
+          // Nothing the venue issues is complete without a signature only someone else can give.
+          const tx = parseWireTransaction(Buffer.from(transaction, "base64"));
           const keys = tx.accountKeys.map(addressOf);
           const missing = keys
             .slice(0, tx.header.numRequiredSignatures)
             .filter((_, i) => tx.signatures[i]?.every((byte) => byte === 0));
           expect(missing.length).toBeGreaterThan(0);
           for (const signer of missing) expect(book().isVenueAccount(signer)).toBe(false);
-          if (user !== attacker.address || body.executionMode !== "sync") return;
-          await signAndSendWithKit(t.server.chain.rpcUrl, chain, attacker, body.transaction);
-          const after = await vaultBalances();
-          for (const leg of body.routePlan) {
-            const pool = book().poolOf(leg.marketKey) as CpmmPool;
-            const inVault = pool.vaults[pool.sideOf(leg.inputMint as Address)];
-            const outVault = pool.vaults[pool.sideOf(leg.outputMint as Address)];
-            expect((after.get(inVault) as bigint) - (before.get(inVault) as bigint)).toBe(
-              BigInt(leg.inAmount),
-            );
-            expect((before.get(outVault) as bigint) - (after.get(outVault) as bigint)).toBe(
-              BigInt(leg.outAmount),
-            );
-          }
+          expect(book().isVenueAccount(user)).toBe(false);
+          // Signed by the attacker where it can be: the pools gain on the curve, never lose.
+          if (route === "/intent" || missing.some((signer) => signer !== attacker.address)) return;
+          if (body.executionMode === "async") return;
+          await signAndSendWithKit(t.server.chain.rpcUrl, chain, attacker, transaction);
+          issued.sent += 1;
+          const after = poolProducts(await vaultBalances());
+          for (const [pool, product] of poolProducts(before))
+            expect(after.get(pool) as bigint, pool).toBeGreaterThanOrEqual(product);
         },
       ),
-      { numRuns: 100, seed: 15 },
+      { numRuns: 200, seed: 15 },
     );
-    // The property saw issued transactions, not only refusals.
-    expect(issued).toBeGreaterThan(0);
+    // The property saw issued transactions on every route, and landed some, not only refusals.
+    expect(issued["/order"]).toBeGreaterThan(0);
+    expect(issued["/intent"]).toBeGreaterThan(0);
+    expect(issued["/swap"]).toBeGreaterThan(0);
+    expect(issued.sent).toBeGreaterThan(0);
   }, 240_000);
 });
