@@ -8,6 +8,7 @@
 import {
   type Address,
   type Base64EncodedWireTransaction,
+  createNoopSigner,
   createSolanaRpc,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
@@ -15,11 +16,18 @@ import {
   type KeyPairSigner,
   partiallySignTransaction,
 } from "@solana/kit";
+import { getTransferSolInstruction } from "@solana-program/system";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAddress } from "../../src/chain/base58.js";
 import { MARKET_LEDGER_SIZE } from "../../src/chain/market-ledger.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { MINT_SIZE } from "../../src/chain/token-layout.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
+import { createAssociatedTokenIdempotent, tokenTransfer } from "../../src/trading/instructions.js";
+import { MIN_FEE_BUDGET } from "../../src/trading/orders/escrow.js";
+import type { TokenRecord } from "../../src/trading/pools/store.js";
+import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
+import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
 import { newFundedWallet } from "../support/kit.js";
 import { settledOrder } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
@@ -44,9 +52,9 @@ beforeAll(async () => {
       `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${yesMint}&amount=5000000&priceImpactTolerancePct=100`,
     );
     if (quote.status === 200) fresh.push({ ticker: market.ticker, yesMint });
-    if (fresh.length === 6) break;
+    if (fresh.length === 7) break;
   }
-  expect(fresh.length).toBe(6);
+  expect(fresh.length).toBe(7);
 }, 120_000);
 afterAll(async () => t?.stop());
 
@@ -153,6 +161,61 @@ describe("a market initialized by its first buy", () => {
     const sold = await settledOrder(t.url, await send(saleOrder.transaction as string, [user]));
     expect(sold.status).toBe("closed");
     expect(await balanceOf(user.address, market.yesMint)).toBe(0n);
+  }, 60_000);
+});
+
+describe("an escrow funded otherwise than by its open transaction", () => {
+  it("opens nothing and initializes nothing on the input tokens alone, without the fee budget and the initialization's cost", async () => {
+    const market = fresh[6] as { ticker: string; yesMint: Address };
+    const attacker = await newFundedWallet(t.url, chain, 2_000_000_000n, [[USDC_MINT, 50_000_000n]]);
+    const amount = 5_000_000n;
+    const response = await fetch(
+      `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${market.yesMint}&amount=${amount}&userPublicKey=${attacker.address}&priceImpactTolerancePct=100`,
+    );
+    const order = (await response.json()) as Record<string, unknown>;
+    expect(response.status, JSON.stringify(order)).toBe(200);
+    expect(order.initPredictionMarketCost).toBe(Number(initCost));
+    const { id, escrow } = await t.server.storage.db
+      .selectFrom("orders")
+      .select(["id", "escrow"])
+      .where("user_key", "=", attacker.address)
+      .executeTakeFirstOrThrow();
+
+    // Instead of the open transaction: the escrow's input and a fee budget, but not the initialization's cost.
+    const usdc = t.server.trading.book.token(USDC_MINT) as TokenRecord;
+    const escrowAccount = await associatedTokenAddress(parseAddress(escrow), USDC_MINT, usdc.program);
+    const from = await associatedTokenAddress(attacker.address, USDC_MINT, usdc.program);
+    const { blockhash } = await chain.getLatestBlockhash();
+    const deposit = compileMessage(
+      attacker.address,
+      [
+        createAssociatedTokenIdempotent({
+          payer: attacker.address,
+          ata: escrowAccount,
+          owner: parseAddress(escrow),
+          mint: USDC_MINT,
+          tokenProgram: usdc.program,
+        }),
+        tokenTransfer(usdc, from, escrowAccount, attacker.address, amount),
+        getTransferSolInstruction({
+          source: createNoopSigner(attacker.address),
+          destination: parseAddress(escrow),
+          amount: MIN_FEE_BUDGET,
+        }),
+      ],
+      blockhash,
+    );
+    await send(Buffer.from(signedTransaction(deposit, [])).toString("base64"), [attacker]);
+
+    for (let pass = 0; pass < 5; pass++) await t.server.trading.keeper.nextPass();
+    const stored = await t.server.storage.db
+      .selectFrom("orders")
+      .select("status")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(stored.status).toBe("pending");
+    expect(await isInitialized(market.ticker)).toBe(false);
+    expect(await chain.getAccountInfo(market.yesMint)).toBeNull();
   }, 60_000);
 });
 

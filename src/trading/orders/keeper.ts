@@ -161,14 +161,23 @@ export class OrderKeeper {
     }
   }
 
-  /** An async order: the user sends its open transaction, so the funded escrow is how the venue knows it landed. */
+  /**
+   * An async order: the user sends its open transaction, so the funded escrow is how the venue knows
+   * it landed: all of it, the input, the fee budget and any market initialization's cost, as the open
+   * transaction pays them at once. Anything less (a deposit of the tokens alone) opens nothing.
+   */
   private async checkFunded(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db, book } = this.options;
     const input = book.token(order.inputMint);
     if (!input) return undefined;
     const escrowAccount = await associatedTokenAddress(order.escrow, input.mint, input.program);
-    const held = await chain.getTokenAccount(escrowAccount);
-    if (held && held.amount >= order.inAmount) return this.openLanded(order, book.clock.slot);
+    const [held, lamports] = await Promise.all([
+      chain.getTokenAccount(escrowAccount),
+      chain.getBalance(order.escrow),
+    ]);
+    const owed = order.feeBudget + BigInt(order.terms?.init?.cost ?? 0);
+    if (held && held.amount >= order.inAmount && lamports >= owed)
+      return this.openLanded(order, book.clock.slot);
     if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
     return undefined;
   }
