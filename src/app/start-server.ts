@@ -93,6 +93,8 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
         // A known key is answered from memory, as the HTTP API answers it; only a miss reads storage.
         return (keys.lookup(secret) ?? (await keys.check(secret))) !== undefined;
       },
+      // A PubSub socket is checked once, at its upgrade: the ring ends it when its key stops being valid.
+      onInvalidated: (listener) => keys.onInvalidated(listener),
     },
   });
   lifecycle.defer("chain", () => chain.close());

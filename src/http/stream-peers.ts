@@ -140,22 +140,32 @@ export function badRequest(socket: WebSocket, message: string): void {
 /** The close code of a stream whose key stopped being valid (policy violation). */
 export const KEY_INVALIDATED_CLOSE = 1008;
 
+/** How a tracked connection is ended when its key stops being valid. */
+export type EndConnection = (code: number, reason: string) => void;
+
 /**
  * The open stream connections by the secret that opened them (its hash), for every stream of one app:
  * when the key ring reports secrets that stopped being valid (a revocation, a rotation, the end of a
  * grace period), their connections are closed within that refresh, whichever stream they belong to.
  */
 export class StreamCredentials {
-  private readonly bySecret = new Map<string, Set<WebSocket>>();
+  private readonly bySecret = new Map<string, Map<WebSocket, EndConnection>>();
 
-  /** Remembers that `socket` was opened with the secret hashed to `secretHash`, until it closes. */
-  track(socket: WebSocket, secretHash: string): void {
+  /**
+   * Remembers that `socket` was opened with the secret hashed to `secretHash`, until it closes; `end`
+   * closes it (by default a close frame), for a server that has more to let go of than the socket.
+   */
+  track(
+    socket: WebSocket,
+    secretHash: string,
+    end: EndConnection = (code, reason) => socket.close(code, reason),
+  ): void {
     let sockets = this.bySecret.get(secretHash);
     if (!sockets) {
-      sockets = new Set();
+      sockets = new Map();
       this.bySecret.set(secretHash, sockets);
     }
-    sockets.add(socket);
+    sockets.set(socket, end);
     socket.once("close", () => {
       sockets.delete(socket);
       if (sockets.size === 0 && this.bySecret.get(secretHash) === sockets) this.bySecret.delete(secretHash);
@@ -169,8 +179,8 @@ export class StreamCredentials {
       const sockets = this.bySecret.get(hash);
       if (!sockets) continue;
       this.bySecret.delete(hash);
-      for (const socket of sockets) {
-        socket.close(KEY_INVALIDATED_CLOSE, "API key revoked or expired");
+      for (const end of sockets.values()) {
+        end(KEY_INVALIDATED_CLOSE, "API key revoked or expired");
         closed += 1;
       }
     }

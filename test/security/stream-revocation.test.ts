@@ -1,7 +1,7 @@
 /**
  * A key's streams live no longer than the key (issue 15): revoking it, rotating it without grace, or
- * its grace running out closes every stream it opened, `/quote-stream` and `/api/v1/ws` alike, with
- * 1008 within a second; other keys' streams stay open.
+ * its grace running out closes every stream it opened, `/quote-stream` and `/api/v1/ws` alike, and the
+ * sandbox chain's PubSub sockets, with 1008 within a second; other keys' streams stay open.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -28,19 +28,21 @@ afterAll(async () => {
 
 interface Stream {
   socket: WebSocket;
-  /** Resolves with the close code and when the close arrived. */
-  closed: Promise<{ code: number; at: number }>;
+  /** Resolves with the close code and reason, and when the close arrived. */
+  closed: Promise<{ code: number; reason: string; at: number }>;
   /** Messages received after `stopCounting` was set. */
   late: number;
   stopCounting: number;
 }
 
-/** Opens `path` with `secret` in the x-api-key header. */
-async function open(path: string, secret: string): Promise<Stream> {
-  const socket = new WebSocket(`${t.url.replace("http", "ws")}${path}`, { headers: { "x-api-key": secret } });
+/** Opens `path` (of the HTTP API unless another WebSocket `base` is given) with `secret` in the x-api-key header. */
+async function open(path: string, secret: string, base = t.url.replace("http", "ws")): Promise<Stream> {
+  const socket = new WebSocket(`${base}${path}`, { headers: { "x-api-key": secret } });
   const stream: Stream = {
     socket,
-    closed: new Promise((resolve) => socket.once("close", (code) => resolve({ code, at: Date.now() }))),
+    closed: new Promise((resolve) =>
+      socket.once("close", (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })),
+    ),
     late: 0,
     stopCounting: Number.POSITIVE_INFINITY,
   };
@@ -62,6 +64,25 @@ function subscribe(stream: Stream, path: string): void {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves at the next slot notification of a PubSub socket. */
+function nextSlot(stream: Stream): Promise<void> {
+  return new Promise((resolve) => {
+    const hear = (data: WebSocket.RawData) => {
+      if (JSON.parse(data.toString()).method !== "slotNotification") return;
+      stream.socket.off("message", hear);
+      resolve();
+    };
+    stream.socket.on("message", hear);
+  });
+}
+
+/** Subscribes a PubSub socket to slots, and resolves once the first notification arrived. */
+async function subscribeSlots(stream: Stream): Promise<void> {
+  const first = nextSlot(stream);
+  stream.socket.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "slotSubscribe" }));
+  await first;
+}
 
 describe("open streams of a key that stops being valid", () => {
   it("are closed with 1008 within a second of its revocation; other keys' streams stay open", async () => {
@@ -113,6 +134,35 @@ describe("open streams of a key that stops being valid", () => {
     expect(secondClosed.at - gracedAt).toBeLessThan(3_000);
     expect(third.socket.readyState).toBe(WebSocket.OPEN);
     third.socket.close();
+  }, 20_000);
+});
+
+describe("open PubSub sockets of the sandbox chain, of a key that stops being valid", () => {
+  it("are closed with 1008 within a second of its revocation, their subscriptions dropped; another key's still notifies", async () => {
+    const sandbox = t.server.chain.sandbox;
+    if (!sandbox) throw new Error("the test server runs the sandbox chain");
+    const doomed = await createKey(storage.db, { name: "pubsub doomed" });
+    const kept = await createKey(storage.db, { name: "pubsub kept" });
+    const doomedSocket = await open("", doomed.secret, sandbox.wsUrl);
+    const keptSocket = await open("", kept.secret, sandbox.wsUrl);
+    await Promise.all([subscribeSlots(doomedSocket), subscribeSlots(keptSocket)]);
+    const subscriptions = sandbox.pubsubStats().subscriptions;
+    await revokeKey(storage.db, doomed.key.id);
+    const revokedAt = Date.now();
+    // Bounded here: a socket left open must fail the test, not time it out.
+    const closed = await Promise.race([doomedSocket.closed, sleep(2_000).then(() => undefined)]);
+    if (!closed) throw new Error("the PubSub socket of the revoked key was still open 2 s later");
+    const { code, reason, at } = closed;
+    expect(code).toBe(KEY_INVALIDATED_CLOSE);
+    expect(reason).toMatch(/revoked/);
+    expect(at - revokedAt).toBeLessThan(1_000);
+    doomedSocket.stopCounting = at;
+    expect(sandbox.pubsubStats().subscriptions).toBe(subscriptions - 1);
+    await nextSlot(keptSocket);
+    await nextSlot(keptSocket);
+    expect(keptSocket.socket.readyState).toBe(WebSocket.OPEN);
+    expect(doomedSocket.late).toBe(0);
+    keptSocket.socket.close();
   }, 20_000);
 });
 

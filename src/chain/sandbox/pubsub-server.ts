@@ -4,13 +4,16 @@
  * Signatures notify once, on commit (or at once if already committed), then end their subscription.
  *
  * Every socket is bounded (PUBSUB_LIMITS): inbound frame size, live subscriptions, bytes queued for a
- * client that does not read, liveness (pings), and open sockets per client address.
+ * client that does not read, liveness (pings), and open sockets per client address. A socket opened
+ * with an API key (production) is closed with 1008 once that key stops being valid.
  */
 import type http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Address } from "@solana/kit";
 import { type WebSocket, WebSocketServer } from "ws";
 import { every } from "../../every.js";
+import { StreamCredentials } from "../../http/stream-peers.js";
+import { hashSecret } from "../../keys/store.js";
 import { PUBSUB_LIMITS } from "../../limits.js";
 import { ChainError, RPC_ERROR } from "../errors.js";
 import { SYSTEM_PROGRAM } from "../programs.js";
@@ -84,6 +87,11 @@ export interface PubSubOptions {
   limits?: { pubsub?: Partial<PubSubLimits>; http?: Partial<HttpListenerLimits> };
   /** Checks every upgrade (production with API keys). */
   access?: AccessGate;
+  /**
+   * Hears the hashes of API key secrets that stopped being valid, so that the sockets `access` let in
+   * with them are closed; returns a function that stops listening.
+   */
+  onInvalidated?: (listener: (secretHashes: ReadonlySet<string>) => void) => () => void;
   logger?: ListenerLogger;
 }
 
@@ -116,6 +124,8 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
   const bySignature = new Map<string, Set<number>>();
   const byAccount = new Map<string, Set<number>>();
   const slotIds = new Set<number>();
+  // An upgrade is checked once: without this a socket would outlive the key that opened it.
+  const credentials = new StreamCredentials();
   let nextId = 0;
 
   const indexAdd = (index: Map<string, Set<number>>, key: string, id: number) => {
@@ -223,6 +233,11 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
     }
   };
   const stopListening = chain.onCommit(onCommit);
+  const stopHearingKeys = options.onInvalidated?.((secretHashes) => {
+    const closed = credentials.closeInvalidated(secretHashes);
+    if (closed > 0)
+      logger?.info({ sockets: closed }, "pubsub sockets of an invalidated API key closed (1008)");
+  });
 
   let lastSlot = await chain.getSlot();
   const ticker = every(
@@ -358,9 +373,12 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
     );
   };
 
-  const connect = (socket: WebSocket) => {
+  const connect = (socket: WebSocket, secretHash: string | undefined) => {
     const peer: Peer = { socket, ids: new Set(), alive: true };
     peers.add(peer);
+    if (secretHash !== undefined) {
+      credentials.track(socket, secretHash, (code, reason) => drop(peer, code, reason));
+    }
     socket.on("message", (raw) => onMessage(peer, raw));
     socket.on("pong", () => {
       peer.alive = true;
@@ -398,7 +416,14 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
       if (left > 0) openByAddress.set(address, left);
       else openByAddress.delete(address);
     });
-    const upgrade = () => wss.handleUpgrade(request, socket, head, connect);
+    const upgrade = () => {
+      const offered = request.headers["x-api-key"];
+      // Only a key `access` accepted is tracked: development's sockets need no key and keep none.
+      const secretHash = access && typeof offered === "string" ? hashSecret(offered) : undefined;
+      // ws completes the upgrade and calls back synchronously: the socket is tracked in the turn its
+      // check ends, before a later key refresh can report that key.
+      wss.handleUpgrade(request, socket, head, (ws) => connect(ws, secretHash));
+    };
     if (!access) return upgrade();
     access(request).then(
       (refusal) => (refusal === null ? upgrade() : refuseUpgrade(socket, 401, "unauthorized", refusal)),
@@ -420,6 +445,7 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
       ticker.stop();
       clearInterval(pinger);
       stopListening();
+      stopHearingKeys?.();
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -37,6 +37,12 @@ export interface SandboxChainSettings {
   mode?: "development" | "production";
   /** Whether a request's headers carry an accepted API key (`x-api-key`); used in production. */
   authorize?: (headers: http.IncomingHttpHeaders) => Promise<boolean>;
+  /**
+   * Hears the hashes of secrets `authorize` stopped accepting (revoked, rotated away, past their
+   * grace), so that PubSub sockets opened with them are closed (1008); returns a function that stops
+   * listening. Used in production with `authorize`.
+   */
+  onInvalidated?: (listener: (secretHashes: ReadonlySet<string>) => void) => () => void;
   /** Overrides of src/limits.ts for the listeners; tests shorten timeouts with it. */
   limits?: SandboxListenerLimits;
 }
@@ -116,6 +122,7 @@ export async function startSandboxChain(settings: SandboxChainSettings): Promise
       host,
       port: settings.wsPort ?? (rpcPort === 0 ? 0 : rpcPort + 1),
       access,
+      ...(access && settings.onInvalidated ? { onInvalidated: settings.onInvalidated } : {}),
       logger: settings.logger,
       limits: { http: limits.http, pubsub: limits.pubsub },
     });
