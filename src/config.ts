@@ -71,10 +71,17 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_STANDARD: z.coerce.number().int().min(0).default(600),
   /** Requests per minute per key of the pro tier; 0 means unlimited. */
   RATE_LIMIT_PRO: z.coerce.number().int().min(0).default(6000),
-  /** Live firm quotes (output reserved) one wallet may hold; 0 means unbounded. */
+  /** Live firm quotes (output reserved) one client may hold for one wallet; 0 means unbounded. */
   FIRM_QUOTES_PER_WALLET: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perWallet),
   /** Live firm quotes one client (API key, or address without a key) may hold; 0 means unbounded. */
   FIRM_QUOTES_PER_CLIENT: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perClientAddress),
+  /** The most of one pool's output reserve one client's live firm quotes may hold, in basis points; 0 means unbounded. */
+  FIRM_QUOTE_POOL_SHARE_BPS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(RESERVATION_LIMITS.poolShareBpsPerClient),
   /** Prefix of every Redis key this deployment writes, so deployments can share a Redis. */
   REDIS_PREFIX: z.string().min(1).default("oddsgate:"),
   /**

@@ -68,6 +68,11 @@ export const RESERVATION_LIMITS = {
   perWallet: 8,
   /** Live firm quotes asked for by one client: its API key, or its address without one. */
   perClientAddress: 1_024,
+  /**
+   * The most of one pool's output reserve one client's live firm quotes may hold, in basis points:
+   * every holder prices the quotes of all others worse, so no one client may hold much of a pool.
+   */
+  poolShareBpsPerClient: 1_000,
 } as const;
 
 /** The time and head limits of one HTTP listener: HTTP_LIMITS', or shorter ones a test gives. */

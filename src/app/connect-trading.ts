@@ -59,6 +59,7 @@ export async function startTrading(
     | "FIRM_QUOTES_PER_CLIENT"
     | "MODE"
     | "WALLET_VERIFICATION"
+    | "FIRM_QUOTE_POOL_SHARE_BPS"
   >,
   deps: {
     storage: Pick<Storage, "db">;
@@ -109,7 +110,11 @@ export async function startTrading(
     book,
     chain,
     predictionOrders,
-    { perWallet: config.FIRM_QUOTES_PER_WALLET, perClient: config.FIRM_QUOTES_PER_CLIENT },
+    {
+      perWallet: config.FIRM_QUOTES_PER_WALLET,
+      perClient: config.FIRM_QUOTES_PER_CLIENT,
+      poolShareBps: config.FIRM_QUOTE_POOL_SHARE_BPS,
+    },
     priorityFees,
   );
   // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.

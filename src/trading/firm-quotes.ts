@@ -1,19 +1,30 @@
 /**
  * The firm quotes an instance has outstanding. A firm quote holds pool output until its transaction
  * lands or its blockhash expires, so holding must cost the holder something: a quote is admitted only
- * while its wallet holds the input on the chain beyond what the wallet's other live quotes already
- * spend, and while the wallet and the client asking (API key, or address without one) stay under their
- * bounds of live quotes. A quote stops counting once every pool it holds output of has delivered it,
- * or its blockhash has expired.
+ * while its wallet holds the input on the chain beyond what the same client's other live quotes for
+ * that wallet already spend, while the client asking (API key, or address without one) stays under its
+ * bounds of live quotes, per wallet and in all, and while its holds on each pool stay under a share of
+ * that pool's reserve. Everything is counted per client: anyone may name any wallet, so a caller who
+ * names someone else's must not use up that wallet's own quotes or funds. A quote stops counting once
+ * every pool it holds output of has delivered it, or its blockhash has expired.
  */
 import type { Address } from "@solana/kit";
 import type { PoolHold } from "./market.js";
 
 export interface FirmQuoteLimits {
-  /** Live firm quotes of one wallet (0: unbounded). */
+  /** Live firm quotes one client may have for one wallet (0: unbounded). */
   perWallet: number;
   /** Live firm quotes asked for by one client (0: unbounded). */
   perClient: number;
+  /** The most of a pool side's reserve one client's live quotes may hold, in basis points (0: unbounded). */
+  poolShareBps?: number;
+}
+
+/** Output a quote would hold: `amount` of the side `side` (a pool and its output mint) whose reserve is `reserve`. */
+export interface QuoteHold {
+  side: string;
+  amount: bigint;
+  reserve: bigint;
 }
 
 /** What a firm quote spends, and who asks for it. */
@@ -22,9 +33,13 @@ export interface FirmQuoteTerms {
   client: string;
   inputMint: Address;
   inAmount: bigint;
+  /** The pool output it holds (none for an async order, which holds nothing but still counts). */
+  holds?: readonly QuoteHold[];
 }
 
 interface FirmQuote extends FirmQuoteTerms {
+  /** Its client and wallet, the key of the quotes counted together. */
+  walletKey: string;
   lastValidBlockHeight: bigint;
   /** Holds not yet closed; the quote ends when none is left (undefined until they are attached). */
   openHolds: number | undefined;
@@ -39,27 +54,35 @@ export interface AdmittedQuote {
   cancel(): void;
 }
 
-/** A wallet's live firm quotes, and the input they spend per mint (kept, not summed per request). */
+/** One client's live firm quotes for one wallet, and the input they spend per mint (kept, not summed per request). */
 interface WalletQuotes {
   quotes: Set<FirmQuote>;
   committed: Map<Address, bigint>;
+}
+
+/** One client's live firm quotes in all, and the output they hold per pool side. */
+interface ClientQuotes {
+  count: number;
+  held: Map<string, bigint>;
 }
 
 /** Why a firm quote was not admitted. */
 export class FirmQuoteRefused extends Error {
   override name = "FirmQuoteRefused";
   constructor(
-    readonly reason: "wallet_limit" | "client_limit" | "insufficient_funds",
+    readonly reason: "wallet_limit" | "client_limit" | "pool_share" | "insufficient_funds",
     message: string,
   ) {
     super(message);
   }
 }
 
-/** The live firm quotes, by wallet and by client. */
+const BPS = 10_000n;
+
+/** The live firm quotes, by client and wallet, and by client. */
 export class FirmQuotes {
-  private readonly byWallet = new Map<Address, WalletQuotes>();
-  private readonly byClient = new Map<string, number>();
+  private readonly byWallet = new Map<string, WalletQuotes>();
+  private readonly byClient = new Map<string, ClientQuotes>();
   /** Every quote in the order it was added, which is the order its blockhash expires in. */
   private expiring: FirmQuote[] = [];
   private expiringHead = 0;
@@ -94,15 +117,16 @@ export class FirmQuotes {
   /** Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds and both bounds; records nothing. */
   check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
     this.expire(blockHeight);
-    const wallet = this.byWallet.get(quote.wallet);
+    const wallet = this.byWallet.get(walletKeyOf(quote));
     const live = wallet?.quotes.size ?? 0;
     if (this.limits.perWallet > 0 && live >= this.limits.perWallet) {
       throw new FirmQuoteRefused(
         "wallet_limit",
-        `wallet ${quote.wallet} already holds ${live} firm quotes; let one land or expire (about a minute)`,
+        `this client already holds ${live} firm quotes for wallet ${quote.wallet}; let one land or expire (about a minute)`,
       );
     }
-    const asked = this.byClient.get(quote.client) ?? 0;
+    const client = this.byClient.get(quote.client);
+    const asked = client?.count ?? 0;
     if (this.limits.perClient > 0 && asked >= this.limits.perClient) {
       throw new FirmQuoteRefused(
         "client_limit",
@@ -114,8 +138,18 @@ export class FirmQuotes {
       const spare = quote.balance > committed ? quote.balance - committed : 0n;
       throw new FirmQuoteRefused(
         "insufficient_funds",
-        `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to its other firm quotes; this order needs ${quote.inAmount}`,
+        `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to this client's other firm quotes; this order needs ${quote.inAmount}`,
       );
+    }
+    const shareBps = BigInt(this.limits.poolShareBps ?? 0);
+    for (const hold of shareBps > 0n ? (quote.holds ?? []) : []) {
+      const held = (client?.held.get(hold.side) ?? 0n) + hold.amount;
+      if (held * BPS > hold.reserve * shareBps) {
+        throw new FirmQuoteRefused(
+          "pool_share",
+          `this client's firm quotes would hold ${held} of a pool reserve of ${hold.reserve}, more than ${Number(shareBps) / 100}%; let some land or expire, or trade less at once`,
+        );
+      }
     }
   }
 
@@ -124,27 +158,36 @@ export class FirmQuotes {
     const quote: FirmQuote = {
       wallet: terms.wallet,
       client: terms.client,
+      walletKey: walletKeyOf(terms),
       inputMint: terms.inputMint,
       inAmount: terms.inAmount,
+      holds: terms.holds ?? [],
       lastValidBlockHeight,
       openHolds: undefined,
       live: true,
     };
-    let wallet = this.byWallet.get(quote.wallet);
+    let wallet = this.byWallet.get(quote.walletKey);
     if (!wallet) {
       wallet = { quotes: new Set(), committed: new Map() };
-      this.byWallet.set(quote.wallet, wallet);
+      this.byWallet.set(quote.walletKey, wallet);
     }
     wallet.quotes.add(quote);
     wallet.committed.set(quote.inputMint, (wallet.committed.get(quote.inputMint) ?? 0n) + quote.inAmount);
-    this.byClient.set(quote.client, (this.byClient.get(quote.client) ?? 0) + 1);
+    let client = this.byClient.get(quote.client);
+    if (!client) {
+      client = { count: 0, held: new Map() };
+      this.byClient.set(quote.client, client);
+    }
+    client.count += 1;
+    for (const hold of quote.holds ?? [])
+      client.held.set(hold.side, (client.held.get(hold.side) ?? 0n) + hold.amount);
     this.expiring.push(quote);
     return quote;
   }
 
-  /** Live firm quotes of a wallet. */
-  liveCount(wallet: Address): number {
-    return this.byWallet.get(wallet)?.quotes.size ?? 0;
+  /** Live firm quotes a client has for a wallet. */
+  liveCount(wallet: Address, client: string): number {
+    return this.byWallet.get(walletKeyOf({ wallet, client }))?.quotes.size ?? 0;
   }
 
   /** Ends the quotes whose blockhash the chain has passed. */
@@ -166,16 +209,26 @@ export class FirmQuotes {
   private retire(quote: FirmQuote): void {
     if (!quote.live) return;
     quote.live = false;
-    const wallet = this.byWallet.get(quote.wallet);
+    const wallet = this.byWallet.get(quote.walletKey);
     if (wallet) {
       wallet.quotes.delete(quote);
       const left = (wallet.committed.get(quote.inputMint) ?? 0n) - quote.inAmount;
       if (left > 0n) wallet.committed.set(quote.inputMint, left);
       else wallet.committed.delete(quote.inputMint);
-      if (wallet.quotes.size === 0) this.byWallet.delete(quote.wallet);
+      if (wallet.quotes.size === 0) this.byWallet.delete(quote.walletKey);
     }
-    const count = (this.byClient.get(quote.client) ?? 0) - 1;
-    if (count > 0) this.byClient.set(quote.client, count);
-    else this.byClient.delete(quote.client);
+    const client = this.byClient.get(quote.client);
+    if (!client) return;
+    client.count -= 1;
+    for (const hold of quote.holds ?? []) {
+      const left = (client.held.get(hold.side) ?? 0n) - hold.amount;
+      if (left > 0n) client.held.set(hold.side, left);
+      else client.held.delete(hold.side);
+    }
+    if (client.count <= 0) this.byClient.delete(quote.client);
   }
+}
+
+function walletKeyOf(quote: { client: string; wallet: Address }): string {
+  return `${quote.client}\0${quote.wallet}`;
 }

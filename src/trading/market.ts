@@ -56,6 +56,8 @@ export interface SyncMarket extends TradingMarket {
   readonly tokens: readonly [TokenRecord, TokenRecord];
   /** Index (0 or 1) of `mint` in `mints`. */
   sideOf(mint: Address): 0 | 1;
+  /** What one side's vault holds, as last read from the chain (promised output not taken off). */
+  balance(side: 0 | 1): bigint;
   /** Holds `amount` of `outputMint` for a firm quote paying `inAmount` in, until `lastValidBlockHeight`. */
   reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint, inAmount: bigint): PoolHold;
 }

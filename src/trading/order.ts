@@ -63,6 +63,7 @@ export class OrderDesk {
     limits: FirmQuoteLimits = {
       perWallet: RESERVATION_LIMITS.perWallet,
       perClient: RESERVATION_LIMITS.perClientAddress,
+      poolShareBps: RESERVATION_LIMITS.poolShareBpsPerClient,
     },
     /** What recent transactions paid, for fees asked as a level; without it a level costs nothing. */
     private readonly priorityFees?: { levels(): PriorityFeeLevels },
@@ -191,11 +192,16 @@ export class OrderDesk {
     const user = request.userPublicKey;
     if (route.executionMode === "async") {
       return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
-        // Nothing is held for an async order, so its funds are checked only against itself.
         const balance = await this.balanceOf(wallet, input, false);
-        this.firmQuotes.check(
-          { wallet, client, inputMint: input.mint, inAmount: request.amount, balance },
+        const terms = { wallet, client, inputMint: input.mint, inAmount: request.amount, balance };
+        this.firmQuotes.check(terms, clock.blockHeight);
+        // Each order is a stored row the keeper watches, so it counts against the bounds until its
+        // blockhash expires; its input is not held for it, as it holds no pool output (and once it
+        // opens, the input has left the wallet anyway).
+        return this.firmQuotes.admit(
+          { ...terms, inAmount: 0n },
           clock.blockHeight,
+          clock.latest.lastValidBlockHeight,
         );
       });
     }
@@ -277,17 +283,6 @@ export class OrderDesk {
     const destination = await this.destinationOf(request, output);
     const feePayer = request.sponsor ?? user;
     if (request.sponsor) await this.checkSponsor(request.sponsor, route);
-    const firm = {
-      wallet: user,
-      client,
-      inputMint: request.inputMint,
-      inAmount: route.inAmount + (feeMode === "inputMint" ? platformFee : 0n),
-      balance: await this.balanceOf(user, input, request.wrapAndUnwrapSol),
-    };
-    // Counted from the admission, held from the line after: a concurrent quote sees both, whatever
-    // awaits issuing this one takes.
-    const { lastValidBlockHeight } = clock.latest;
-    const admitted = this.firmQuotes.admit(firm, clock.blockHeight, lastValidBlockHeight);
     const legs = route.legs.map((leg, index) => ({
       pool: leg.market,
       inputMint: leg.inputMint,
@@ -298,6 +293,21 @@ export class OrderDesk {
           ? outAmount + (feeMode === "outputMint" ? platformFee : 0n)
           : leg.outAmount,
     }));
+    const firm = {
+      wallet: user,
+      client,
+      inputMint: request.inputMint,
+      inAmount: route.inAmount + (feeMode === "inputMint" ? platformFee : 0n),
+      holds: legs.map((leg) => {
+        const side = leg.pool.sideOf(leg.outputMint);
+        return { side: `${leg.pool.key}:${side}`, amount: leg.maxOut, reserve: leg.pool.balance(side) };
+      }),
+      balance: await this.balanceOf(user, input, request.wrapAndUnwrapSol),
+    };
+    // Counted from the admission, held from the line after: a concurrent quote sees both, whatever
+    // awaits issuing this one takes.
+    const { lastValidBlockHeight } = clock.latest;
+    const admitted = this.firmQuotes.admit(firm, clock.blockHeight, lastValidBlockHeight);
     const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
     const holds = legs.map((leg) =>
       leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),

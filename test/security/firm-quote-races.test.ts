@@ -25,6 +25,8 @@ beforeAll(async () => {
       VENUE_SEED,
       FIRM_QUOTES_PER_WALLET: "16",
       FIRM_QUOTES_PER_CLIENT: "0",
+      // The stacked quotes below hold most of one pool for one client: this tests their prices, not that bound.
+      FIRM_QUOTE_POOL_SHARE_BPS: "0",
     },
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });

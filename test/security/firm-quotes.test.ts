@@ -10,6 +10,7 @@ import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
+import { createKey } from "../../src/keys/store.js";
 import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
 import type { PoolHold } from "../../src/trading/market.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
@@ -159,6 +160,117 @@ describe("firm quotes over HTTP", () => {
   });
 });
 
+describe("firm quotes naming someone else's wallet, or much of a pool", () => {
+  // Made before any is used: the server then learns all of them at its first look in storage.
+  const keys: Record<"griefer" | "owner" | "hoarder" | "other" | "buyer", string> = {
+    griefer: "",
+    owner: "",
+    hoarder: "",
+    other: "",
+    buyer: "",
+  };
+  beforeAll(async () => {
+    for (const name of Object.keys(keys) as (keyof typeof keys)[])
+      keys[name] = (await createKey(t.server.storage.db, { name })).secret;
+  });
+
+  /** `order` as the client holding `secret`. */
+  async function orderAs(secret: string, query: Record<string, string | bigint | number>) {
+    const params = new URLSearchParams(
+      Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]),
+    );
+    const response = await fetch(`${t.url}/order?${params}`, { headers: { "x-api-key": secret } });
+    return {
+      status: response.status,
+      body: (await response.json()) as { code?: string; msg?: string; routePlan?: { marketKey: string }[] },
+    };
+  }
+
+  it("leaves a victim's own quotes and funds alone when another client names its wallet", async () => {
+    const victim = await wallet(10_000_000_000n);
+    const ask = (secret: string, amount: bigint) =>
+      orderAs(secret, { inputMint: USDC_MINT, outputMint: dETH, amount, userPublicKey: victim.address });
+    // The griefer names the victim's whole balance, then uses up its quotes for the victim's wallet.
+    expect((await ask(keys.griefer, 10_000_000_000n)).status).toBe(200);
+    let refused = await ask(keys.griefer, 1_000_000n);
+    for (let i = 0; i < 8 && refused.status === 200; i++) refused = await ask(keys.griefer, 1_000_000n);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("insufficient_funds");
+    // The victim's own client still quotes its whole balance.
+    const own = await ask(keys.owner, 10_000_000_000n);
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+  });
+
+  it("holds at most FIRM_QUOTE_POOL_SHARE_BPS of a pool's output reserve for one client, and none of another's", async () => {
+    const probe = await order({
+      inputMint: USDC_MINT,
+      outputMint: dBTC,
+      amount: 1_000_000n,
+      onlyDirectRoutes: "true",
+    });
+    const pool = t.server.trading.book.poolOf(
+      (probe.body as { routePlan: { marketKey: string }[] }).routePlan[0]?.marketKey as string,
+    );
+    if (!pool) throw new Error("no pool behind the quote");
+    const reserveIn = pool.balance(pool.sideOf(USDC_MINT));
+    const reserveOut = pool.balance(pool.sideOf(dBTC));
+    // Each takes about 4% of the output reserve: two fit under 10%, a third does not.
+    const amount = reserveIn / 24n;
+    const rich = await wallet(amount * 4n);
+    const ask = (secret: string) =>
+      orderAs(secret, {
+        inputMint: USDC_MINT,
+        outputMint: dBTC,
+        amount,
+        userPublicKey: rich.address,
+        onlyDirectRoutes: "true",
+        priceImpactTolerancePct: 100,
+      });
+    let held = 0n;
+    for (let i = 0; i < 2; i++) {
+      const admitted = await ask(keys.hoarder);
+      expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
+      held += BigInt((admitted.body as { outAmount?: string }).outAmount ?? 0);
+    }
+    expect(held * 10_000n).toBeLessThanOrEqual(reserveOut * 1_000n);
+    const third = await ask(keys.hoarder);
+    expect(third.status).toBe(429);
+    expect(third.body.code).toBe("too_many_firm_quotes");
+    expect(third.body.msg).toContain("pool reserve");
+    // Another client is counted on its own.
+    expect((await ask(keys.other)).status).toBe(200);
+  });
+
+  it("counts prediction-market orders against the same bounds: each is a stored order, so a wallet's ninth from one client is refused", async () => {
+    const page = await t.client.listMarkets({ status: "active", isInitialized: true, limit: 20 });
+    let yesMint: string | undefined;
+    for (const market of page.markets) {
+      const mint = Object.values(market.accounts)[0]?.yesMint;
+      const probe = await order({ inputMint: USDC_MINT, outputMint: mint as string, amount: 1_000_000n });
+      if (probe.status === 200) {
+        yesMint = mint;
+        break;
+      }
+    }
+    expect(yesMint).toBeDefined();
+    const buyer = await wallet(100_000_000n);
+    const ask = () =>
+      orderAs(keys.buyer, {
+        inputMint: USDC_MINT,
+        outputMint: yesMint as string,
+        amount: 1_000_000n,
+        userPublicKey: buyer.address,
+      });
+    for (let i = 0; i < 8; i++) {
+      const admitted = await ask();
+      expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
+    }
+    const ninth = await ask();
+    expect(ninth.status).toBe(429);
+    expect(ninth.body.code).toBe("too_many_firm_quotes");
+  });
+});
+
 describe("FirmQuotes", () => {
   const wallet = "Wa11et11111111111111111111111111111111111111" as Address;
   const mint = USDC_MINT;
@@ -177,7 +289,7 @@ describe("FirmQuotes", () => {
     quotes.admit(quote, 100n, 250n).attach([hold()]);
     expect(() => quotes.check(quote, 250n)).toThrow(FirmQuoteRefused);
     expect(() => quotes.check(quote, 251n)).not.toThrow();
-    expect(quotes.liveCount(wallet)).toBe(0);
+    expect(quotes.liveCount(wallet, "ip:1")).toBe(0);
   });
 
   it("forgets a quote once every pool delivered its output", () => {
@@ -198,8 +310,36 @@ describe("FirmQuotes", () => {
     const first = quotes.admit(quote, 100n, 250n);
     expect(() => quotes.admit(quote, 100n, 250n)).toThrow(/not already promised/);
     first.cancel();
-    expect(quotes.liveCount(wallet)).toBe(0);
+    expect(quotes.liveCount(wallet, "ip:1")).toBe(0);
     expect(() => quotes.admit(quote, 100n, 250n)).not.toThrow();
+  });
+
+  it("counts a wallet's quotes and funds per client: naming another's wallet spends none of its own", () => {
+    const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
+    const quote = { wallet, client: "ip:griefer", inputMint: mint, inAmount: 10n, balance: 10n };
+    quotes.admit(quote, 100n, 250n).attach([hold()]);
+    expect(() => quotes.check(quote, 101n)).toThrow(/already holds 1/);
+    expect(() => quotes.check({ ...quote, client: "key:owner" }, 101n)).not.toThrow();
+    expect(quotes.liveCount(wallet, "key:owner")).toBe(0);
+  });
+
+  it("bounds one client's holds on a pool side to its share of the reserve, and frees them as they end", () => {
+    const quotes = new FirmQuotes({ perWallet: 0, perClient: 0, poolShareBps: 1_000 });
+    const holding = (amount: bigint, client = "key:k1") => ({
+      wallet,
+      client,
+      inputMint: mint,
+      inAmount: 1n,
+      balance: 100n,
+      holds: [{ side: "pool:1", amount, reserve: 1_000n }],
+    });
+    const held = hold();
+    quotes.admit(holding(60n), 100n, 250n).attach([held]);
+    expect(() => quotes.check(holding(40n), 100n)).not.toThrow();
+    expect(() => quotes.check(holding(41n), 100n)).toThrow(/more than 10%/);
+    expect(() => quotes.check(holding(100n, "key:k2"), 100n)).not.toThrow();
+    held.close();
+    expect(() => quotes.check(holding(100n), 100n)).not.toThrow();
   });
 
   it("counts a client's quotes across wallets and frees them as they end", () => {

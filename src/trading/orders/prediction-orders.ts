@@ -42,6 +42,7 @@ import {
   simulatedComputeUnitLimit,
 } from "../compute-budget.js";
 import { OrderRefused } from "../errors.js";
+import type { AdmittedQuote } from "../firm-quotes.js";
 import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
 import type { AsyncMarket } from "../market.js";
 import type { OrderRequest, PricedRoute } from "../order-terms.js";
@@ -202,14 +203,15 @@ function refuseUnhonoured(request: OrderRequest): void {
 
 /**
  * `/order` for a prediction-market route: the quote's async fields and, with a user, the recorded
- * order and its open transaction. `admit` checks the user's funds and firm-quote bounds.
+ * order and its open transaction. `admit` checks the user's funds and firm-quote bounds and counts
+ * the order against them until its open transaction's blockhash expires (it holds no pool output).
  */
 export async function orderPredictionMarket(
   deps: PredictionOrderDeps | undefined,
   request: OrderRequest,
   priced: PricedRoute,
   response: OrderResponse,
-  admit: (user: Address) => Promise<void>,
+  admit: (user: Address) => Promise<AdmittedQuote>,
 ): Promise<AsyncOrderResponse> {
   // First, before anything is held or recorded, and before the parameters this venue does not
   // honour: a buy the reference would refuse for its wallet gets the reference's answer.
@@ -273,7 +275,7 @@ export async function orderPredictionMarket(
       refusal: "invalid_fee_account",
     });
   }
-  await admit(user);
+  const admitted = await admit(user);
   const terms: OrderTerms = {
     ...(request.revertWallet && request.revertWallet !== user ? { revertWallet: request.revertWallet } : {}),
     ...(rents ? { init: initTerms(market, request.predictionMarketInitPayer ?? user, rents) } : {}),
@@ -281,12 +283,19 @@ export async function orderPredictionMarket(
       ? { builderFee: { scale: request.platformFeeScale, account: request.feeAccount } }
       : {}),
   };
-  const opened = await issuePredictionOrder(
-    deps,
-    { ...request, userPublicKey: user },
-    { ...priced, threshold },
-    terms,
-  );
+  let opened: Awaited<ReturnType<typeof issuePredictionOrder>>;
+  try {
+    opened = await issuePredictionOrder(
+      deps,
+      { ...request, userPublicKey: user },
+      { ...priced, threshold },
+      terms,
+    );
+  } catch (error) {
+    admitted.cancel();
+    throw error;
+  }
+  admitted.attach([]);
   return { ...answer, ...opened };
 }
 

@@ -58,6 +58,10 @@ export class CpmmPool implements SyncMarket {
     this.keptAfterFee = 1 - record.feeBps / 10_000;
   }
 
+  balance(side: 0 | 1): bigint {
+    return this.balances[side];
+  }
+
   /** What the pool can still pay out of one side. */
   available(side: 0 | 1): bigint {
     const free = this.balances[side] - this.reserved[side];
