@@ -1,22 +1,59 @@
 /**
- * Query parameter names under which clients paste API keys or tokens. A key in a URL ends up in logs,
- * so every listener refuses it and the request log redacts it; this is the one list they all use.
+ * Query parameter names under which clients paste API keys, tokens or other secrets. A secret in a
+ * URL ends up in logs, so every listener refuses it and the request log redacts it; this is the one
+ * rule they all use.
+ *
+ * A name is compared decoded (by the caller), in Unicode compatibility form, lower-cased and with
+ * everything but `[a-z0-9]` removed, so that `api_key`, `API-Key`, `api+key`, `api%20key`,
+ * `api_key[]`, `apikey%00` and `api.key` are all `apikey`. It is a key name when it is exactly `key`,
+ * or contains one of `KEY_NAME_PARTS` outside the words of `NOT_SECRETS`. No query parameter the API
+ * declares matches (the hardening tests check every one, e.g. `userPublicKey`, `feeAccount`,
+ * `sponsor`, `cursor`, `destinationTokenAccount`, `outputCloseAuthority`).
  */
 
-/** The names in the normalized form `isKeyParameter` compares (lower case, `-` as `_`): `apiKey`, `api-key`, `X-Api-Key`, `access-token`... */
-const KEY_QUERY_NAMES = new Set([
-  "api_key",
-  "apikey",
-  "x_api_key",
-  "key",
-  "token",
-  "access_token",
-  "accesstoken",
-]);
+/** Normalized names that are a key on their own (`key`, `Key`, `k.e.y`...), though they are part of legitimate names. */
+const KEY_NAMES = new Set(["key"]);
 
-/** Whether a (decoded) query parameter name is one under which clients paste keys. */
+/**
+ * Parts of a normalized name that make it a key name wherever they occur: `apiKey`, `x-api-key`,
+ * `access_key`, `api_token`, `access-token`, `client_secret`, `password`, `auth`, `Authorization`,
+ * `bearer`, `credentials`...
+ */
+const KEY_NAME_PARTS = [
+  "apikey",
+  "accesskey",
+  "secretkey",
+  "privatekey",
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "auth",
+  "bearer",
+  "credential",
+] as const;
+
+/**
+ * Words that contain a part of `KEY_NAME_PARTS` but name no secret, removed before the parts are
+ * looked for: a token account or mint (`destinationTokenAccount`), an authority
+ * (`outputCloseAuthority`). `authorization`, `api_token` and `token_secret` still match.
+ */
+const NOT_SECRETS = /token(?:account|mint|program)|authorit(?:y|ies)/g;
+
+/** A parameter name in the form the rule compares: compatibility-normalized, lower case, `[a-z0-9]` only. */
+export function normalizeKeyParameter(name: string): string {
+  return name
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "");
+}
+
+/** Whether a (decoded) query parameter name is one under which clients paste keys or other secrets. */
 export function isKeyParameter(name: string): boolean {
-  return KEY_QUERY_NAMES.has(name.toLowerCase().replaceAll("-", "_"));
+  const normalized = normalizeKeyParameter(name);
+  if (KEY_NAMES.has(normalized)) return true;
+  const words = normalized.replace(NOT_SECRETS, " ");
+  return KEY_NAME_PARTS.some((part) => words.includes(part));
 }
 
 /** Whether a request URL carries a key in its query string. */

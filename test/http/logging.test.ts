@@ -63,9 +63,9 @@ describe("request logging", () => {
       "/a?limit=1&api_key=[redacted]&x-api-key=[redacted]&KEY=[redacted]&apikey=[redacted]&keyword=ok",
     );
     expect(
-      redactQueryKeys("/a?api-key=s1&token=s2&Access_Token=s3&access-token=s4&tokens=ok&apiKey=s5"),
+      redactQueryKeys("/a?api-key=s1&token=s2&Access_Token=s3&access-token=s4&cursor=ok&apiKey=s5"),
     ).toBe(
-      "/a?api-key=[redacted]&token=[redacted]&Access_Token=[redacted]&access-token=[redacted]&tokens=ok&apiKey=[redacted]",
+      "/a?api-key=[redacted]&token=[redacted]&Access_Token=[redacted]&access-token=[redacted]&cursor=ok&apiKey=[redacted]",
     );
   });
 });

@@ -105,6 +105,8 @@ describe("production with an API key check", () => {
 
   it("refuses a key in the URL under every usual name, even a good one, without checking it", async () => {
     const names = ["api_key", "apiKey", "x-api-key", "key", "api-key", "token", "access_token", "API_KEY"];
+    // Spellings that normalize to a key name, and names that carry a secret's word.
+    names.push("api+key", "api%20key", "api_key[]", "apikey%00", "api.key", "api_token", "auth", "password");
     for (const name of names) {
       offered.length = 0;
       const url = `${started.chain.rpcUrl}/?${name}=${GOOD_KEY}`;

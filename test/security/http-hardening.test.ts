@@ -10,14 +10,21 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { buildApp } from "../../src/app/build-app.js";
+import { buildApp, redactQueryKeys } from "../../src/app/build-app.js";
 import { loadConfig } from "../../src/config.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
+import { isKeyParameter } from "../../src/keys/url-keys.js";
 import type { ListenerTimeouts } from "../../src/limits.js";
 import { HTTP_LIMITS } from "../../src/limits.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { openStorage } from "../../src/storage/database.js";
+import type { Upstream } from "../../src/upstream/client.js";
+import { MarketRelay } from "../../src/upstream/relay.js";
+import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
+import { tempDir } from "../support/backends.js";
 import { rawRequest } from "../support/raw-http.js";
+import { refusingChain, unstartedTradingApi } from "../support/trading-api.js";
 
 interface Venue {
   app: ZodApp;
@@ -222,6 +229,26 @@ describe("keys in the URL", () => {
     "access_token",
     "access-token",
     "%61pi-key",
+    // Spellings that normalize to a key name: decoded, lower-cased, [a-z0-9] only.
+    "api+key",
+    "api%20key",
+    "api_key[]",
+    "apikey%00",
+    "api.key",
+    "api%5Fkey%5B%5D",
+    // Names that contain a secret's word.
+    "api_token",
+    "apiToken",
+    "access_key",
+    "auth",
+    "Authorization",
+    "bearer",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "private_key",
+    "credentials",
   ];
 
   it.each(NAMES)("?%s= is refused with 400 api_key_in_query and never logged", async (name) => {
@@ -240,12 +267,80 @@ describe("keys in the URL", () => {
   it("are redacted by pino's request serializer as well as in the access line", async () => {
     venue.lines.length = 0;
     // Not refused (not a key name), so the route runs and logs the request itself.
-    await fetch(`${venue.url}/log-request?tokens=visible&keyword=visible`);
+    await fetch(`${venue.url}/log-request?cursor=visible&keyword=visible`);
     const logged = venue.lines.find((line) => line.msg === "a request") as { req?: { url?: string } };
-    expect(logged?.req?.url).toBe("/log-request?tokens=visible&keyword=visible");
+    expect(logged?.req?.url).toBe("/log-request?cursor=visible&keyword=visible");
     // The serializer itself, given a key it would otherwise write.
     venue.app.log.info({ req: { method: "GET", url: "/x?access_token=og_SERIALIZED&a=1" } }, "direct");
     const direct = venue.lines.find((line) => line.msg === "direct") as { req?: { url?: string } };
     expect(direct?.req?.url).toBe("/x?access_token=[redacted]&a=1");
+  });
+
+  it("redacts every spelling of a key name in the access line, and keeps the rest of the URL", () => {
+    expect(redactQueryKeys("/a?limit=1&api_key[]=S1&api+key=S2&api%20key=S3&apikey%00=S4&api.key=S5")).toBe(
+      "/a?limit=1&api_key[]=[redacted]&api+key=[redacted]&api%20key=[redacted]&apikey%00=[redacted]&api.key=[redacted]",
+    );
+    expect(redactQueryKeys("/a?bearer=S1&secret=S2&password=S3&auth=S4&apiToken=S5&cursor=c&tickers=T")).toBe(
+      "/a?bearer=[redacted]&secret=[redacted]&password=[redacted]&auth=[redacted]&apiToken=[redacted]&cursor=c&tickers=T",
+    );
+  });
+
+  it("takes parameter names that only look like one (a public key, an account, a cursor)", async () => {
+    const names = [
+      "userPublicKey",
+      "feeAccount",
+      "sponsor",
+      "cursor",
+      "tickers",
+      "keyword",
+      "keys",
+      "monkey",
+      "destinationTokenAccount",
+      "outputCloseAuthority",
+      "tokenMint",
+    ];
+    for (const name of names) expect(isKeyParameter(name), name).toBe(false);
+    const query = names.map((name) => `${name}=visible`).join("&");
+    const response = await fetch(`${venue.url}/log-request?${query}`);
+    expect(response.status).toBe(200);
+  });
+
+  it("never refuses a query parameter the API declares, on any route", async () => {
+    const dir = tempDir();
+    const storage = await openStorage({ DATA_DIR: dir.dir });
+    const app = await buildApp({
+      config: QUIET_DEVELOPMENT,
+      catalog: new CatalogHolder(),
+      access: openAccess(),
+      trading: unstartedTradingApi(storage.db, refusingChain()),
+      // Only for its routes' declarations: nothing here reaches the upstream.
+      relay: new MarketRelay({} as Upstream),
+    });
+    try {
+      const declared = new Set<string>();
+      for (const path of ["/openapi.json", "/api/v1/openapi.json"]) {
+        const response = await app.inject({ method: "GET", url: path });
+        expect(response.statusCode, path).toBe(200);
+        const document = response.json() as {
+          paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+        };
+        for (const item of Object.values(document.paths)) {
+          for (const operation of Object.values(item)) {
+            for (const parameter of operation.parameters ?? []) {
+              if (parameter.in === "query") declared.add(parameter.name);
+            }
+          }
+        }
+      }
+      // Both groups' documents were read: trade parameters, prediction-market ones and relayed ones.
+      for (const name of ["userPublicKey", "feeAccount", "amount", "cursor", "seriesTickers", "startTs"]) {
+        expect(declared, name).toContain(name);
+      }
+      expect([...declared].filter((name) => isKeyParameter(name))).toEqual([]);
+    } finally {
+      await app.close();
+      await storage.close();
+      await dir.cleanup();
+    }
   });
 });

@@ -1,15 +1,18 @@
 /**
  * Every parameter of the reference's `GET /intent` is honoured or refused with the reference's code
  * for it, never accepted and dropped: platformFeeBps, feeAccount, referralAccount, wrapAndUnwrapSol,
- * feeBudget and maxAutoFeeBudget, each with a valid and an invalid value. Every refusal is a body of
- * the reference's IntentBadRequestResponse.
+ * feeBudget and maxAutoFeeBudget, each with a valid and an invalid value. Numbers past their bounds
+ * (a fee budget above 10 SOL, an amount past 2^64−1) are refused as sent, never rounded and never a
+ * 500. Every refusal is a body of the reference's IntentBadRequestResponse.
  */
 import { type Address, generateKeyPairSigner } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addressOf } from "../../src/chain/base58.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
-import { TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { SYSTEM_PROGRAM, TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
@@ -48,6 +51,18 @@ async function refused(path: string, code: string): Promise<string> {
   expect(body.code, path).toBe(code);
   expect(validateAgainstReference("IntentBadRequestResponse", body), path).toEqual([]);
   return (body as unknown as { msg: string }).msg;
+}
+
+/** The lamports of the open transaction's System Program transfers (the fee budget's among them). */
+function solTransfersOf(quote: IntentQuoteResponse): bigint[] {
+  const tx = parseWireTransaction(Buffer.from(quote.openTransaction as string, "base64"));
+  return tx.instructions
+    .filter(
+      (instruction) =>
+        addressOf(tx.accountKeys[instruction.programIdIndex] as Uint8Array) === SYSTEM_PROGRAM &&
+        Buffer.from(instruction.data).readUInt32LE(0) === 2,
+    )
+    .map((instruction) => Buffer.from(instruction.data).readBigUInt64LE(4));
 }
 
 /** A token account of `mint` that exists on the sandbox chain (created by the faucet). */
@@ -123,6 +138,55 @@ describe("GET /intent parameters", () => {
       expect(await refused(`${BASE}&maxAutoFeeBudget=${value}`, "invalid_max_auto_fee_budget")).toContain(
         "1000000",
       );
+    }
+  });
+
+  it("refuses a fee budget past 10 SOL as sent, never rounded, with or without a user", async () => {
+    const user = (await generateKeyPairSigner()).address;
+    const past = [
+      "10000000001",
+      "9007199254740991", // 2^53 − 1
+      "9007199254740992", // 2^53: Number() would take it as is
+      "9007199254740993", // 2^53 + 1: Number() would round it
+      "18446744073709551615", // 2^64 − 1: Number() rounds it to 2^64, past a u64 transfer
+      "18446744073709551616",
+      "9".repeat(60),
+    ];
+    for (const value of past) {
+      for (const path of [`${BASE}&feeBudget=${value}`, `${BASE}&feeBudget=${value}&userPublicKey=${user}`]) {
+        const msg = await refused(path, "invalid_max_auto_fee_budget");
+        expect(msg, path).toContain("feeBudget");
+        expect(msg, path).toContain("10000000000");
+      }
+    }
+    for (const value of ["1e10", "10000000000.0", "+1000000", "0x1000000", " 1000000"]) {
+      expect(
+        await refused(`${BASE}&feeBudget=${encodeURIComponent(value)}`, "requested_fee_budget_too_low"),
+      ).toContain("10000000000");
+    }
+  });
+
+  it("takes a large fee budget up to 10 SOL exactly, into the quote and the open transaction", async () => {
+    const user = (await generateKeyPairSigner()).address;
+    for (const lamports of [2_500_000_001, 10_000_000_000]) {
+      expect((await quote(`${BASE}&feeBudget=${lamports}`)).feeBudget).toBe(lamports);
+      const open = await quote(`${BASE}&feeBudget=${lamports}&userPublicKey=${user}`);
+      expect(open.feeBudget).toBe(lamports);
+      expect(solTransfersOf(open)).toContain(BigInt(lamports));
+    }
+    // Leading zeros are the same number.
+    expect((await quote(`${BASE}&feeBudget=0001500000`)).feeBudget).toBe(1_500_000);
+  });
+
+  it("refuses an amount past 2^64−1 as past its bound, never as zero's message or a 500", async () => {
+    for (const amount of ["18446744073709551616", "9".repeat(60)]) {
+      const msg = await refused(
+        `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=${amount}`,
+        "requested_input_amount_is_zero",
+      );
+      expect(msg).toContain("amount");
+      expect(msg).toContain("18446744073709551615");
+      expect(msg).not.toContain("greater than zero");
     }
   });
 });

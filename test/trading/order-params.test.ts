@@ -3,7 +3,8 @@
  * codes: allowSyncExec / allowAsyncExec (and refusing both), and the priority fee as a price per
  * compute unit (computeUnitPriceMicroLamports), as lamports or a level (prioritizationFeeLamports)
  * capped by prioritizationFeeMaxLamports, never two of them at once. Effects are read from the
- * returned transaction's Compute Budget instructions.
+ * returned transaction's Compute Budget instructions. Numbers past their bounds (an amount past
+ * 2^64−1, a priority fee past its cap) are refused as sent, never rounded and never a 500.
  */
 import { readFileSync } from "node:fs";
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
@@ -150,6 +151,97 @@ describe("GET /order priority fees", () => {
     });
     expect(asked.prioritizationFeeLamports).toBe(20_000);
     expect((await get({ ...spot, prioritizationFeeMaxLamports: "lots" })).status).toBe(400);
+  });
+});
+
+describe("GET /order numbers past their bounds", () => {
+  const U64_PAST = "18446744073709551616";
+  const HUGE = "9".repeat(60);
+
+  /** A 400 with `code` (a reference one) whose message names the parameter and its bound. */
+  async function refusedPast(
+    query: Record<string, string | number>,
+    code: string,
+    name: string,
+    bound: string,
+  ) {
+    const { status, body } = await get(query);
+    expect(status, `${JSON.stringify(query)}: ${JSON.stringify(body)}`).toBe(400);
+    expect(body.code, JSON.stringify(query)).toBe(code);
+    expect(validateAgainstReference("OrderBadRequestResponse", body)).toEqual([]);
+    const msg = (body as unknown as { msg: string }).msg;
+    expect(msg).toContain(name);
+    expect(msg).toContain(bound);
+    return msg;
+  }
+
+  it("refuses an amount past 2^64−1 with the amount's code, saying so, not that it is zero", async () => {
+    for (const amount of [U64_PAST, HUGE]) {
+      for (const query of [
+        { ...spot, amount },
+        { ...spot, amount, userPublicKey: user },
+      ]) {
+        const msg = await refusedPast(
+          query,
+          "requested_input_amount_is_zero",
+          "amount",
+          "18446744073709551615",
+        );
+        expect(msg).not.toContain("greater than zero");
+      }
+    }
+    // The bound itself is a number the venue prices (here, too much for the pool), never a 500.
+    const { status, body } = await get({ ...spot, amount: "18446744073709551615", userPublicKey: user });
+    expect(status, JSON.stringify(body)).toBe(400);
+    expect(body.code).toBe("price_impact_too_high");
+  });
+
+  it("refuses a priority fee past its bound with the priority fee's code and the bound", async () => {
+    const code = "both_priority_fee_params_specified";
+    for (const value of ["4294967296", "9007199254740993", U64_PAST, HUGE]) {
+      await refusedPast(
+        { ...spot, prioritizationFeeLamports: value },
+        code,
+        "prioritizationFeeLamports",
+        "4294967295",
+      );
+      await refusedPast(
+        { ...spot, prioritizationFeeLamports: "high", prioritizationFeeMaxLamports: value },
+        code,
+        "prioritizationFeeMaxLamports",
+        "4294967295",
+      );
+    }
+    for (const value of ["1000000000000001", "9007199254740993", "18446744073709551615", U64_PAST, HUGE]) {
+      await refusedPast(
+        { ...spot, userPublicKey: user, computeUnitPriceMicroLamports: value },
+        code,
+        "computeUnitPriceMicroLamports",
+        "1000000000000000",
+      );
+    }
+    // At their bounds they are taken.
+    expect((await ok({ ...spot, prioritizationFeeLamports: "4294967295" })).inAmount).toBe("10000000");
+    expect((await ok({ ...spot, computeUnitPriceMicroLamports: "1000000000000000" })).inAmount).toBe(
+      "10000000",
+    );
+  });
+
+  it("refuses other integers past their bounds with their own codes, naming the bound", async () => {
+    await refusedPast({ ...spot, slippageBps: U64_PAST }, "invalid_slippage_bps", "slippageBps", "10000");
+    await refusedPast(
+      { ...spot, priceImpactTolerancePct: "9007199254740993" },
+      "invalid_price_impact_tolerance_pct",
+      "priceImpactTolerancePct",
+      "100",
+    );
+    await refusedPast(
+      { ...spot, platformFeeBps: HUGE },
+      "invalid_platform_fee_bps",
+      "platformFeeBps",
+      "10000",
+    );
+    await refusedPast({ ...spot, maxAccounts: U64_PAST }, "max_accounts_too_small", "maxAccounts", "65535");
   });
 });
 

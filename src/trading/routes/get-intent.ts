@@ -7,12 +7,18 @@ import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { TradingBook } from "../book.js";
 import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
-import { ORDER_PARAM_CODES, parseOrderRequest } from "./order-params.js";
+import { ORDER_PARAM_CODES, parseOrderRequest, parseUnsigned } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });
 
 /** The reference's cap on an automatically chosen fee budget: 0.002 SOL. */
 export const DEFAULT_MAX_AUTO_FEE_BUDGET = 2_000_000n;
+/**
+ * The most lamports a fee budget may be: 10 SOL, ten thousand times what settling needs. The budget is
+ * a u64 SOL transfer in the open transaction and a JSON number in the quote: this keeps it exact in
+ * both (far below 2^53) and keeps a typo from escrowing a fortune.
+ */
+export const MAX_FEE_BUDGET = 10_000_000_000n;
 
 const IntentQuery = z.object({
   inputMint: z.string().meta({ description: "Mint of the token given" }),
@@ -32,7 +38,7 @@ const IntentQuery = z.object({
     "Fund wrapped-SOL input from native SOL (default true); false is refused when SOL is traded",
   ),
   feeBudget: text(
-    `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}); all but the fees come back`,
+    `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}, at most ${MAX_FEE_BUDGET}); all but the fees come back`,
   ),
   maxAutoFeeBudget: text(
     `Cap on the fee budget the venue picks when feeBudget is unset (default ${DEFAULT_MAX_AUTO_FEE_BUDGET}); the venue's pick is ${MIN_FEE_BUDGET}`,
@@ -43,7 +49,8 @@ type IntentQuery = z.infer<typeof IntentQuery>;
 
 /**
  * The reference code each parameter is refused with when it is missing or malformed: the order's for
- * the ones `/order` shares, else the intent's own (a malformed `feeBudget` is no budget, so too low).
+ * the ones `/order` shares, else the intent's own (a malformed `feeBudget` is no budget, so too low;
+ * one above `MAX_FEE_BUDGET` is past the most a budget may be, `invalid_max_auto_fee_budget`).
  */
 export const INTENT_PARAM_CODES = {
   inputMint: ORDER_PARAM_CODES.inputMint,
@@ -112,28 +119,42 @@ function refuseUnsupported(query: IntentQuery): void {
   }
 }
 
-/** `maxAutoFeeBudget`: lamports, at least what an intent needs to settle. */
+/**
+ * `maxAutoFeeBudget`: lamports, at least what an intent needs to settle. Only a cap on the venue's own
+ * pick (which is `MIN_FEE_BUDGET`), so any u64 is taken.
+ */
 function maxAutoFeeBudget(value: string | undefined): bigint {
   if (value === undefined) return DEFAULT_MAX_AUTO_FEE_BUDGET;
-  if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX || BigInt(value) < MIN_FEE_BUDGET) {
+  const lamports = parseUnsigned(value);
+  if (lamports === undefined || lamports > U64_MAX || lamports < MIN_FEE_BUDGET) {
     throw new ApiError(
       INTENT_PARAM_CODES.maxAutoFeeBudget,
       `maxAutoFeeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} (what an intent needs to settle) to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
     );
   }
-  return BigInt(value);
+  return lamports;
 }
 
-/** The fee budget: `feeBudget` as asked, else the venue's pick capped by `maxAutoFeeBudget`. */
+/**
+ * The fee budget: `feeBudget` as asked, else the venue's pick capped by `maxAutoFeeBudget`. Compared
+ * as a bigint, never rounded: one above `MAX_FEE_BUDGET` is refused as it was sent.
+ */
 function feeBudget(value: string | undefined, autoCap: bigint): bigint {
   if (value === undefined) return MIN_FEE_BUDGET < autoCap ? MIN_FEE_BUDGET : autoCap;
-  if (!/^\d{1,20}$/.test(value) || BigInt(value) > U64_MAX) {
+  const lamports = parseUnsigned(value);
+  if (lamports === undefined) {
     throw new ApiError(
       INTENT_PARAM_CODES.feeBudget,
-      `feeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} to ${U64_MAX}, got ${JSON.stringify(value.slice(0, 32))}`,
+      `feeBudget must be an integer number of lamports from ${MIN_FEE_BUDGET} to ${MAX_FEE_BUDGET}, got ${JSON.stringify(value.slice(0, 32))}`,
     );
   }
-  const lamports = BigInt(value);
+  if (lamports > MAX_FEE_BUDGET) {
+    // The intent's enum has no code for a budget too high; this is the one for a budget past its maximum.
+    throw new ApiError(
+      "invalid_max_auto_fee_budget",
+      `feeBudget is past its bound: at most ${MAX_FEE_BUDGET} lamports (10 SOL), got ${JSON.stringify(value.slice(0, 32))}`,
+    );
+  }
   if (lamports < MIN_FEE_BUDGET) {
     throw new ApiError(
       "requested_fee_budget_too_low",

@@ -33,6 +33,8 @@ export const MAX_AUTO_PRIORITY_FEE_LAMPORTS = 5_000_000;
 const MAX_COMPUTE_UNIT_PRICE = 10n ** 15n;
 const U64_MAX = 2n ** 64n - 1n;
 const U32_MAX = 2 ** 32 - 1;
+/** What `parseUnsigned` gives for a number of more digits than any bound here has: past them all. */
+const PAST_EVERY_BOUND = 10n ** 40n;
 
 /**
  * The reference code each parameter is refused with when it is missing or malformed: its own where the
@@ -41,6 +43,7 @@ const U32_MAX = 2 ** 32 - 1;
 export const ORDER_PARAM_CODES = {
   inputMint: "invalid_input_mint",
   outputMint: "invalid_output_mint",
+  // The reference's only amount code: a malformed amount, or one past 2^64−1, gets it too.
   amount: "requested_input_amount_is_zero",
   slippageBps: "invalid_slippage_bps",
   predictionMarketSlippageBps: "invalid_slippage_bps",
@@ -70,6 +73,7 @@ export const ORDER_PARAM_CODES = {
   outputCloseAuthority: "invalid_output_close_authority",
   revertWallet: "invalid_revert_wallet",
   wrapAndUnwrapSol: "invalid_input_mint",
+  // The reference's only priority-fee code: a malformed or out-of-range fee gets it too (the message says which).
   prioritizationFeeLamports: "both_priority_fee_params_specified",
   prioritizationFeeMaxLamports: "both_priority_fee_params_specified",
   computeUnitPriceMicroLamports: "both_priority_fee_params_specified",
@@ -390,13 +394,25 @@ function priority(
     );
   }
   const text = query.computeUnitPriceMicroLamports;
-  if (!/^\d{1,16}$/.test(text) || BigInt(text) > MAX_COMPUTE_UNIT_PRICE) {
+  const price = parseUnsigned(text);
+  if (price === undefined || price > MAX_COMPUTE_UNIT_PRICE) {
     throw new ApiError(
       ORDER_PARAM_CODES.computeUnitPriceMicroLamports,
       `computeUnitPriceMicroLamports must be an integer from 0 to ${MAX_COMPUTE_UNIT_PRICE}, got ${JSON.stringify(text.slice(0, 32))}`,
     );
   }
-  return { prioritizationFeeLamports: 0, computeUnitPriceMicroLamports: BigInt(text) };
+  return { prioritizationFeeLamports: 0, computeUnitPriceMicroLamports: price };
+}
+
+/**
+ * The value of a decimal integer written in digits only (leading zeros allowed), exactly, as a bigint:
+ * never rounded through a float. `undefined` for anything else (a sign, a point, an exponent, spaces).
+ * A number of more digits than any bound here has is `PAST_EVERY_BOUND`, without parsing it.
+ */
+export function parseUnsigned(text: string): bigint | undefined {
+  if (!/^\d+$/.test(text)) return undefined;
+  const digits = text.replace(/^0+(?=\d)/, "");
+  return digits.length > 39 ? PAST_EVERY_BOUND : BigInt(digits);
 }
 
 function required(value: string | undefined, name: OrderParam): string {
@@ -419,15 +435,26 @@ function optionalAddress(value: string | undefined, name: OrderParam): Address |
   return value === undefined ? undefined : address(value, name);
 }
 
+/**
+ * `amount`: base units of the input token, 1 to 2^64−1 (a token amount on chain is a u64). The
+ * reference's enums (Order, Intent, Quote) have no code for an invalid amount, only
+ * `requested_input_amount_is_zero`: every refusal carries it, and the message says which bound failed.
+ */
 function amountParam(value: string | undefined): bigint {
   const text = required(value, "amount");
-  if (!/^\d{1,20}$/.test(text) || BigInt(text) > U64_MAX) {
+  const amount = parseUnsigned(text);
+  if (amount === undefined) {
     throw new ApiError(
       ORDER_PARAM_CODES.amount,
-      `amount must be an integer number of the input token's smallest unit (0 to 2^64-1), got ${JSON.stringify(text.slice(0, 64))}`,
+      `amount must be an integer number of the input token's smallest unit, from 1 to ${U64_MAX} (2^64-1), got ${JSON.stringify(text.slice(0, 64))}`,
     );
   }
-  const amount = BigInt(text);
+  if (amount > U64_MAX) {
+    throw new ApiError(
+      ORDER_PARAM_CODES.amount,
+      `amount is past its bound: at most ${U64_MAX} (2^64-1, a u64 token amount), got ${JSON.stringify(text.slice(0, 64))}`,
+    );
+  }
   if (amount === 0n) throw new ApiError("requested_input_amount_is_zero", "amount must be greater than zero");
   return amount;
 }
@@ -437,15 +464,16 @@ function bps(value: string | undefined, name: OrderParam): number | undefined {
   return integer(value, name, 0, 10_000, ' or "auto"');
 }
 
+/** An integer parameter within [min, max] (both at most 2^53−1), compared exactly before it becomes a number. */
 function integer(value: string, name: OrderParam, min: number, max: number, or = ""): number {
-  const number = Number(value);
-  if (!/^\d{1,10}$/.test(value) || number < min || number > max) {
+  const parsed = parseUnsigned(value);
+  if (parsed === undefined || parsed < BigInt(min) || parsed > BigInt(max)) {
     throw new ApiError(
       ORDER_PARAM_CODES[name],
       `${name} must be an integer from ${min} to ${max}${or}, got ${JSON.stringify(value.slice(0, 64))}`,
     );
   }
-  return number;
+  return Number(parsed);
 }
 
 function bool(value: string | undefined, name: OrderParam, fallback: boolean): boolean {
