@@ -1,7 +1,8 @@
 /**
  * Access control (contract §4), run before every route, WebSocket upgrades included: a key offered in
- * the URL is refused, the `x-api-key` header is checked, production requires one, and every caller
- * draws from a token bucket (per key by tier, per client IP without a key).
+ * the URL is refused, the `x-api-key` header is checked, production requires one (development serves
+ * a key it never issued as anonymous, with `x-api-key-status: unknown`, but refuses a revoked one),
+ * and every caller draws from a token bucket (per key by tier, per client IP without a key).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
@@ -24,6 +25,8 @@ export interface KeyChecker {
    * streams opened with them can be closed; returns a function that stops listening.
    */
   onInvalidated?(listener: (secretHashes: ReadonlySet<string>) => void): () => void;
+  /** Whether a secret was a key here once and is not now (revoked, rotated away): refused in every mode. */
+  hasEnded?(secret: string): boolean;
 }
 
 export interface AccessControl {
@@ -103,6 +106,16 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     checked.then((grant) => {
       if (!grant) {
         if (open) return limitRate(request, reply, access, done);
+        // A key this deployment never issued (a client's DFlow key, say) is no credential here: in
+        // development its caller is served as anonymous, and told why.
+        if (
+          access.mode === "development" &&
+          typeof offered === "string" &&
+          !access.keys.hasEnded?.(offered)
+        ) {
+          reply.header("x-api-key-status", "unknown");
+          return limitRate(request, reply, access, done);
+        }
         return refuse(new ApiError("unauthorized", "unknown or revoked API key in x-api-key"));
       }
       request.grant = grant;

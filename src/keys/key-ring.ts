@@ -10,7 +10,14 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import { readCounter } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
-import { hashSecret, KEYS_VERSION, type KeyGrant, loadGrants, recordKeyUse } from "./store.js";
+import {
+  hashSecret,
+  KEYS_VERSION,
+  type KeyGrant,
+  loadGrants,
+  loadRevokedHashes,
+  recordKeyUse,
+} from "./store.js";
 
 /** How often the ring checks storage for key changes: revocations land well within a second. */
 export const REFRESH_MS = 400;
@@ -36,6 +43,8 @@ export class KeyRing {
   private timers: NodeJS.Timeout[] = [];
   /** Hashes of the secrets valid at the last sweep, and when the first of them with a grace period ends. */
   private valid = new Set<string>();
+  /** Hashes of secrets that were keys of this deployment and are no longer: revoked, or seen to stop being valid. */
+  private ended = new Set<string>();
   private nextExpiry = Number.POSITIVE_INFINITY;
   private readonly invalidationListeners = new Set<(secretHashes: ReadonlySet<string>) => void>();
 
@@ -82,6 +91,15 @@ export class KeyRing {
     return grant;
   }
 
+  /**
+   * Whether a secret was a key of this deployment once and is not now (revoked, rotated away as this
+   * instance saw, or past its grace): such a secret is refused even where an unknown one is not.
+   */
+  hasEnded(secret: string): boolean {
+    const hash = hashSecret(secret);
+    return this.ended.has(hash) || (this.grants.has(hash) && this.lookup(secret) === undefined);
+  }
+
   /** Like lookup, but an unknown secret first makes the ring look for keys created since its last refresh. */
   async check(secret: string): Promise<KeyGrant | undefined> {
     const known = this.lookup(secret);
@@ -109,7 +127,9 @@ export class KeyRing {
       try {
         const version = await readCounter(this.db, KEYS_VERSION);
         if (version !== this.version) {
-          this.grants = await loadGrants(this.db);
+          const [grants, revoked] = await Promise.all([loadGrants(this.db), loadRevokedHashes(this.db)]);
+          this.grants = grants;
+          for (const hash of revoked) this.ended.add(hash);
           this.recent.clear();
           this.version = version;
         } else if (Date.now() <= this.nextExpiry) return;
@@ -138,6 +158,7 @@ export class KeyRing {
     this.valid = valid;
     this.nextExpiry = nextExpiry;
     if (gone.size === 0) return;
+    for (const hash of gone) this.ended.add(hash);
     for (const listener of this.invalidationListeners) {
       try {
         listener(gone);

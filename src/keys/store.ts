@@ -162,6 +162,21 @@ export async function loadGrants(db: Kysely<Tables>): Promise<Map<string, KeyGra
   return grants;
 }
 
+/** The secret hashes of revoked keys (their last secret and one still in grace when revoked). */
+export async function loadRevokedHashes(db: Kysely<Tables>): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .select(["hash", "previous_hash"])
+    .where("revoked_at", "is not", null)
+    .execute();
+  const hashes = new Set<string>();
+  for (const row of rows) {
+    hashes.add(row.hash);
+    if (row.previous_hash) hashes.add(row.previous_hash);
+  }
+  return hashes;
+}
+
 /** Records when keys were last used, in one statement per key, for a batch collected in memory. */
 export async function recordKeyUse(db: Kysely<Tables>, lastUse: ReadonlyMap<string, number>): Promise<void> {
   for (const [id, at] of lastUse) {

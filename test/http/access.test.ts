@@ -324,6 +324,48 @@ describe("development mode rate limits", () => {
   });
 });
 
+describe("development mode keys it never issued", () => {
+  it("serves a key it never issued as anonymous, says so, and still refuses a revoked or rotated-away one", async () => {
+    const server = await startWithKeys({ RATE_LIMIT_ANONYMOUS: "100" });
+    try {
+      const route = { method: "GET" as const, path: "/api/v1/series" };
+      const issued = await server.issue({ name: "dev" });
+      const rotating = await server.issue({ name: "rotating" });
+      // A client left a real DFlow key in its environment: it is no credential here, and no refusal.
+      const foreign = await call(server.t.url, route, { "x-api-key": "dflow_live_4f9c2e7a1b" });
+      expect(foreign.status).toBe(200);
+      expect(foreign.headers.get("x-api-key-status")).toBe("unknown");
+      expect(foreign.headers.get("ratelimit-policy")).toBe('"anonymous";q=100;w=60');
+      // A known key is served as itself, with no such header.
+      const known = await call(server.t.url, route, { "x-api-key": issued.secret });
+      expect(known.status).toBe(200);
+      expect(known.headers.get("x-api-key-status")).toBeNull();
+      expect(known.headers.get("ratelimit-policy")).toBe('"standard";q=600;w=60');
+      // Revoked: refused as in production, on every instance's next look at storage.
+      await revokeKey(server.storage.db, issued.key.id);
+      let revoked = await call(server.t.url, route, { "x-api-key": issued.secret });
+      for (let i = 0; i < 20 && revoked.status === 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        revoked = await call(server.t.url, route, { "x-api-key": issued.secret });
+      }
+      expect(revoked.status, "revoked").toBe(401);
+      expect(revoked.body.code).toBe("unauthorized");
+      // Rotated away without grace, as this instance saw it valid before.
+      const seen = await call(server.t.url, route, { "x-api-key": rotating.secret });
+      expect(seen.headers.get("ratelimit-policy")).toBe('"standard";q=600;w=60');
+      await rotateKey(server.storage.db, rotating.key.id);
+      let old = await call(server.t.url, route, { "x-api-key": rotating.secret });
+      for (let i = 0; i < 20 && old.status === 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        old = await call(server.t.url, route, { "x-api-key": rotating.secret });
+      }
+      expect(old.status, "rotated away").toBe(401);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe("TRUST_PROXY", () => {
   it("believes only the address the trusted proxy added, so clients cannot pick their bucket", async () => {
     const server = await startWithKeys({ RATE_LIMIT_ANONYMOUS: "1", TRUST_PROXY: "1" });
