@@ -153,6 +153,8 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
         "x-ratelimit-limit",
         "x-ratelimit-remaining",
         "retry-after",
+        "x-api-key-status",
+        "x-ignored-params",
       ],
     });
   }
