@@ -9,8 +9,8 @@
  *     set and direct pairs: req/s, p50, p99 and server CPU per request, and the ratio to
  *     `/health-check` (targets: >= 25% of its req/s, p50 <= 2 ms);
  *   - `GET /order` with a transaction (userPublicKey of one wallet funded with every input token and
- *     SOL, since a firm quote needs the funds it spends; the bounds on live firm quotes per wallet and
- *     per client are off, as one load generator is every client): req/s, p50, p99 (target: >= 1,500
+ *     SOL, since a firm quote needs the funds it spends; the bounds on live firm quotes per wallet,
+ *     per client and per pool share are off, as one load generator is every client): req/s, p50, p99 (target: >= 1,500
  *     req/s on the 2-core reference machine);
  *   - the same orders delivered to another wallet (`destinationWallet`) and paid by a `sponsor`, as
  *     a ratio of the plain ones (target >= 0.8);
@@ -391,7 +391,9 @@ async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
   let server: StartedServer | undefined;
   try {
-    server = await startServer({ env: { FIRM_QUOTES_PER_WALLET: "0", FIRM_QUOTES_PER_CLIENT: "0" } });
+    server = await startServer({
+      env: { FIRM_QUOTES_PER_WALLET: "0", FIRM_QUOTES_PER_CLIENT: "0", FIRM_QUOTE_POOL_SHARE_BPS: "0" },
+    });
     const { dataDir } = server;
     const pid = server.child.pid as number;
     const extra = Math.max(0, POOLS - DEMO_POOL_COUNT);
