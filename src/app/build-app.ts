@@ -18,13 +18,24 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { Logger } from "pino";
+import { z } from "zod";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
-import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
+import { ApiError, ERRORS, ErrorBody, isErrorCode } from "../contract/errors.js";
+import {
+  BOOK_STREAM,
+  MARKET_DATA_STREAM,
+  priorityFeesStream,
+  QUOTE_STREAM,
+  type StreamChannel,
+} from "../contract/streams.js";
+import { asyncApiDocument } from "../http/asyncapi.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
 import { answerClientError as answerNodeClientError } from "../http/client-errors.js";
 import { toWireError, validationMessage } from "../http/errors.js";
+import { installIgnoredParams } from "../http/ignored-params.js";
 import { installMetrics } from "../http/metrics.js";
+import { ASYNCAPI_PATH, installApiDocuments } from "../http/openapi.js";
 import {
   installResponseSigning,
   REQUEST_ID_PATTERN,
@@ -36,10 +47,12 @@ import type { ZodApp } from "../http/types.js";
 import { isKeyParameter } from "../keys/url-keys.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
+import type { OnchainTrades } from "../markets/onchain-trades.js";
 import { marketsApiError } from "../markets/routes/errors.js";
 import { registerMarketsApi } from "../markets/routes/index.js";
 import type { MarketStreamHub } from "../markets/ws.js";
 import { tradeApiError, tradeValidationError } from "../trading/routes/errors.js";
+import { PriorityFeesResponse } from "../trading/routes/get-priority-fees.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
@@ -55,6 +68,8 @@ export interface AppDependencies {
   relay?: MarketRelay;
   /** The market-data stream `/api/v1/ws`, fed from the upstream; offered only with the relay. */
   marketStream?: MarketStreamHub;
+  /** The prediction-market fills this venue settled, for `/api/v1/onchain-trades`. */
+  onchainTrades?: OnchainTrades;
   /** The chain; with the embedded sandbox in development mode, `POST /dev/faucet` is offered. */
   chain?: ChainConnection;
   /** The trading book and order desk behind the trade API; without them it is not offered. */
@@ -69,6 +84,23 @@ export interface AppDependencies {
    */
   responseSigning?: ResponseSigningKey;
 }
+
+const HEALTH_CHECK = {
+  operationId: "health_check",
+  tags: ["Operations"],
+  summary: "Whether this listener is ready to serve",
+  description: "`ok` once the market catalogue has loaded; 503 `not_ready` before.",
+  produces: ["text/plain"],
+  response: { 200: z.string().meta({ example: "ok" }), 503: ErrorBody },
+};
+
+const METRICS = {
+  operationId: "metrics",
+  tags: ["Operations"],
+  summary: "Prometheus metrics of this instance",
+  produces: ["text/plain"],
+  response: { 200: z.string().meta({ description: "The Prometheus text exposition format" }) },
+};
 
 const ALL_METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
@@ -113,6 +145,8 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   app.removeContentTypeParser("text/plain");
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Before any route, so that the published documents see them all.
+  await installApiDocuments(app);
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
@@ -159,6 +193,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     });
   }
   installAccessControl(app, deps.access);
+  installIgnoredParams(app);
   await app.register(websocket, {
     options: { maxPayload: HTTP_LIMITS.apiBodyBytes },
     errorHandler: (error, socket, request) => {
@@ -181,19 +216,22 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     metrics.catalogVersion.set(catalog.version);
   });
 
-  app.get("/health-check", { schema: { hide: true } }, async (_request, reply) => {
+  app.get("/health-check", { schema: HEALTH_CHECK }, async (_request, reply) => {
     deps.catalog.require();
     return reply.type("text/plain; charset=utf-8").send("ok");
   });
-  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
+  app.get("/metrics", { schema: METRICS }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
   const marketsApi = deps.marketsApi ?? true;
   if (marketsApi) {
-    await app.register(registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream), {
-      prefix: "/api/v1",
-    });
+    await app.register(
+      registerMarketsApi(deps.catalog, deps.config.MODE, deps.relay, deps.marketStream, deps.onchainTrades),
+      {
+        prefix: "/api/v1",
+      },
+    );
   }
   if (deps.trading) {
     deps.trading.quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
@@ -203,6 +241,15 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   const sandbox = deps.chain?.sandbox;
   if (deps.chain && sandbox)
     devFaucet(app, { chain: deps.chain.chain, signers: sandbox.signers }, deps.config.MODE);
+  const streams: StreamChannel[] = [
+    ...(marketsApi && deps.relay && deps.marketStream ? [MARKET_DATA_STREAM] : []),
+    ...(deps.trading ? [QUOTE_STREAM, BOOK_STREAM, priorityFeesStream(PriorityFeesResponse)] : []),
+  ];
+  // The host is the one the caller reached: the document names this listener, however it is addressed.
+  app.get(ASYNCAPI_PATH, { schema: { hide: true } }, async (request) =>
+    asyncApiDocument(streams, { host: request.host, mode: deps.config.MODE }),
+  );
+  // The page renders OpenAPI only: each OpenAPI document's description links the AsyncAPI one.
   await app.register(scalarApiReference, {
     routePrefix: "/docs",
     configuration: {

@@ -7,7 +7,7 @@ import { faucet } from "../chain/faucet.js";
 import type { GenesisMarket } from "../chain/sandbox/genesis.js";
 import { loadVenueKeys } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
-import { USDC_MINT } from "../contract/markets.js";
+import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Storage } from "../storage/database.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
 import { BookStreamHub } from "../trading/book-stream.js";
@@ -117,7 +117,7 @@ export async function startTrading(
     },
     priorityFees,
   );
-  // Only the sandbox's venue holds the outcome mints' authority and a USDC treasury to settle against.
+  // Only the sandbox's venue holds the outcome mints' authority and a USDC and CASH treasury to settle with.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({
     db,
@@ -178,20 +178,23 @@ export async function startTrading(
   };
 }
 
-/** USDC the sandbox treasury keeps to pay sellers of outcome tokens (it is topped up at each start). */
-const TREASURY_USDC = 1_000_000_000_000n;
+/**
+ * What the sandbox treasury keeps of each settlement mint (USDC, CASH) to pay sellers of outcome tokens
+ * (it is topped up at each start).
+ */
+const TREASURY_FLOAT = 1_000_000_000_000n;
 
-/** The sandbox venue's signing keys, its treasury holding at least TREASURY_USDC. */
+/** The sandbox venue's signing keys, its treasury holding at least TREASURY_FLOAT of each settlement mint. */
 async function fundedTreasury(connection: ChainConnection, dataDir: string): Promise<VenueSigningKeys> {
   const keys = loadVenueKeys(dataDir);
   const sandbox = connection.sandbox;
   if (sandbox) {
-    const holdings = await connection.chain.getTokenAccountsByOwner(keys.treasury.address, {
-      mint: USDC_MINT,
-    });
-    const held = holdings.reduce((sum, account) => sum + account.amount, 0n);
-    if (held < TREASURY_USDC)
-      await faucet(connection.chain, sandbox.signers, keys.treasury.address, USDC_MINT, TREASURY_USDC - held);
+    for (const mint of SETTLEMENT_MINTS) {
+      const holdings = await connection.chain.getTokenAccountsByOwner(keys.treasury.address, { mint });
+      const held = holdings.reduce((sum, account) => sum + account.amount, 0n);
+      if (held < TREASURY_FLOAT)
+        await faucet(connection.chain, sandbox.signers, keys.treasury.address, mint, TREASURY_FLOAT - held);
+    }
   }
   return keys;
 }

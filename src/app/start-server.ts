@@ -10,6 +10,7 @@ import type { ZodApp } from "../http/types.js";
 import { KeyRing } from "../keys/key-ring.js";
 import { resolveVenueSeed } from "../markets/accounts.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
+import { OnchainTrades } from "../markets/onchain-trades.js";
 import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
 import { syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";
@@ -114,7 +115,8 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   const plan = listenerPlan(config);
   // One key for both listeners, kept in DATA_DIR so that it survives restarts and instances share it.
   const responseSigning = loadResponseSigningKey(config.DATA_DIR, config.RESPONSE_SIGNING_KEY_FILE);
-  const common = { config, catalog, access, logger: log, responseSigning };
+  const onchainTrades = new OnchainTrades(db);
+  const common = { config, catalog, access, logger: log, responseSigning, onchainTrades };
   // The trade API and the sandbox's faucet go where the trade listener is.
   const app = await buildApp({ ...common, relay, marketStream, ...(plan.shared ? { trading, chain } : {}) });
   lifecycle.defer("markets listener", () => app.close());

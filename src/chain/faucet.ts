@@ -1,6 +1,6 @@
 /**
  * Development funding: SOL airdrops from the venue treasury and tokens minted by the venue's mint
- * authority (USDC, the demo tokens, outcome mints) into the wallet's associated token account.
+ * authority (USDC, CASH, the demo tokens, outcome mints) into the wallet's associated token account.
  * Every grant is an ordinary signed transaction, so it is as durable as any other.
  */
 import { randomBytes } from "node:crypto";

@@ -1,7 +1,7 @@
 /**
  * The venue's own keys, created on first start in `DATA_DIR/chain/` as solana-keygen files (mode
- * 0600): on the sandbox chain the mint authority of USDC, the demo tokens and every outcome mint, and
- * the treasury that pays fees and airdrops; off it, the key that signs HTTP responses (contract §10).
+ * 0600): on the sandbox chain the mint authority of USDC, CASH, the demo tokens and every outcome mint,
+ * and the treasury that pays fees and airdrops; off it, the key that signs HTTP responses (contract §10).
  * Their secrets are never logged.
  */
 import path from "node:path";

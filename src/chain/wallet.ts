@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type Address, address, isAddress } from "@solana/kit";
-import { USDC_MINT } from "../contract/markets.js";
+import { CASH_MINT, USDC_MINT } from "../contract/markets.js";
 import type { Chain } from "./chain.js";
 import { demoTokens } from "./demo-tokens.js";
 import { generateKeypair } from "./ed25519.js";
@@ -42,15 +42,16 @@ export function resolveWallet(dataDir: string, nameOrAddress: string): Address {
   return readKeypairFile(file).address;
 }
 
-/** The mint a token argument names: an address, `USDC`, `SOL`/`wSOL`, or a demo token's symbol. */
+/** The mint a token argument names: an address, `USDC`, `CASH`, `SOL`/`wSOL`, or a demo token's symbol. */
 export function resolveMint(venueSeed: string, symbolOrAddress: string): Address {
   if (isAddress(symbolOrAddress)) return symbolOrAddress;
   const symbol = symbolOrAddress.toUpperCase();
   if (symbol === "USDC") return USDC_MINT;
+  if (symbol === "CASH") return CASH_MINT;
   if (symbol === "SOL" || symbol === "WSOL") return WRAPPED_SOL_MINT;
   const demo = demoTokens(venueSeed).find((token) => token.symbol.toUpperCase() === symbol);
   if (demo) return address(demo.address);
-  const known = ["USDC", "SOL", ...demoTokens(venueSeed).map((token) => token.symbol)].join(", ");
+  const known = ["USDC", "CASH", "SOL", ...demoTokens(venueSeed).map((token) => token.symbol)].join(", ");
   throw new Error(`unknown token ${symbolOrAddress}; use a mint address or one of ${known}`);
 }
 

@@ -146,6 +146,9 @@ export type CatalogueEvent = CatalogueFile["events"][number];
 /** Circle's USDC mint: the settlement mint of every market; the sandbox chain creates it at this address. */
 export const USDC_MINT = address("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
 
+/** Phantom's CASH mint: every market's second settlement mint; the sandbox chain creates it here. */
+export const CASH_MINT = address("CASHx9KJUStyftLFWGvEVf59SGeG9sh5FfcnZMVPCASH");
+
 /** Formats a whole contract count as a fixed-point string ("1250.00"). */
 export function toFixedPoint(contracts: number): string {
   return `${Math.trunc(contracts)}.00`;

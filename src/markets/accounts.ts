@@ -1,19 +1,39 @@
 /**
- * Market account addresses. Each market's ledger and outcome mints live at addresses derived from the
- * venue seed and the market ticker, so every instance sharing a database shows the same addresses
- * and the sandbox chain can create the accounts there later without a lookup table.
+ * Market account addresses. Each market settles on two rails, USDC and CASH (reference §2.3), each
+ * with its own ledger and outcome mints. They live at addresses derived from the venue seed and the
+ * market ticker, so every instance sharing a database shows the same addresses and the sandbox chain
+ * can create the accounts there later without a lookup table.
  */
 import { createHash, randomBytes } from "node:crypto";
+import type { Address } from "@solana/kit";
 import bs58 from "bs58";
 import type { Kysely } from "kysely";
+import { CASH_MINT, USDC_MINT } from "../contract/markets.js";
 import { settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 
+/** One rail's ledger and outcome mints; storage keeps the USDC rail's. */
 export interface MarketAddresses {
   marketLedger: string;
   yesMint: string;
   noMint: string;
 }
+
+/** One settlement rail of a market: its accounts and the mint its outcome tokens trade against. */
+export interface MarketRail extends MarketAddresses {
+  settlementMint: string;
+}
+
+/**
+ * A market's accounts as the catalog holds them: the USDC rail's at the top (as stored, and as readers
+ * of one rail expect), and every rail, USDC first, in `rails`.
+ */
+export interface MarketAccounts extends MarketAddresses {
+  readonly rails: readonly MarketRail[];
+}
+
+/** Every market's settlement mints, in the order of its rails (and of its wire `accounts` map). */
+export const SETTLEMENT_MINTS: readonly Address[] = [USDC_MINT, CASH_MINT];
 
 /**
  * Derives the addresses like a program-derived address: a domain-separated SHA-256, so they can
@@ -23,6 +43,32 @@ export function deriveMarketAddresses(venueSeed: string, ticker: string): Market
   const derive = (role: string) =>
     bs58.encode(createHash("sha256").update(`oddsgate/market/${role}\0${venueSeed}\0${ticker}`).digest());
   return { marketLedger: derive("ledger"), yesMint: derive("yes"), noMint: derive("no") };
+}
+
+/**
+ * The CASH rail's addresses, derived from the USDC rail's ledger under a domain of their own. The
+ * ledger is itself fixed by the seed and the ticker, so these are too; deriving from it lets anything
+ * holding the stored USDC addresses (the catalog, an order's terms) find the CASH rail without the
+ * seed, and needs no column of its own.
+ */
+export function deriveCashRail(usdc: MarketAddresses): MarketAddresses {
+  const derive = (role: string) =>
+    bs58.encode(createHash("sha256").update(`oddsgate/market/cash/${role}\0${usdc.marketLedger}`).digest());
+  return { marketLedger: derive("ledger"), yesMint: derive("yes"), noMint: derive("no") };
+}
+
+/** A market's accounts with every rail, USDC first, from its USDC rail's addresses. */
+export function marketAccounts(usdc: MarketAddresses): MarketAccounts {
+  const { marketLedger, yesMint, noMint } = usdc;
+  return {
+    marketLedger,
+    yesMint,
+    noMint,
+    rails: [
+      { marketLedger, yesMint, noMint, settlementMint: USDC_MINT },
+      { ...deriveCashRail(usdc), settlementMint: CASH_MINT },
+    ],
+  };
 }
 
 const VENUE_SEED_KEY = "venue_seed";

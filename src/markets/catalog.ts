@@ -4,16 +4,15 @@
  * never see half an update. Response JSON is serialized once here, not per request.
  */
 
-import {
-  type EventRecord,
-  type Market,
-  type MarketRecord,
-  type MarketStatus,
-  type Series,
-  type SortKey,
-  USDC_MINT,
+import type {
+  EventRecord,
+  Market,
+  MarketRecord,
+  MarketStatus,
+  Series,
+  SortKey,
 } from "../contract/markets.js";
-import type { MarketAddresses } from "./accounts.js";
+import { type MarketAccounts, marketAccounts } from "./accounts.js";
 import type { CatalogueHead, StoredMarket } from "./store.js";
 
 /** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */
@@ -35,7 +34,8 @@ export type MarketFacts = Pick<
 
 export interface MarketEntry {
   readonly record: MarketFacts;
-  readonly addresses: MarketAddresses;
+  /** The USDC rail's accounts at the top, every rail (USDC, CASH) in `rails`. */
+  readonly addresses: MarketAccounts;
   readonly seriesTicker: string;
   /** The wire Market, serialized as UTF-8 (sent as is, never re-encoded). */
   readonly json: Buffer;
@@ -65,8 +65,20 @@ export interface SeriesEntry {
 export type SortOrder = "asc" | "desc";
 
 /** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
-export function toWireMarket(record: MarketRecord, addresses: MarketAddresses): Market {
+export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
   const determined = record.status === "determined" || record.status === "finalized";
+  const accounts: Market["accounts"] = {};
+  // One entry per rail, USDC first, so a client reading the first entry sees what it always did.
+  for (const rail of addresses.rails) {
+    accounts[rail.settlementMint] = {
+      marketLedger: rail.marketLedger,
+      yesMint: rail.yesMint,
+      noMint: rail.noMint,
+      isInitialized: record.tokenized,
+      redemptionStatus: record.tokenized && determined ? "open" : null,
+      scalarOutcomePct: record.scalarOutcomePct,
+    };
+  }
   return {
     ticker: record.ticker,
     eventTicker: record.eventTicker,
@@ -85,16 +97,7 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAddresses): 
     canCloseEarly: record.canCloseEarly,
     fractionalTradingEnabled: record.fractionalTradingEnabled,
     rulesPrimary: record.rulesPrimary,
-    accounts: {
-      [USDC_MINT]: {
-        marketLedger: addresses.marketLedger,
-        yesMint: addresses.yesMint,
-        noMint: addresses.noMint,
-        isInitialized: record.tokenized,
-        redemptionStatus: record.tokenized && determined ? "open" : null,
-        scalarOutcomePct: record.scalarOutcomePct,
-      },
-    },
+    accounts,
     earlyCloseCondition: record.earlyCloseCondition,
     rulesSecondary: record.rulesSecondary,
     yesBid: record.yesBid,
@@ -134,6 +137,12 @@ const COMMA = Buffer.from(",");
 const NULL_MARKETS = Buffer.from(',"markets":null}');
 const fpToNumber = (fp: string | null) => (fp === null ? 0 : Number.parseFloat(fp));
 
+/** A serialized wire Market with an empty `accounts` map (rarely asked for, so not kept per market). */
+function withoutAccounts(json: Buffer): Buffer {
+  const market = JSON.parse(json.toString("utf8")) as Market;
+  return Buffer.from(JSON.stringify({ ...market, accounts: {} }));
+}
+
 /** Joins serialized items into `prefix item,item,... suffix` without re-serializing any of them. */
 export function joinJson(prefix: string, items: readonly Buffer[], suffix: string): Buffer {
   const parts: Buffer[] = [Buffer.from(prefix)];
@@ -150,7 +159,8 @@ export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
 
   addMarkets(chunk: readonly StoredMarket[]): void {
-    for (const { record, addresses } of chunk) {
+    for (const { record, addresses: stored } of chunk) {
+      const addresses = marketAccounts(stored);
       this.markets.push({
         record: {
           ticker: record.ticker,
@@ -197,6 +207,7 @@ export class Catalog {
   private readonly outcomeMintSet = new Set<string>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
   private readonly nestedJsonCache = new Map<EventEntry, Buffer>();
+  private readonly nestedBareJsonCache = new Map<EventEntry, Buffer>();
   /** Serialized `{tagsByCategories}` body. */
   readonly tagsByCategoriesJson: Buffer;
   /** Serialized `{filtersBySports, sportOrdering}` body. */
@@ -214,12 +225,13 @@ export class Catalog {
       const { record, addresses } = entry;
       (entry as { seriesTicker: string }).seriesTicker = seriesTickerOfEvent.get(record.eventTicker) ?? "";
       this.marketsByTicker.set(record.ticker, entry);
-      for (const mint of [addresses.marketLedger, addresses.yesMint, addresses.noMint]) {
-        this.marketsByMint.set(mint, entry);
-      }
-      if (record.tokenized) {
-        this.outcomeMintSet.add(addresses.yesMint);
-        this.outcomeMintSet.add(addresses.noMint);
+      for (const rail of addresses.rails) {
+        for (const mint of [rail.marketLedger, rail.yesMint, rail.noMint])
+          this.marketsByMint.set(mint, entry);
+        if (record.tokenized) {
+          this.outcomeMintSet.add(rail.yesMint);
+          this.outcomeMintSet.add(rail.noMint);
+        }
       }
       const siblings = marketsOfEvent.get(record.eventTicker);
       if (siblings) siblings.push(entry);
@@ -293,7 +305,7 @@ export class Catalog {
     return this.marketsByTicker.get(ticker);
   }
 
-  /** The market owning a mint: its ledger, yes or no mint. */
+  /** The market owning a mint: the ledger, yes or no mint of any of its rails. */
   marketByMint(mint: string): MarketEntry | undefined {
     return this.marketsByMint.get(mint);
   }
@@ -306,21 +318,19 @@ export class Catalog {
     return this.outcomeMintSet.has(address);
   }
 
-  /** The serialized wire Event, with its markets nested or `markets: null`. */
-  eventJson(entry: EventEntry, withNestedMarkets: boolean): Buffer {
+  /**
+   * The serialized wire Event, with its markets nested or `markets: null`; nested markets carry an
+   * empty `accounts` map when `withMarketAccounts` is false (the field stays, as every field does).
+   */
+  eventJson(entry: EventEntry, withNestedMarkets: boolean, withMarketAccounts = true): Buffer {
     if (!withNestedMarkets) return entry.json;
-    let json = this.nestedJsonCache.get(entry);
+    const cache = withMarketAccounts ? this.nestedJsonCache : this.nestedBareJsonCache;
+    let json = cache.get(entry);
     if (json === undefined) {
       const head = entry.json.subarray(0, entry.json.length - NULL_MARKETS.length);
-      json = Buffer.concat([
-        head,
-        joinJson(
-          ',"markets":[',
-          entry.markets.map((m) => m.json),
-          "]}",
-        ),
-      ]);
-      this.nestedJsonCache.set(entry, json);
+      const markets = entry.markets.map((m) => (withMarketAccounts ? m.json : withoutAccounts(m.json)));
+      json = Buffer.concat([head, joinJson(',"markets":[', markets, "]}")]);
+      cache.set(entry, json);
     }
     return json;
   }

@@ -8,6 +8,7 @@ import type { CatalogueFile } from "../contract/markets.js";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
 import { SimulatedExchange } from "./exchange.js";
 import { FaultControls } from "./faults.js";
+import { registerLiveDataRoutes } from "./live-data-routes.js";
 import { ExchangeRequestError } from "./market-data.js";
 import { registerControlRoutes, registerExchangeRoutes, sendExchangeError } from "./routes.js";
 
@@ -80,7 +81,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     sendExchangeError(reply, 404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`),
   );
 
-  await app.register(async (exchangeApi) => registerExchangeRoutes(exchangeApi, ctx), { prefix: BASE_PATH });
+  await app.register(
+    async (exchangeApi) => {
+      registerExchangeRoutes(exchangeApi, ctx);
+      registerLiveDataRoutes(exchangeApi, ctx);
+    },
+    { prefix: BASE_PATH },
+  );
   registerControlRoutes(app, ctx);
   await app.listen({ host: options.host ?? "127.0.0.1", port: options.port });
   const address = app.server.address();

@@ -34,7 +34,8 @@ const marketStates = (status: MarketStatus): string[] =>
 
 const notFound = (what: string) => new ExchangeRequestError(404, "not_found", `${what} not found`);
 
-const integer = (name: string, min: number, max: number) =>
+/** A whole-number query value within bounds. */
+export const integer = (name: string, min: number, max: number) =>
   z
     .string()
     .regex(/^\d+$/, `${name} must be a whole number`)
@@ -69,10 +70,11 @@ const MarketsQuery = z.object({
 const TradesQuery = z.object({
   ticker: z.string().optional(),
   limit: integer("limit", 1, 1000).default(100),
-  cursor: z.string().optional(),
+  cursor: z.string().max(128).optional(),
   min_ts: seconds("min_ts").optional(),
   max_ts: seconds("max_ts").optional(),
 });
+const OrderbookQuery = z.object({ depth: integer("depth", 0, 100).default(0) });
 const CandleQuery = z.object({
   start_ts: seconds("start_ts"),
   end_ts: seconds("end_ts"),
@@ -100,7 +102,7 @@ const LifecycleBody = z.object({
 });
 
 /** Parses with `schema`, or throws Kalshi's 400 naming the first problem. */
-function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+export function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -109,15 +111,57 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
 }
 
 /** An offset cursor: Kalshi's are opaque, so any string it did not issue is refused. */
-function offsetOf(cursor: string | undefined): number {
+export function offsetOf(cursor: string | undefined): number {
   if (!cursor) return 0;
   if (!/^\d{1,9}$/.test(cursor)) throw new ExchangeRequestError(400, "bad_request", "invalid cursor");
   return Number(cursor);
 }
 
-function page<T>(items: readonly T[], offset: number, limit: number): { items: T[]; cursor: string } {
+/** One page of `items` from `offset`, and the cursor of the next ("" on the last). */
+export function page<T>(items: readonly T[], offset: number, limit: number): { items: T[]; cursor: string } {
   const slice = items.slice(offset, offset + limit);
   return { items: slice, cursor: offset + limit < items.length ? String(offset + limit) : "" };
+}
+
+/** Trades kept on record by id so that an id can continue a listing: about 10 MB of them. */
+const REMEMBERED_TRADES = 100_000;
+/** How far back a trade id not on record is looked for, in minutes of its market's tape. */
+const CURSOR_SEARCH_MINUTES = 7 * 24 * 60;
+
+/**
+ * The cursor of the trade tape is the id of the last trade of a page: the next page continues after it.
+ * Ids say nothing of their time, so served trades are remembered; an id not on record (served before a
+ * restart, say) is looked for in its market's recent tape when the listing names one market.
+ */
+class TapePositions {
+  private readonly times = new Map<string, number>();
+
+  remember(tradeId: string, time: number): void {
+    if (this.times.has(tradeId)) return;
+    this.times.set(tradeId, time);
+    if (this.times.size > REMEMBERED_TRADES) {
+      const oldest = this.times.keys().next().value;
+      if (oldest !== undefined) this.times.delete(oldest);
+    }
+  }
+
+  /** The listing position (`time_id`) just after trade `tradeId`, or Kalshi's 400 for an unknown one. */
+  positionOf(tradeId: string, markets: readonly SimulatedMarket[], now: number): string {
+    let time = this.times.get(tradeId);
+    const [market] = markets;
+    if (time === undefined && markets.length === 1 && market) {
+      const newest = Math.floor(Math.min(now, market.record.closeTime) / 60);
+      const oldest = Math.max(Math.floor(market.record.openTime / 60), newest - CURSOR_SEARCH_MINUTES);
+      for (let minute = newest; minute >= oldest && time === undefined; minute--) {
+        const trade = market.dynamics.tradeInMinute(minute);
+        if (trade?.tradeId === tradeId) time = trade.time;
+      }
+    }
+    if (time === undefined) {
+      throw new ExchangeRequestError(400, "bad_request", `invalid cursor: no trade ${tradeId.slice(0, 64)}`);
+    }
+    return `${time}_${tradeId}`;
+  }
 }
 
 /** Registers Kalshi's market-data routes on `app` (mounted under the base path). */
@@ -205,13 +249,21 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
     return { markets: marketsJson(items), cursor };
   });
 
+  const tape = new TapePositions();
   app.get("/markets/trades", async (request) => {
     const q = parse(TradesQuery, request.query);
     const markets = q.ticker ? [marketOf(q.ticker)] : exchange.markets;
-    return listTrades(
-      { markets, limit: q.limit, cursor: q.cursor, minTs: q.min_ts, maxTs: q.max_ts },
-      ctx.now(),
-    );
+    const now = ctx.now();
+    const after = q.cursor ? tape.positionOf(q.cursor, markets, now) : undefined;
+    // One trade more than asked tells whether a next page exists: the cursor is offered only then.
+    const listed = listTrades(
+      { markets, limit: q.limit + 1, cursor: after, minTs: q.min_ts, maxTs: q.max_ts },
+      now,
+    ).trades as { trade_id: string; created_time: string }[];
+    const trades = listed.slice(0, q.limit);
+    for (const trade of trades) tape.remember(trade.trade_id, Date.parse(trade.created_time) / 1000);
+    const last = trades[trades.length - 1];
+    return { trades, cursor: listed.length > q.limit && last ? last.trade_id : "" };
   });
 
   app.get<{ Params: { ticker: string } }>("/markets/:ticker", async (request) => ({
@@ -220,10 +272,12 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
 
   app.get<{ Params: { ticker: string } }>("/markets/:ticker/orderbook", async (request) => {
     const market = marketOf(request.params.ticker);
+    const { depth } = parse(OrderbookQuery, request.query);
     const book = market.dynamics.bookAt(ctx.now(), market.lifecycle.status);
     if (!book) throw notFound(`order book of ${market.record.ticker} (${market.lifecycle.status})`);
+    // Levels come best first; Kalshi's depth keeps that many a side, 0 all of them.
     const levels = (side: [number, number][]) =>
-      side.map(([price, size]) => [(price / 10_000).toFixed(4), `${size}.00`]);
+      side.slice(0, depth || side.length).map(([price, size]) => [(price / 10_000).toFixed(4), `${size}.00`]);
     return { orderbook_fp: { yes_dollars: levels(book.yes), no_dollars: levels(book.no) } };
   });
 

@@ -1,5 +1,5 @@
 /** One set of schema migrations for SQLite and PostgreSQL, applied in order at start. */
-import { type Kysely, type Migration, Migrator } from "kysely";
+import { type Kysely, type Migration, Migrator, PostgresAdapter } from "kysely";
 
 const migrations: Record<string, Migration> = {
   "0001_catalogue": {
@@ -181,6 +181,38 @@ const migrations: Record<string, Migration> = {
         .addColumn("note", "text")
         .addColumn("verified_at", "varchar(32)", (c) => c.notNull())
         .execute();
+    },
+  },
+  "0009_onchain_trades": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The prediction-market fills this venue settled on its chain, one per settling transaction
+      // (see markets/onchain-trades.ts). The id is the reference's integer trade id and paging cursor:
+      // each dialect spells an ascending key its own way.
+      const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+      await db.schema
+        .createTable("onchain_trades")
+        .addColumn("id", postgres ? "bigint" : "integer", (c) =>
+          postgres ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
+        )
+        .addColumn("transaction_signature", "varchar(88)", (c) => c.notNull().unique())
+        .addColumn("order_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("wallet", "varchar(44)", (c) => c.notNull())
+        .addColumn("order_account", "varchar(44)", (c) => c.notNull())
+        .addColumn("input_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("input_amount", "bigint", (c) => c.notNull())
+        .addColumn("output_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("output_amount", "bigint", (c) => c.notNull())
+        .addColumn("outcome_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("settlement_mint", "varchar(44)", (c) => c.notNull())
+        .addColumn("contracts", "bigint", (c) => c.notNull())
+        .addColumn("notional", "bigint", (c) => c.notNull())
+        .addColumn("fee_amount", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .execute();
+      for (const column of ["wallet", "outcome_mint", "created_at"]) {
+        await db.schema.createIndex(`onchain_trades_${column}`).on("onchain_trades").column(column).execute();
+      }
     },
   },
 };

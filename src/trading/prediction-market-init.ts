@@ -1,12 +1,13 @@
 /**
- * Initializing a prediction market: creating its ledger and its two Token-2022 outcome mints on the
- * chain. No program on this chain can create them from a user's transaction (their addresses are
- * derived, with no private keys), so the venue creates them itself, and the payer pays their exact
- * rent into a per-request escrow authority the venue controls. The keeper notices the funded escrow,
- * creates the accounts (idempotently, as genesis does), marks the market tokenized in storage, and
- * moves the payment to the treasury; a payment it cannot use (the market was initialized by someone
- * else first, or this venue holds no mint authority) goes back to the payer. Orders on a market not
- * yet initialized carry the same payment in their open transaction (see prediction-orders.ts).
+ * Initializing a prediction market: creating the ledger and the two Token-2022 outcome mints of each
+ * of its rails (USDC and CASH, together) on the chain. No program on this chain can create them from a
+ * user's transaction (their addresses are derived, with no private keys), so the venue creates them
+ * itself, and the payer pays their exact rent into a per-request escrow authority the venue controls.
+ * The keeper notices the funded escrow, creates the accounts (idempotently, as genesis does), marks
+ * the market tokenized in storage, and moves the payment to the treasury; a payment it cannot use (the
+ * market was initialized by someone else first, or this venue holds no mint authority) goes back to
+ * the payer. Orders on a market not yet initialized carry the same payment in their open transaction
+ * (see prediction-orders.ts).
  */
 import { randomBytes } from "node:crypto";
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
@@ -18,6 +19,7 @@ import type { Keypair } from "../chain/ed25519.js";
 import { MARKET_LEDGER_SIZE } from "../chain/market-ledger.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../chain/programs.js";
 import { MINT_SIZE } from "../chain/token-layout.js";
+import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
 import { computeUnitLimit } from "./instructions.js";
@@ -53,13 +55,16 @@ export class MarketInitRefused extends Error {
 
 /** What a market's initialization costs in lamports, read from the chain's rent. */
 export interface InitRents {
-  /** The rent of the ledger and both mints: the market's initialization cost. */
+  /** The rent of every rail's ledger and two mints: the market's initialization cost. */
   market: bigint;
   /** The rent of one outcome account, paid by a buyer whose outcome account the settlement creates. */
   outcomeAccount: bigint;
 }
 
-/** The initialization of a market as an order or a request records it (OrderTerms.init). */
+/**
+ * The initialization of a market as an order or a request records it (OrderTerms.init): its USDC
+ * rail's accounts whichever rail is traded, since every other rail is derived from them.
+ */
 export function initTerms(
   market: OutcomeMintMarket,
   payer: Address,
@@ -67,9 +72,9 @@ export function initTerms(
 ): NonNullable<OrderTerms["init"]> {
   return {
     ticker: market.ticker,
-    marketLedger: market.accounts.marketLedger,
-    yesMint: market.accounts.yesMint,
-    noMint: market.accounts.noMint,
+    marketLedger: market.usdcRail.marketLedger,
+    yesMint: market.usdcRail.yesMint,
+    noMint: market.usdcRail.noMint,
     payer,
     cost: rents.market.toString(),
     outcomeAccountRent: rents.outcomeAccount.toString(),
@@ -103,7 +108,8 @@ export class MarketInitDesk {
         chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE),
         chain.getMinimumBalanceForRentExemption(OUTCOME_ACCOUNT_SIZE),
       ]);
-      return { market: 2n * mint + ledger, outcomeAccount: account };
+      const rails = BigInt(SETTLEMENT_MINTS.length);
+      return { market: rails * (2n * mint + ledger), outcomeAccount: account };
     })().catch((error: unknown) => {
       this.rentsRead = undefined;
       throw error;

@@ -2,16 +2,18 @@
  * The quote stream (`/quote-stream`, contract §6): clients subscribe to pairs (or to every
  * prediction market) and receive one frame per slot with their acknowledgements and, per pair, the
  * best bid and ask of the base in the quote, each probed with a 10 USDC-equivalent trade through the
- * router. The first frame after a subscription carries the pair's current quote; later frames carry
- * only what changed. A consumer that falls behind gets the latest value per pair when it catches up,
- * and is closed if it stays behind. All of that but the quotes and the prediction-market
- * subscription is every pair stream's (`pair-stream.ts`).
+ * router (10 CASH counts as 10 USDC: both are dollars, and no pool need join them). The first frame
+ * after a subscription carries the pair's current quote; later frames carry only what changed. A
+ * consumer that falls behind gets the latest value per pair when it catches up, and is closed if it
+ * stays behind. All of that but the quotes and the prediction-market subscription is every pair
+ * stream's (`pair-stream.ts`).
  */
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
 import { z } from "zod";
 import { uiAmountString } from "../chain/ui-amount.js";
 import { USDC_MINT } from "../contract/markets.js";
+import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { TradingBook } from "./book.js";
 import {
   PAIR_MESSAGE_USAGE,
@@ -110,14 +112,16 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
   }
 
   /**
-   * Every outcome mint trading on the prediction venue, against USDC; its version changes only when
-   * the list does, so that subscribe-all connections are walked through it only then.
+   * Every outcome mint of a USDC rail trading on the prediction venue, against USDC (a CASH rail's
+   * pairs are followed one by one); its version changes only when the list does, so that
+   * subscribe-all connections are walked through it only then.
    */
   private refreshPredictionList(): void {
     const pairs = new Map<string, [Address, Address]>();
     for (const market of this.book.prediction?.markets() ?? []) {
-      if (market.venue !== PREDICTION_VENUE) continue;
-      const outcome = market.mints[0] === USDC_MINT ? market.mints[1] : market.mints[0];
+      // A prediction market's mints are its settlement mint, then its outcome mint.
+      const [settlement, outcome] = market.mints;
+      if (market.venue !== PREDICTION_VENUE || settlement !== USDC_MINT) continue;
       pairs.set(`${outcome}|${USDC_MINT}`, [outcome, USDC_MINT]);
     }
     const previous = this.predictionList.pairs;
@@ -153,9 +157,14 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
     };
   }
 
-  /** How much of `mint` 10 USDC buys (10 USDC itself for USDC). */
+  /**
+   * How much of `mint` 10 USDC buys: 10 itself of a settlement mint (USDC, CASH), what 10 of its
+   * rail's settlement mint buys of an outcome mint, else what 10 USDC buys through the pools.
+   */
   private usdcWorth(mint: Address): bigint | null {
-    return mint === USDC_MINT ? PROBE_USDC : this.route(USDC_MINT, mint, PROBE_USDC);
+    if (SETTLEMENT_MINTS.includes(mint)) return PROBE_USDC;
+    const via = this.book.prediction?.marketOf(mint)?.settlementMint ?? USDC_MINT;
+    return this.route(via, mint, PROBE_USDC);
   }
 
   private route(input: Address, output: Address, amount: bigint): bigint | null {

@@ -22,6 +22,8 @@ export interface UpstreamAnswer {
 export interface UpstreamRequestOptions {
   /** The answer can never change (e.g. a range wholly in the past): keep a 200 in the cache. */
   cacheable?: boolean;
+  /** Whether a 200 says of itself that it can never change (e.g. a finished game): then it is cached. */
+  cacheableIf?: (answer: UpstreamAnswer) => boolean;
 }
 
 /** What the relay and the sync need from an upstream exchange. */
@@ -104,7 +106,7 @@ export class UpstreamClient implements Upstream {
     options: UpstreamRequestOptions = {},
   ): Promise<UpstreamAnswer> {
     const url = this.urlOf(path, query);
-    if (options.cacheable) {
+    if (options.cacheable || options.cacheableIf) {
       const cached = this.settled.get(url);
       if (cached) return cached;
     }
@@ -114,7 +116,9 @@ export class UpstreamClient implements Upstream {
     } catch (error) {
       throw this.describeFailure(error);
     }
-    if (options.cacheable && answer.status === 200) this.settled.set(url, answer);
+    if (answer.status === 200 && (options.cacheable || options.cacheableIf?.(answer))) {
+      this.settled.set(url, answer);
+    }
     return answer;
   }
 

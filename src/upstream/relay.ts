@@ -19,6 +19,56 @@ export interface ForecastQuery {
   periodInterval: number;
 }
 
+/** The most milestone ids one live-data request takes (the reference's bound, and Kalshi's). */
+export const MAX_MILESTONE_IDS = 100;
+/** Pages of an event's milestones read at most: far more than any event has. */
+const MAX_MILESTONE_PAGES = 5;
+/** Live-data statuses after which nothing changes any more: a finished game, a final reading. */
+const FINAL_LIVE_STATUSES = new Set([
+  "closed",
+  "complete",
+  "completed",
+  "final",
+  "finished",
+  "ended",
+  "released",
+]);
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** Unix seconds of an RFC 3339 timestamp (`minimumStartDate`'s format), or undefined when it names no real moment. */
+export function rfc3339Seconds(value: string): number | undefined {
+  const match = value.length <= 40 ? RFC3339.exec(value) : null;
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as number[];
+  const [offsetHours, offsetMinutes] = [Number(match[9] ?? 0), Number(match[10] ?? 0)];
+  // Date.parse would roll 31 April over into May: a real date reads back the same day.
+  const date = new Date(Date.UTC(year as number, (month as number) - 1, day as number));
+  if (
+    date.getUTCMonth() !== (month as number) - 1 ||
+    date.getUTCDate() !== day ||
+    (hour as number) > 23 ||
+    (minute as number) > 59 ||
+    (second as number) > 59 ||
+    offsetHours > 23 ||
+    offsetMinutes > 59
+  ) {
+    return undefined;
+  }
+  const ms = Date.parse(value.toUpperCase());
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+}
+
+/** The reference's filters of an event's milestones (Kalshi's GetMilestones filters). */
+export interface MilestoneFilters {
+  /** RFC 3339. */
+  minimumStartDate?: string | undefined;
+  category?: string | undefined;
+  competition?: string | undefined;
+  sourceId?: string | undefined;
+  type?: string | undefined;
+}
+
 export interface CandleQuery {
   startTs: number;
   endTs: number;
@@ -76,15 +126,25 @@ export class MarketRelay {
     return passThrough(answer, "event", `event ${eventTicker} has no candlesticks upstream`);
   }
 
-  /** A market's order book as `{yes_bids, no_bids, sequence}` (price string → whole contracts). */
-  async orderbook(ticker: string): Promise<Buffer> {
-    return Buffer.from(JSON.stringify(await this.orderbookLevels(ticker)));
+  /**
+   * A market's order book as `{yes_bids, no_bids, sequence}` (price string → whole contracts), with at
+   * most `depth` best price levels a side (0 or none: every level).
+   */
+  async orderbook(ticker: string, depth = 0): Promise<Buffer> {
+    return Buffer.from(JSON.stringify(await this.orderbookLevels(ticker, depth)));
   }
 
-  /** A market's order book, parsed: what the prediction venue prices from. */
-  async orderbookLevels(ticker: string): Promise<ReferenceBook> {
-    const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`);
-    return toReferenceBook(parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`)));
+  /** A market's order book, parsed: what the prediction venue prices from. `depth` as `orderbook`'s. */
+  async orderbookLevels(ticker: string, depth = 0): Promise<ReferenceBook> {
+    // Kalshi's own `depth`; the book is cut here too, as levels merge once read as 4-digit prices.
+    const query = depth > 0 ? new URLSearchParams({ depth: String(depth) }) : undefined;
+    const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`, query);
+    const book = toReferenceBook(
+      parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`)),
+    );
+    return depth > 0
+      ? { ...book, yes_bids: bestBids(book.yes_bids, depth), no_bids: bestBids(book.no_bids, depth) }
+      : book;
   }
 
   /** Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. */
@@ -97,6 +157,70 @@ export class MarketRelay {
     const answer = await this.upstream.get("markets/trades", query);
     const page = parseJson(passThrough(answer, "market", `market ${q.ticker ?? ""} has no trades upstream`));
     return Buffer.from(JSON.stringify(toReferenceTrades(page)));
+  }
+
+  /** Live data of milestones by id (at most 100), as the upstream sent it; kept once every one is final. */
+  async liveData(milestoneIds: readonly string[]): Promise<UpstreamAnswer> {
+    const query = new URLSearchParams();
+    // Kalshi reads the ids as repeated keys (a comma-joined list matches nothing).
+    for (const id of milestoneIds) query.append("milestone_ids", id);
+    const answer = await this.upstream.get("live_data/batch", query, { cacheableIf: allLiveDataFinal });
+    return passThrough(answer, "event", "the upstream exchange has no such milestones");
+  }
+
+  /**
+   * Live data of every milestone of an event that passes `filters`, asked for 100 milestones at a time;
+   * one batch is passed through unchanged, several are joined into one `live_datas` list.
+   */
+  async liveDataByEvent(eventTicker: string, filters: MilestoneFilters): Promise<UpstreamAnswer> {
+    const ids = await this.milestoneIdsOf(eventTicker, filters);
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += MAX_MILESTONE_IDS) batches.push(ids.slice(i, i + MAX_MILESTONE_IDS));
+    const answers = await Promise.all(batches.map((batch) => this.liveData(batch)));
+    if (answers.length === 1) return answers[0] as UpstreamAnswer;
+    const liveDatas = answers.flatMap((answer) => liveDatasOf(parseJson(answer)));
+    return {
+      status: 200,
+      contentType: "application/json; charset=utf-8",
+      body: Buffer.from(JSON.stringify({ live_datas: liveDatas })),
+    };
+  }
+
+  /** The ids of the upstream's milestones related to an event, with the filters applied upstream. */
+  private async milestoneIdsOf(eventTicker: string, filters: MilestoneFilters): Promise<string[]> {
+    const query = new URLSearchParams({
+      limit: String(MAX_MILESTONE_IDS),
+      related_event_ticker: eventTicker,
+    });
+    if (filters.minimumStartDate !== undefined) query.set("minimum_start_date", filters.minimumStartDate);
+    if (filters.category !== undefined) query.set("category", filters.category);
+    if (filters.competition !== undefined) query.set("competition", filters.competition);
+    if (filters.sourceId !== undefined) query.set("source_id", filters.sourceId);
+    if (filters.type !== undefined) query.set("type", filters.type);
+    const ids: string[] = [];
+    for (let page = 0; page < MAX_MILESTONE_PAGES; page++) {
+      const answer = await this.upstream.get("milestones", query);
+      const body = parseJson(passThrough(answer, "event", `event ${eventTicker} has no milestones upstream`));
+      const { milestones, cursor } = (body ?? {}) as { milestones?: unknown; cursor?: unknown };
+      if (!Array.isArray(milestones)) {
+        throw new UpstreamError(
+          "unavailable",
+          "the upstream exchange sent milestones without a milestones list",
+        );
+      }
+      for (const milestone of milestones) {
+        const { id, related_event_tickers: related } = (milestone ?? {}) as Record<string, unknown>;
+        if (typeof id !== "string" || id === "" || id.length > 256) {
+          throw new UpstreamError("unavailable", "the upstream exchange sent a milestone without an id");
+        }
+        // A milestone that does not name the event among its related ones is not the event's.
+        if (Array.isArray(related) && !related.includes(eventTicker)) continue;
+        if (!ids.includes(id)) ids.push(id);
+      }
+      if (typeof cursor !== "string" || cursor === "") break;
+      query.set("cursor", cursor);
+    }
+    return ids;
   }
 
   private isSettled(endTs: number): boolean {
@@ -159,6 +283,32 @@ function parseJson(answer: UpstreamAnswer): unknown {
   }
 }
 
+/** The `live_datas` of a batch answer (Kalshi sends null for none). */
+function liveDatasOf(body: unknown): unknown[] {
+  const list = ((body ?? {}) as { live_datas?: unknown }).live_datas;
+  if (list === null) return [];
+  if (!Array.isArray(list)) {
+    throw new UpstreamError("unavailable", "the upstream exchange sent live data without a live_datas list");
+  }
+  return list;
+}
+
+/** Whether a batch answer holds live data and all of it is final (so the answer can no longer change). */
+function allLiveDataFinal(answer: UpstreamAnswer): boolean {
+  try {
+    const list = liveDatasOf(JSON.parse(answer.body.toString("utf8")));
+    return (
+      list.length > 0 &&
+      list.every((entry) => {
+        const status = (entry as { details?: { status?: unknown } } | null)?.details?.status;
+        return typeof status === "string" && FINAL_LIVE_STATUSES.has(status.toLowerCase());
+      })
+    );
+  } catch {
+    return false;
+  }
+}
+
 type Level = readonly [unknown, unknown];
 
 /**
@@ -200,6 +350,12 @@ export function toReferenceBook(body: unknown): ReferenceBook {
     // Kalshi's REST book has no sequence; the time we read it orders snapshots just as well.
     sequence: Number.isSafeInteger(sequence) ? sequence : Date.now(),
   };
+}
+
+/** The `depth` highest-priced levels of one side, best first. */
+function bestBids(levels: Record<string, number>, depth: number): Record<string, number> {
+  const prices = Object.keys(levels).sort((a, b) => Number(b) - Number(a));
+  return Object.fromEntries(prices.slice(0, depth).map((price) => [price, levels[price] as number]));
 }
 
 interface KalshiTrade {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OddsgateApiError } from "../../src/client/markets.js";
-import { Event, Market, Series, USDC_MINT } from "../../src/contract/markets.js";
+import { CASH_MINT, Event, Market, Series, USDC_MINT } from "../../src/contract/markets.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -167,7 +167,7 @@ describe("GET /api/v1/events", () => {
   });
 
   it.each([
-    ["limit=0", "limit"],
+    ["limit=-1", "limit"],
     ["limit=201", "limit"],
     ["limit=abc", "limit"],
     ["cursor=-1", "cursor"],
@@ -244,10 +244,12 @@ describe("markets", () => {
 
   it("lists and filters outcome mints of tokenized markets", async () => {
     const { mints } = await t.client.outcomeMints();
-    expect(mints).toHaveLength(6);
+    // Three tokenized markets, each with a yes and a no mint on the USDC and on the CASH rail.
+    expect(mints).toHaveLength(12);
     const market = await t.client.getMarket("KXHIGHNY-26NOV23-B47.5");
     const account = market.accounts[USDC_MINT]!;
     expect(mints).toContain(account.yesMint);
+    expect(mints).toContain(market.accounts[CASH_MINT]?.noMint);
     const filtered = await t.client.filterOutcomeMints([
       account.yesMint,
       account.marketLedger,

@@ -42,9 +42,11 @@ const fresh: { ticker: string; yesMint: Address }[] = [];
 beforeAll(async () => {
   t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED: "market-init-test" } });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  // Both settlement rails' ledgers and outcome mints are created together.
   initCost =
-    2n * (await chain.getMinimumBalanceForRentExemption(MINT_SIZE)) +
-    (await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE));
+    2n *
+    (2n * (await chain.getMinimumBalanceForRentExemption(MINT_SIZE)) +
+      (await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE)));
   const page = await t.client.listMarkets({ status: "active", isInitialized: false, limit: 40 });
   for (const market of page.markets) {
     const yesMint = Object.values(market.accounts)[0]?.yesMint as Address;

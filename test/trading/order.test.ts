@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
-import { USDC_MINT } from "../../src/contract/markets.js";
+import { CASH_MINT, USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderResponse } from "../../src/trading/order.js";
 import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
@@ -76,7 +76,8 @@ describe("quotes", () => {
     expect(tokens).toContainEqual([USDC_MINT, 6]);
     expect(tokens).toContainEqual([WRAPPED_SOL_MINT, 9]);
     expect(tokens).toContainEqual([token("dBONK"), 5]);
-    // Both outcome mints of every tokenized, active market trade on the prediction venue.
+    // Both outcome mints of both rails (USDC, CASH) of every tokenized, active market trade on the
+    // prediction venue, and CASH with them.
     const active = [];
     for (let cursor: number | null | undefined; cursor !== null; ) {
       const page = await t.client.listMarkets({
@@ -91,7 +92,8 @@ describe("quotes", () => {
     const accounts = Object.values(active[0]?.accounts ?? {})[0];
     expect(tokens).toContainEqual([accounts?.yesMint, 6]);
     expect(tokens).toContainEqual([accounts?.noMint, 6]);
-    expect(tokens).toHaveLength(12 + 2 * active.length);
+    expect(tokens).toContainEqual([CASH_MINT, 6]);
+    expect(tokens).toHaveLength(13 + 4 * active.length);
     const mints = (await (await fetch(`${t.url}/tokens`)).json()) as string[];
     expect(mints).toEqual(tokens.map(([mint]) => mint));
     expect(await (await fetch(`${t.url}/venues`)).json()).toEqual(["cpmm", "prediction"]);

@@ -3,19 +3,15 @@
  * holding winning contracts (minted to it here with the venue's mint authority, as a past buy would
  * have) is paid 1 USDC per contract; the mints are found without being listed for buying.
  */
-import { type Address, createNoopSigner, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
-import { getMintToCheckedInstruction } from "@solana-program/token";
+import { type Address, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN_2022_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
-import { createAssociatedTokenIdempotent } from "../../src/trading/instructions.js";
-import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
-import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { mintOutcomeTokens } from "../support/tokens.js";
 
 let t: TestServer;
 let chain: RpcChain;
@@ -37,32 +33,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.stop());
 
-/** Mints `amount` of an outcome mint to `owner` with the venue's mint authority. */
-async function mintOutcome(owner: Address, mint: Address, amount: bigint): Promise<void> {
-  const authority = t.server.chain.sandbox?.venueKeys.mintAuthority;
-  if (!authority) throw new Error("no sandbox");
-  const token = await associatedTokenAddress(owner, mint, TOKEN_2022_PROGRAM);
-  const { blockhash } = await chain.getLatestBlockhash();
-  const message = compileMessage(
-    authority.address,
-    [
-      createAssociatedTokenIdempotent({
-        payer: authority.address,
-        ata: token,
-        owner,
-        mint,
-        tokenProgram: TOKEN_2022_PROGRAM,
-      }),
-      getMintToCheckedInstruction(
-        { mint, token, mintAuthority: createNoopSigner(authority.address), amount, decimals: 6 },
-        { programAddress: TOKEN_2022_PROGRAM },
-      ),
-    ],
-    blockhash,
-  );
-  const signature = await chain.sendTransaction(signedTransaction(message, [authority]));
-  const [status] = await chain.getSignatureStatuses([signature]);
-  expect(status?.err ?? null).toBeNull();
+/** Mints `amount` of an outcome mint to `owner` with the venue's mint authority, as a past buy would have. */
+function mintOutcome(owner: Address, mint: Address, amount: bigint): Promise<void> {
+  return mintOutcomeTokens(chain, t.server.chain.sandbox?.venueKeys.mintAuthority, owner, mint, amount);
 }
 
 async function balanceOf(owner: Address, mint: Address): Promise<bigint> {

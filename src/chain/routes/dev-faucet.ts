@@ -1,6 +1,6 @@
 /**
- * POST /dev/faucet {wallet, mint, amount} — development mode only (contract §7): mints USDC, a demo
- * token or an outcome token (or wraps SOL) into the wallet's associated token account on the
+ * POST /dev/faucet {wallet, mint, amount} — development mode only (contract §7): mints USDC, CASH, a
+ * demo token or an outcome token (or wraps SOL) into the wallet's associated token account on the
  * sandbox chain. Production deployments do not register it, so it answers 404 there.
  */
 import { isAddress } from "@solana/kit";

@@ -1,11 +1,11 @@
 /**
- * The sandbox chain's genesis: USDC at its mainnet address, wrapped SOL, the demo tokens, the
- * funded venue accounts, and each tokenized market's ledger and Token-2022 outcome mints. Applying
- * it is idempotent: accounts that already exist are left alone, so markets tokenized later are added
- * by applying it again with the longer list.
+ * The sandbox chain's genesis: USDC and CASH at their mainnet addresses, wrapped SOL, the demo tokens,
+ * the funded venue accounts, and each tokenized market's ledgers and Token-2022 outcome mints (one
+ * ledger and pair of mints per settlement rail). Applying it is idempotent: accounts that already
+ * exist are left alone, so markets tokenized later are added by applying it again with the longer list.
  */
 import type { Address } from "@solana/kit";
-import { USDC_MINT } from "../../contract/markets.js";
+import { CASH_MINT, USDC_MINT } from "../../contract/markets.js";
 import { parseAddress } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
 import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
@@ -28,13 +28,21 @@ export const OUTCOME_MINT_DECIMALS = 6;
 export const TREASURY_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL;
 const MINT_AUTHORITY_LAMPORTS = 1_000n * LAMPORTS_PER_SOL;
 
-/** A tokenized market's accounts, addresses fixed by the catalogue. */
-export interface GenesisMarket {
+/** One settlement rail of a tokenized market: its ledger and outcome mints, at the catalogue's addresses. */
+export interface GenesisRail {
   marketLedger: string;
   yesMint: string;
   noMint: string;
   /** Defaults to USDC. */
   settlementMint?: string;
+}
+
+/**
+ * A tokenized market's accounts: one rail's at the top, or, when `rails` is given (the catalog's
+ * markets, whose top-level accounts are their USDC rail's), every rail's there instead.
+ */
+export interface GenesisMarket extends GenesisRail {
+  rails?: readonly GenesisRail[];
 }
 
 /** Creates whatever genesis accounts are missing; returns how many it created. */
@@ -57,6 +65,8 @@ export async function applyGenesis(
   });
   const wanted: (StoredAccount & { address: Address })[] = [
     await mintAccount(USDC_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
+    // CASH is a 6-decimal SPL token like USDC; here the venue mints it.
+    await mintAccount(CASH_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
     await mintAccount(WRAPPED_SOL_MINT, TOKEN_PROGRAM, 9, false),
     {
       address: options.keys.treasury.address,
@@ -77,7 +87,7 @@ export async function applyGenesis(
     wanted.push(await mintAccount(token.address, TOKEN_PROGRAM, token.decimals));
   }
   const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
-  for (const market of options.markets) {
+  for (const market of options.markets.flatMap((m) => m.rails ?? [m])) {
     // The catalogue's addresses are checked here, where they enter the chain.
     const yesMint = parseAddress(market.yesMint);
     const noMint = parseAddress(market.noMint);

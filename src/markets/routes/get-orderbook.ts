@@ -5,8 +5,19 @@ import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
+import { integerParam } from "./params.js";
 
 const Params = z.object({ market_ticker: z.string().min(1).max(160) });
+
+/** The most price levels a side `depth` may ask for (the upstream exchange's own bound). */
+export const MAX_DEPTH = 100;
+
+/** `depth`: the best price levels per side, 1–100; 0 or none is every level (the upstream's meaning). */
+export const OrderbookQuery = z.object({
+  depth: integerParam("depth", 0, MAX_DEPTH)
+    .optional()
+    .meta({ description: `Best price levels per side, 1–${MAX_DEPTH}; 0 or none: every level` }),
+});
 
 const Bids = z
   .record(z.string(), z.number().int())
@@ -25,13 +36,14 @@ export function getOrderbook(app: ZodApp, catalog: CatalogHolder, relay: MarketR
         tags: ["Orderbook"],
         summary: "Get the order book of a market",
         params: Params,
+        querystring: OrderbookQuery,
         response: { 200: Orderbook, 404: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
     async (request, reply) => {
       const market = catalog.require().market(request.params.market_ticker);
       if (!market) throw new ApiError("market_not_found", `market ${request.params.market_ticker} not found`);
-      return sendJson(reply, await relay.orderbook(market.record.ticker));
+      return sendJson(reply, await relay.orderbook(market.record.ticker, request.query.depth));
     },
   );
 }

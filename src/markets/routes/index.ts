@@ -5,6 +5,7 @@ import { registerOpenApi } from "../../http/openapi.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
+import type { OnchainTrades } from "../onchain-trades.js";
 import type { MarketStreamHub } from "../ws.js";
 import { filterOutcomeMints } from "./filter-outcome-mints.js";
 import { filtersBySports } from "./filters-by-sports.js";
@@ -12,6 +13,9 @@ import { getEvent } from "./get-event.js";
 import { getEventCandlesticks } from "./get-event-candlesticks.js";
 import { getForecastHistory } from "./get-forecast-history.js";
 import { getForecastHistoryByMint } from "./get-forecast-history-by-mint.js";
+import { getLiveData } from "./get-live-data.js";
+import { getLiveDataByEvent } from "./get-live-data-by-event.js";
+import { getLiveDataByMint } from "./get-live-data-by-mint.js";
 import { getMarket } from "./get-market.js";
 import { getMarketByMint } from "./get-market-by-mint.js";
 import { getMarketCandlesticks } from "./get-market-candlesticks.js";
@@ -21,6 +25,9 @@ import { getOrderbookByMint } from "./get-orderbook-by-mint.js";
 import { getSeries } from "./get-series.js";
 import { listEvents } from "./list-events.js";
 import { listMarkets } from "./list-markets.js";
+import { listOnchainTrades } from "./list-onchain-trades.js";
+import { listOnchainTradesByEvent } from "./list-onchain-trades-by-event.js";
+import { listOnchainTradesByMarket } from "./list-onchain-trades-by-market.js";
 import { listSeries } from "./list-series.js";
 import { listTrades } from "./list-trades.js";
 import { listTradesByMint } from "./list-trades-by-mint.js";
@@ -57,17 +64,25 @@ const RELAY_ROUTES = [
   getMarketCandlesticks,
   getMarketCandlesticksByMint,
   getEventCandlesticks,
+  getLiveData,
+  getLiveDataByEvent,
+  getLiveDataByMint,
 ];
+
+/** Operations answered from the venue's own settlement records in storage. */
+const ONCHAIN_TRADE_ROUTES = [listOnchainTrades, listOnchainTradesByMarket, listOnchainTradesByEvent];
 
 /**
  * Registers every prediction-market route and `/openapi.json` in one encapsulated context; the
- * relayed operations and the `/ws` stream only with the upstream behind them.
+ * relayed operations and the `/ws` stream only with the upstream behind them, the on-chain trades
+ * only with their store.
  */
 export function registerMarketsApi(
   catalog: CatalogHolder,
   mode: Config["MODE"],
   relay?: MarketRelay,
   stream?: MarketStreamHub,
+  onchainTrades?: OnchainTrades,
 ): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
@@ -83,5 +98,6 @@ export function registerMarketsApi(
     for (const route of ROUTES) route(app, catalog);
     if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay);
     if (relay && stream) marketStream(app, stream);
+    if (onchainTrades) for (const route of ONCHAIN_TRADE_ROUTES) route(app, catalog, onchainTrades);
   };
 }

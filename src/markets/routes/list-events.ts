@@ -6,7 +6,16 @@ import { Event } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { type Catalog, type EventEntry, joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { booleanFlag, commaList, page, paging, sorting, statusParam } from "./params.js";
+import {
+  booleanFlag,
+  commaList,
+  page,
+  paging,
+  seriesFilters,
+  seriesMatches,
+  sorting,
+  statusParam,
+} from "./params.js";
 
 export const ListEventsQuery = z.object({
   ...paging,
@@ -15,6 +24,7 @@ export const ListEventsQuery = z.object({
   seriesTickers: commaList("seriesTickers", 25).optional(),
   isInitialized: booleanFlag.optional(),
   status: statusParam,
+  ...seriesFilters,
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 
@@ -24,10 +34,12 @@ export const EventPage = z.object({ events: z.array(Event), cursor: z.number().i
 export function eventPageJson(
   catalog: Catalog,
   events: readonly EventEntry[],
-  query: { cursor: number; limit: number; withNestedMarkets: boolean },
+  query: { cursor: number; limit: number; withNestedMarkets: boolean; withMarketAccounts?: boolean },
 ): Buffer {
   const { items, next } = page(events, query.cursor, query.limit);
-  const bodies = items.map((event) => catalog.eventJson(event, query.withNestedMarkets));
+  const bodies = items.map((event) =>
+    catalog.eventJson(event, query.withNestedMarkets, query.withMarketAccounts),
+  );
   return joinJson('{"events":[', bodies, `],"cursor":${next}}`);
 }
 
@@ -48,14 +60,17 @@ export function listEvents(app: ZodApp, catalog: CatalogHolder): void {
       const current = catalog.require();
       const series = query.seriesTickers ? new Set(query.seriesTickers) : undefined;
       const sorted = current.sortedEvents(query.sort, query.order);
+      const bySeries = query.category !== undefined || query.tags !== undefined;
       const filtered =
-        series !== undefined || query.isInitialized !== undefined || query.status !== undefined;
+        series !== undefined || query.isInitialized !== undefined || query.status !== undefined || bySeries;
       const events = filtered
         ? sorted.filter(
             (event) =>
               (series === undefined || series.has(event.record.seriesTicker)) &&
               (query.isInitialized === undefined || event.isInitialized === query.isInitialized) &&
-              (query.status === undefined || event.statuses.has(query.status)),
+              (query.status === undefined || event.statuses.has(query.status)) &&
+              // An event has no category or tags of its own: its series' are its.
+              (!bySeries || seriesMatches(current.seriesEntry(event.record.seriesTicker)?.series, query)),
           )
         : sorted;
       return sendJson(reply, eventPageJson(current, events, query));

@@ -6,7 +6,10 @@ import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson, type MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { booleanFlag, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
+import { booleanFlag, commaList, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
+
+/** The most tickers one `/markets` call may name, as many as one `/markets/batch` call may. */
+export const MAX_TICKERS = 100;
 
 const Query = z.object({
   ...paging,
@@ -17,6 +20,9 @@ const Query = z.object({
   seriesTicker: z.string().min(1).max(128).optional(),
   minCloseTs: unixSecondsParam("minCloseTs").optional(),
   maxCloseTs: unixSecondsParam("maxCloseTs").optional(),
+  tickers: commaList("tickers", MAX_TICKERS, 160)
+    .optional()
+    .meta({ description: `Comma-separated market tickers (at most ${MAX_TICKERS}); only those markets` }),
 });
 
 export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number().int().nullable() });
@@ -46,6 +52,10 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
       const q = request.query;
       const sorted = catalog.require().sortedMarkets(q.sort, q.order);
       const conditions: ((m: MarketEntry) => boolean)[] = [];
+      if (q.tickers !== undefined) {
+        const tickers = new Set(q.tickers);
+        conditions.push((m) => tickers.has(m.record.ticker));
+      }
       if (q.isInitialized !== undefined) conditions.push((m) => m.record.tokenized === q.isInitialized);
       if (q.status !== undefined) conditions.push((m) => m.record.status === q.status);
       if (q.eventTicker !== undefined) conditions.push((m) => m.record.eventTicker === q.eventTicker);

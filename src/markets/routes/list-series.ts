@@ -6,11 +6,10 @@ import { Series } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import { joinJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { booleanFlag, commaList, statusParam } from "./params.js";
+import { booleanFlag, seriesFilters, seriesMatches, statusParam } from "./params.js";
 
 const Query = z.object({
-  category: z.string().min(1).max(64).optional(),
-  tags: commaList("tags", 25).optional(),
+  ...seriesFilters,
   isInitialized: booleanFlag.optional(),
   status: statusParam,
 });
@@ -33,8 +32,7 @@ export function listSeries(app: ZodApp, catalog: CatalogHolder): void {
         .require()
         .series.filter(
           (entry) =>
-            (q.category === undefined || entry.series.category === q.category) &&
-            (q.tags === undefined || q.tags.some((tag) => entry.series.tags.includes(tag))) &&
+            seriesMatches(entry.series, q) &&
             (q.isInitialized === undefined || entry.isInitialized === q.isInitialized) &&
             (q.status === undefined || entry.statuses.has(q.status)),
         );

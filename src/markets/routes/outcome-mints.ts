@@ -1,4 +1,4 @@
-/** GET /api/v1/outcome_mints — every yes/no mint of the tokenized markets. */
+/** GET /api/v1/outcome_mints — every yes/no mint of the tokenized markets, on both settlement rails. */
 
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
@@ -30,7 +30,7 @@ export function outcomeMints(app: ZodApp, catalog: CatalogHolder): void {
       const mints = catalog
         .require()
         .markets.filter((m) => m.record.tokenized && m.record.closeTime >= minCloseTs)
-        .flatMap((m) => [m.addresses.yesMint, m.addresses.noMint]);
+        .flatMap((m) => m.addresses.rails.flatMap((rail) => [rail.yesMint, rail.noMint]));
       return { mints };
     },
   );

@@ -27,18 +27,60 @@ export const integerParam = (name: string, min: number, max: number) =>
       error: `${name} must be an integer from ${min} to ${max}`,
     });
 
-/** A comma-separated list of non-empty items, at most `max` of them. */
-export const commaList = (name: string, max: number) =>
+/** A comma-separated list of non-empty items, at most `max` of them, each at most `itemChars` long. */
+export const commaList = (name: string, max: number, itemChars = 128) =>
   z
     .string()
+    // Bounded before it is split, so a huge value costs nothing to refuse.
+    .max(max * (itemChars + 1), {
+      error: `${name} must be at most ${max * (itemChars + 1)} characters (${max} values of up to ${itemChars})`,
+    })
     .transform((value) => value.split(",").map((item) => item.trim()))
     .refine((items) => items.every((item) => item.length > 0), {
       error: `${name} must be a comma-separated list without blank items`,
     })
-    .refine((items) => items.length <= max, { error: `${name} takes at most ${max} values` });
+    .refine((items) => items.length <= max, { error: `${name} takes at most ${max} values` })
+    .refine((items) => items.every((item) => item.length <= itemChars), {
+      error: `${name} values must be at most ${itemChars} characters each`,
+    });
+
+/** A free-text filter value (a category name, say): 1 to 64 characters. */
+export const nameParam = (name: string) =>
+  z
+    .string()
+    .min(1, { error: `${name} must not be empty` })
+    .max(64, { error: `${name} must be at most 64 characters` });
+
+/**
+ * Series filters shared by /series and /events: `category` is matched exactly, `tags` (comma-separated,
+ * at most 25) match a series carrying any of them.
+ */
+export const seriesFilters = {
+  category: nameParam("category").optional().meta({ description: "Series category, matched exactly" }),
+  tags: commaList("tags", 25, 64)
+    .optional()
+    .meta({ description: "Comma-separated series tags (at most 25): a series carrying any of them matches" }),
+};
+
+/** Whether a series passes the `category` and `tags` filters (absent filters pass everything). */
+export function seriesMatches(
+  series: { category: string; tags: readonly string[] } | undefined,
+  q: { category?: string | undefined; tags?: readonly string[] | undefined },
+): boolean {
+  if (q.category === undefined && q.tags === undefined) return true;
+  if (series === undefined) return false;
+  return (
+    (q.category === undefined || series.category === q.category) &&
+    (q.tags === undefined || q.tags.some((tag) => series.tags.includes(tag)))
+  );
+}
 
 export const paging = {
-  limit: integerParam("limit", 1, 200).optional().default(100),
+  // The reference allows 0: an empty page whose cursor stays where it was (null when nothing is left).
+  limit: integerParam("limit", 0, 200)
+    .optional()
+    .default(100)
+    .meta({ description: "0–200 (default 100); 0 returns no items and the same cursor, or null at the end" }),
   cursor: integerParam("cursor", 0, Number.MAX_SAFE_INTEGER).optional().default(0),
 };
 
@@ -49,7 +91,10 @@ export const sorting = {
 
 export const statusParam = MarketStatus.optional().meta({ description: "Market status" });
 
-/** Returns a page of `items` starting at the cursor offset and the next cursor (null on the last page). */
+/**
+ * Returns a page of `items` starting at the cursor offset and the next cursor: null on the last page,
+ * and with `limit` 0 the offset itself while items remain there, so paging on from it loses nothing.
+ */
 export function page<T>(
   items: readonly T[],
   cursor: number,

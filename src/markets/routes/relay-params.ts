@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import type { UpstreamAnswer } from "../../upstream/client.js";
-import { MAX_CANDLES } from "../../upstream/relay.js";
+import { MAX_CANDLES, MAX_MILESTONE_IDS, rfc3339Seconds } from "../../upstream/relay.js";
 import { integerParam, unixSecondsParam } from "./params.js";
 
 const MAX_PERCENTILES = 10;
@@ -104,7 +104,10 @@ export const CandleQuery = z
 
 export const TradesQuery = {
   limit: integerParam("limit", 1, 1000).optional().default(100),
-  cursor: z.string().min(1).max(128).optional().meta({ description: "Trade id to continue from" }),
+  cursor: z.string().min(1).max(128).optional().meta({
+    description:
+      "A trade id: the page continues after that trade (the previous page's cursor is its last trade's id; a Kalshi upstream's opaque cursor is passed through as it is)",
+  }),
   minTs: unixSecondsParam("minTs").optional(),
   maxTs: unixSecondsParam("maxTs").optional(),
 };
@@ -124,3 +127,78 @@ export const RELAYED_RESPONSES = relayedResponses(RelayedBody);
 export function sendUpstream(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
   return reply.type(answer.contentType || "application/json").send(answer.body);
 }
+
+/** A milestone id as the upstream writes them (Kalshi's are UUIDs): URL-safe, at most 128 characters. */
+const MILESTONE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * `milestoneIds`: 1–100 ids, as repeated keys (`milestoneIds=a&milestoneIds=b`) or one comma-separated
+ * list, or both; no blanks, no repeats.
+ */
+export const milestoneIdsParam = z
+  .union([z.string(), z.array(z.string())], {
+    error: "milestoneIds is required: 1 to 100 milestone ids, repeated or comma-separated",
+  })
+  .transform((value, ctx) => {
+    const items = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(","));
+    if (items.length > MAX_MILESTONE_IDS) {
+      ctx.addIssue({
+        code: "custom",
+        message: `milestoneIds takes at most ${MAX_MILESTONE_IDS} ids, got ${items.length}`,
+      });
+      return z.NEVER;
+    }
+    const ids: string[] = [];
+    for (const raw of items) {
+      const id = raw.trim();
+      if (!MILESTONE_ID.test(id)) {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            id === ""
+              ? "milestoneIds must not hold a blank id"
+              : `milestoneIds must be ids of letters, digits, '.', '_', ':' or '-', at most 128 characters, got ${JSON.stringify(id.slice(0, 40))}${id.length > 40 ? "..." : ""}`,
+        });
+        return z.NEVER;
+      }
+      if (ids.includes(id)) {
+        ctx.addIssue({ code: "custom", message: `milestoneIds must not repeat an id, got ${id} twice` });
+        return z.NEVER;
+      }
+      ids.push(id);
+    }
+    return ids;
+  })
+  .meta({
+    description: `Milestone ids (at most ${MAX_MILESTONE_IDS}), repeated or comma-separated`,
+    example: "5f0c1a2e-7b1d-4a57-9c1e-0b8f3e2d9a10",
+  });
+
+/** A free-text milestone filter: 1–128 characters, no control characters. */
+const milestoneFilterParam = (name: string, description: string) =>
+  z
+    .string()
+    .min(1, { error: `${name} must not be empty` })
+    .max(128, { error: `${name} must be at most 128 characters` })
+    .refine((value) => !/\p{Cc}/u.test(value), { error: `${name} must not contain control characters` })
+    .meta({ description });
+
+/** The reference's filters of an event's milestones (live data by event and by mint). */
+export const MilestoneFilterQuery = {
+  minimumStartDate: z
+    .string()
+    .max(40, { error: "minimumStartDate must be an RFC3339 timestamp, e.g. 2026-11-22T00:00:00Z" })
+    .refine((value) => rfc3339Seconds(value) !== undefined, {
+      error: (issue) =>
+        `minimumStartDate must be an RFC3339 timestamp, e.g. 2026-11-22T00:00:00Z, got ${JSON.stringify(String(issue.input))}`,
+    })
+    .transform((value) =>
+      new Date((rfc3339Seconds(value) as number) * 1000).toISOString().replace(".000Z", "Z"),
+    )
+    .optional()
+    .meta({ description: "Only milestones starting at or after this moment (RFC3339)" }),
+  category: milestoneFilterParam("category", "Milestone category, e.g. Sports").optional(),
+  competition: milestoneFilterParam("competition", "Competition, e.g. NBA").optional(),
+  sourceId: milestoneFilterParam("sourceId", "Source id of the milestone").optional(),
+  type: milestoneFilterParam("type", "Milestone type, e.g. basketball_game").optional(),
+};

@@ -5,7 +5,7 @@ import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { EventPage, eventPageJson } from "./list-events.js";
-import { booleanFlag, paging, sorting } from "./params.js";
+import { booleanFlag, paging, sorting, statusParam } from "./params.js";
 
 const Query = z.object({
   q: z
@@ -17,6 +17,21 @@ const Query = z.object({
   ...paging,
   ...sorting,
   withNestedMarkets: booleanFlag.optional().default(false),
+  withMarketAccounts: booleanFlag
+    .optional()
+    .default(true)
+    .meta({ description: "false leaves nested markets' accounts empty ({}); default true" }),
+  status: statusParam,
+  // The reference's other entity types would change the answer's shape, which is always events here.
+  entityType: z
+    .string()
+    .max(16, { error: "entityType must be events" })
+    .refine((value) => value === "events", {
+      error: (issue) =>
+        `entityType ${String(issue.input)} is not offered: search answers events (with their markets on withNestedMarkets=true); use entityType=events or leave it out`,
+    })
+    .optional()
+    .meta({ description: "Only events is offered" }),
 });
 
 export function search(app: ZodApp, catalog: CatalogHolder): void {
@@ -41,7 +56,11 @@ export function search(app: ZodApp, catalog: CatalogHolder): void {
       const events = current
         // Unsorted searches rank by volume: the liveliest matches first, ties in ticker order.
         .sortedEvents(q.sort ?? "volume", q.order ?? "desc")
-        .filter((event) => tokens.every((token) => event.searchText.includes(token)));
+        .filter(
+          (event) =>
+            (q.status === undefined || event.statuses.has(q.status)) &&
+            tokens.every((token) => event.searchText.includes(token)),
+        );
       return sendJson(reply, eventPageJson(current, events, q));
     },
   );

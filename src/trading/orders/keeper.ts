@@ -16,8 +16,8 @@ import { encodeSignature, parseAddress } from "../../chain/base58.js";
 import type { Chain, LatestBlockhash } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import type { GenesisMarket } from "../../chain/sandbox/genesis.js";
-import { USDC_MINT } from "../../contract/markets.js";
 import { every, type Repeating } from "../../every.js";
+import { marketAccounts } from "../../markets/accounts.js";
 import { claimMarketInitialization, markMarketTokenized } from "../../markets/store.js";
 import type { Tables } from "../../storage/database.js";
 import type { BookLogger, ChainClock, TradingBook } from "../book.js";
@@ -55,8 +55,8 @@ export interface OrderKeeperOptions {
   /** The venue's mint authority and treasury (sandbox only): without them prediction orders only refund. */
   venue?: VenueSigningKeys;
   /**
-   * Creates a market's ledger and outcome mints on the chain unless they exist (sandbox only, with
-   * `venue`); without it markets are never initialized here and their initialization is refunded.
+   * Creates a market's ledgers and outcome mints (every rail's) on the chain unless they exist (sandbox
+   * only, with `venue`); without it markets are never initialized here and their initialization is refunded.
    */
   initMarket?: (market: GenesisMarket) => Promise<unknown>;
   logger?: BookLogger;
@@ -326,16 +326,17 @@ export class OrderKeeper {
     let fill: PredictionSettleInput["fill"];
     let recorded: { inAmount: bigint; outAmount: bigint } | undefined;
     if (!escrowed.expired) {
-      const outcome = input.mint === USDC_MINT ? output.mint : input.mint;
-      await book.prediction?.prepare([outcome]);
-      const market = book.prediction?.marketOf(outcome);
+      // One side is an outcome mint, the other its rail's settlement mint (USDC or CASH).
+      await book.prediction?.prepare([input.mint, output.mint]);
+      const market = book.prediction?.marketOf(input.mint) ?? book.prediction?.marketOf(output.mint);
       const quoted = market ? predictionFill(market, input.mint, escrowed.held, feeTerms?.scale ?? 0) : null;
       // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
-      if (!venue || !quoted || quoted.outAmount < order.threshold) return undefined;
+      if (!venue || !market || !quoted || quoted.outAmount < order.threshold) return undefined;
       fill = {
         inAmount: quoted.inAmount,
         outAmount: quoted.outAmount,
         venue,
+        settlementMint: market.settlementMint,
         ...(feeTerms && quoted.fee > 0n
           ? { fee: { amount: quoted.fee, account: parseAddress(feeTerms.account) } }
           : {}),
@@ -377,7 +378,8 @@ export class OrderKeeper {
     const { venue, initMarket, db } = this.options;
     const payer = parseAddress(init.payer);
     if (!venue || !initMarket) return payer;
-    await initMarket({ marketLedger: init.marketLedger, yesMint: init.yesMint, noMint: init.noMint });
+    // The terms name the USDC rail; every rail is created at once.
+    await initMarket(marketAccounts(init));
     // Claimed before it is marked: a market already marked tokenized is no one's to claim.
     const claimed = await claimMarketInitialization(db, init.ticker, claimant);
     await markMarketTokenized(db, init.ticker);

@@ -1,9 +1,10 @@
 /**
  * Prediction-market orders (`executionMode: "async"`). `/order` issues an open transaction that puts
  * the input in a per-order escrow, and records the order; the user signs and sends it like a spot
- * trade. The keeper notices the funded escrow and settles it against the venue: a buy pays USDC into
- * the treasury and mints whole contracts to the user; a sale or a redemption burns the contracts and
- * pays USDC from the treasury; whatever cannot fill goes back (a revert). The venue can mint outcome
+ * trade. The keeper notices the funded escrow and settles it against the venue in the settlement mint
+ * of the outcome mint's rail (USDC or CASH): a buy pays it into the treasury and mints whole contracts
+ * to the user; a sale or a redemption burns the contracts and pays it from the treasury; whatever
+ * cannot fill goes back (a revert). The venue can mint outcome
  * tokens and pay from its treasury only where it holds their keys, i.e. on the sandbox chain. Where
  * the operator requires verified wallets (`WALLET_VERIFICATION`), a buy goes only to one.
  *
@@ -11,7 +12,7 @@
  * prediction-market-init.ts): the open transaction moves its exact cost to the escrow authority, from
  * the user or from `predictionMarketInitPayer` (who signs too); the keeper initializes the market before
  * it settles the order. Other async parameters: `revertWallet` receives the revert; `platformFeeScale`
- * takes the builder fee k·p·(1−p)·c in USDC into `feeAccount`; the priority fee and
+ * takes the builder fee k·p·(1−p)·c in the settlement mint into `feeAccount`; the priority fee and
  * `dynamicComputeUnitLimit` size the open transaction (the one the user sends); `restrictRevertMint` is
  * always met (the revert mint is the input). Refused with their codes, since this venue does not build
  * them for async orders: `platformFeeBps` (the PM fee is `platformFeeScale`), `sponsor`,
@@ -31,8 +32,8 @@ import type { Kysely } from "kysely";
 import type { Chain } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import { LAMPORTS_PER_SIGNATURE } from "../../chain/programs.js";
-import { USDC_MINT } from "../../contract/markets.js";
 import type { OrderResponse } from "../../contract/trade.js";
+import { SETTLEMENT_MINTS } from "../../markets/accounts.js";
 import type { Tables } from "../../storage/database.js";
 import type { TradingBook } from "../book.js";
 import {
@@ -44,7 +45,6 @@ import {
 import { OrderRefused } from "../errors.js";
 import type { AdmittedQuote } from "../firm-quotes.js";
 import { computeUnitLimit, createAssociatedTokenIdempotent, tokenTransfer } from "../instructions.js";
-import type { AsyncMarket } from "../market.js";
 import type { OrderRequest, PricedRoute } from "../order-terms.js";
 import type { PoolAuthorities } from "../pools/authority.js";
 import type { MarketInitDesk } from "../prediction-market-init.js";
@@ -63,7 +63,7 @@ import {
 } from "./escrow.js";
 import { insertOrder, type OrderTerms } from "./store.js";
 
-/** The venue's own keys on the sandbox chain: the outcome mints' authority and the USDC treasury. */
+/** The venue's own keys on the sandbox chain: the outcome mints' authority and the USDC and CASH treasury. */
 export interface VenueSigningKeys {
   mintAuthority: Keypair;
   treasury: Keypair;
@@ -94,15 +94,16 @@ export type AsyncOrderResponse = OrderResponse & {
 export interface PredictionFill {
   /** The input the fill uses: a buy's price plus the fee; a sale's or a redemption's contracts. */
   inAmount: bigint;
-  /** What the user receives: a buy's contracts; a sale's USDC after the fee. */
+  /** What the user receives: a buy's contracts; a sale's settlement mint after the fee. */
   outAmount: bigint;
-  /** The builder fee, in USDC. */
+  /** The builder fee, in the settlement mint. */
   fee: bigint;
 }
 
 /**
- * The builder fee (reference §11) in micro-USDC: k·p·(1−p)·c with k = scale/1000, p the price per
- * contract paid (`value` over c contracts) and c the contracts; rounded down, in the user's favour.
+ * The builder fee (reference §11) in millionths of the settlement mint: k·p·(1−p)·c with k = scale/1000,
+ * p the price per contract paid (`value` over c contracts) and c the contracts; rounded down, in the
+ * user's favour.
  */
 export function builderFee(scale: number, value: bigint, contractUnits: bigint): bigint {
   if (scale === 0 || contractUnits === 0n) return 0n;
@@ -118,12 +119,12 @@ const FEE_FIT_ROUNDS = 8;
  * buys as many whole contracts as leave room for their fee; a sale pays the fee out of its proceeds.
  */
 export function predictionFill(
-  market: AsyncMarket,
+  market: OutcomeMintMarket,
   inputMint: Address,
   amount: bigint,
   scale: number,
 ): PredictionFill | null {
-  if (inputMint !== USDC_MINT) {
+  if (inputMint !== market.settlementMint) {
     const quote = market.quote(inputMint, amount);
     if (!quote) return null;
     const fee = builderFee(scale, quote.outAmount, quote.inAmount);
@@ -131,7 +132,7 @@ export function predictionFill(
   }
   let budget = amount;
   for (let round = 0; round < FEE_FIT_ROUNDS && budget > 0n; round++) {
-    const quote = market.quote(USDC_MINT, budget);
+    const quote = market.quote(inputMint, budget);
     if (!quote) return null;
     const spent = quote.spent ?? quote.inAmount;
     const fee = builderFee(scale, spent, quote.outAmount);
@@ -155,7 +156,8 @@ function outcomeMarketOf(priced: PricedRoute): OutcomeMintMarket {
  * for either.
  */
 function refuseUnverified(wallets: WalletVerification | undefined, request: OrderRequest): void {
-  if (!wallets?.required || request.inputMint !== USDC_MINT || !request.userPublicKey) return;
+  // A buy pays a settlement mint (USDC or CASH) for outcome tokens.
+  if (!wallets?.required || !SETTLEMENT_MINTS.includes(request.inputMint) || !request.userPublicKey) return;
   const receiver = request.destinationWallet ?? request.userPublicKey;
   if (!wallets.isVerified(receiver))
     throw new OrderRefused(
@@ -172,7 +174,7 @@ function refuseUnhonoured(request: OrderRequest): void {
   if (request.platformFeeBps > 0)
     refuse(
       "invalid_platform_fee_bps",
-      "platformFeeBps: prediction-market orders take the builder fee as platformFeeScale, paid in USDC",
+      "platformFeeBps: prediction-market orders take the builder fee as platformFeeScale, in the settlement mint",
     );
   if (request.sponsor)
     refuse(
@@ -218,7 +220,7 @@ export async function orderPredictionMarket(
   refuseUnverified(deps?.wallets, request);
   refuseUnhonoured(request);
   const market = outcomeMarketOf(priced);
-  const buying = request.inputMint === USDC_MINT;
+  const buying = request.inputMint === market.settlementMint;
   const answer: AsyncOrderResponse = {
     ...response,
     // An outcome order that cannot fill (or the part of it that cannot) returns the input, so
@@ -239,7 +241,7 @@ export async function orderPredictionMarket(
   answer.otherAmountThreshold = threshold.toString();
   answer.minOutAmount = threshold.toString();
   if (request.platformFeeScale > 0) {
-    // Paid in USDC, the settlement mint: the input of a buy, the output of a sale.
+    // Paid in the settlement mint: the input of a buy, the output of a sale.
     const notional = buying ? fill.inAmount - fill.fee : fill.outAmount + fill.fee;
     answer.platformFee = {
       amount: fill.fee.toString(),
@@ -262,16 +264,16 @@ export async function orderPredictionMarket(
   if (!user) return answer;
   if (!deps) throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
   if (request.platformFeeScale > 0) {
-    // Paid in USDC, the settlement mint, whichever way the order goes.
+    // Paid in the settlement mint of the market's rail, whichever way the order goes.
     if (!request.feeAccount || !deps.chain || !deps.book)
       throw new OrderRefused(
         "invalid_fee_account",
-        "platformFeeScale needs feeAccount, a USDC token account",
+        `platformFeeScale needs feeAccount, a token account of the settlement mint ${market.settlementMint}`,
       );
     await checkNamedTokenAccount(deps.chain, deps.book, {
       name: "feeAccount",
       account: request.feeAccount,
-      mint: USDC_MINT,
+      mint: market.settlementMint,
       refusal: "invalid_fee_account",
     });
   }
@@ -393,12 +395,14 @@ export async function issuePredictionOrder(
 export interface PredictionSettleInput extends EscrowedOrder {
   /**
    * The fill and the venue's keys delivering it; absent for a refund. `inAmount` is all the input it
-   * uses (a buy's builder fee included), `outAmount` what the user receives (a sale's after the fee).
+   * uses (a buy's builder fee included), `outAmount` what the user receives (a sale's after the fee);
+   * `settlementMint` is the rail's, which a buy pays and a sale or redemption is paid in.
    */
   fill?: {
     inAmount: bigint;
     outAmount: bigint;
     venue: VenueSigningKeys;
+    settlementMint: Address;
     fee?: { amount: bigint; account: Address };
   };
   /** Receives the input the fill does not use; default the user. */
@@ -426,12 +430,16 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
   const spent = fill?.inAmount ?? 0n;
   const fee = fill?.fee && fill.fee.amount > 0n ? fill.fee : undefined;
   let outcomeAccountRent = 0n;
-  if (fill && input.input.mint === USDC_MINT) {
+  if (fill && input.input.mint === fill.settlementMint) {
     // A buy: the price goes to the treasury, the fee to the fee account; the contracts are minted to the user.
     const { venue } = fill;
-    const treasuryUsdc = await associatedTokenAddress(venue.treasury.address, USDC_MINT, input.input.program);
+    const treasuryAccount = await associatedTokenAddress(
+      venue.treasury.address,
+      fill.settlementMint,
+      input.input.program,
+    );
     instructions.push(
-      tokenTransfer(input.input, escrowAccount, treasuryUsdc, escrow.address, spent - (fee?.amount ?? 0n)),
+      tokenTransfer(input.input, escrowAccount, treasuryAccount, escrow.address, spent - (fee?.amount ?? 0n)),
     );
     if (fee)
       instructions.push(tokenTransfer(input.input, escrowAccount, fee.account, escrow.address, fee.amount));
@@ -461,11 +469,11 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
     );
     signers.push(venue.mintAuthority);
   } else if (fill) {
-    // A sale or a redemption: the contracts are burnt; the treasury pays the USDC and the fee.
+    // A sale or a redemption: the contracts are burnt; the treasury pays the settlement mint and the fee.
     const { venue } = fill;
-    const treasuryUsdc = await associatedTokenAddress(
+    const treasuryAccount = await associatedTokenAddress(
       venue.treasury.address,
-      USDC_MINT,
+      fill.settlementMint,
       input.output.program,
     );
     instructions.push(
@@ -479,11 +487,11 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
         },
         { programAddress: input.input.program },
       ),
-      tokenTransfer(input.output, treasuryUsdc, userOut, venue.treasury.address, fill.outAmount),
+      tokenTransfer(input.output, treasuryAccount, userOut, venue.treasury.address, fill.outAmount),
     );
     if (fee)
       instructions.push(
-        tokenTransfer(input.output, treasuryUsdc, fee.account, venue.treasury.address, fee.amount),
+        tokenTransfer(input.output, treasuryAccount, fee.account, venue.treasury.address, fee.amount),
       );
     signers.push(venue.treasury);
   }

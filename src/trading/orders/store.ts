@@ -5,6 +5,7 @@
 import type { Address, Signature } from "@solana/kit";
 import type { Kysely } from "kysely";
 import { parseAddress, parseSignature } from "../../chain/base58.js";
+import { insertOnchainTrades, type NewOnchainTrade, onchainTradeOf } from "../../markets/onchain-trades.js";
 import type { OrdersTable, Tables } from "../../storage/database.js";
 import { batchedWrite } from "../../storage/write-batch.js";
 
@@ -244,7 +245,7 @@ export async function advanceOrder(
   order: OrderRecord,
   change: OrderChange,
 ): Promise<OrderRecord | undefined> {
-  if (!(await transition(db, order.id, order.status, change))) return undefined;
+  if (!(await transition(db, order.id, order.status, change, settledTrades(order, change)))) return undefined;
   const { status, openSignature, openSlot, close, fills, reverts } = change;
   return {
     ...order,
@@ -257,12 +258,35 @@ export async function advanceOrder(
   };
 }
 
-/** Applies `change` if the order is still in `from`; returns whether it was. */
+/**
+ * The on-chain trades closing an async (prediction-market) order records: the fills `change` adds,
+ * read off the settling transaction that landed.
+ */
+function settledTrades(order: OrderRecord, change: OrderChange): NewOnchainTrade[] {
+  const close = order.close;
+  if (order.kind !== "async" || change.status !== "closed" || !close || !change.fills) return [];
+  const wire = Buffer.from(close.wire, "base64");
+  const at = now();
+  return change.fills.slice(order.fills.length).flatMap((fill) => {
+    if (fill.signature !== close.signature) return [];
+    const trade = onchainTradeOf(
+      { ...fill, orderId: order.id, wallet: order.user, orderAccount: order.escrow, wire },
+      at,
+    );
+    return trade ? [trade] : [];
+  });
+}
+
+/**
+ * Applies `change` if the order is still in `from`; returns whether it was. `trades` are recorded
+ * with it, in the same transaction, and only if it applied.
+ */
 export async function transition(
   db: Kysely<Tables>,
   id: string,
   from: OrderStatus,
   change: OrderChange,
+  trades: readonly NewOnchainTrade[] = [],
 ): Promise<boolean> {
   const set: Partial<OrdersTable> = { updated_at: now() };
   if (change.status) set.status = change.status;
@@ -276,8 +300,19 @@ export async function transition(
   }
   if (change.fills) set.fills = JSON.stringify(change.fills);
   if (change.reverts) set.reverts = JSON.stringify(change.reverts);
+  const update = async (db: Kysely<Tables>) => {
+    const result = await db
+      .updateTable("orders")
+      .set(set)
+      .where("id", "=", id)
+      .where("status", "=", from)
+      .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) await insertOnchainTrades(db, trades);
+    return result;
+  };
+  // Inside a group commit the update already runs in a transaction; alone, its trades need one.
   const result = await batchedWrite(db, (db) =>
-    db.updateTable("orders").set(set).where("id", "=", id).where("status", "=", from).executeTakeFirst(),
+    trades.length === 0 || db.isTransaction ? update(db) : db.transaction().execute(update),
   );
   return result.numUpdatedRows > 0n;
 }

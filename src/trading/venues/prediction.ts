@@ -1,14 +1,15 @@
 /**
- * The prediction venue: each active market's yes and no mints against USDC, priced from
- * the market's order book on the upstream exchange, in whole contracts (1 contract = 10^6 units of a
- * 6-decimal outcome token, paying 1 USDC if it wins). Buying walks the asks (the other side's bids
+ * The prediction venue: each active market's yes and no mints against their rail's settlement mint
+ * (every market has a USDC rail and a CASH rail, each with its own mints), priced from the market's
+ * order book on the upstream exchange, in whole contracts (1 contract = 10^6 units of a 6-decimal
+ * outcome token, paying 1 USDC or 1 CASH if it wins). Buying walks the asks (the other side's bids
  * mirrored: a no bid at p is a yes ask at 1 − p); selling walks the side's bids. Orders settle
  * asynchronously, so these markets are only ever direct routes.
  */
 import type { Address } from "@solana/kit";
 import { parseAddress } from "../../chain/base58.js";
-import { TOKEN_2022_PROGRAM } from "../../chain/programs.js";
-import { USDC_MINT } from "../../contract/markets.js";
+import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM, USDC_DECIMALS } from "../../chain/programs.js";
+import { type MarketAddresses, SETTLEMENT_MINTS } from "../../markets/accounts.js";
 import type { Catalog } from "../../markets/catalog.js";
 import type { ReferenceBook } from "../../upstream/relay.js";
 import type { AsyncMarket, LegQuote } from "../market.js";
@@ -23,7 +24,7 @@ export const BOOK_TTL_MS = 1_000;
 
 type Side = "yes" | "no";
 
-/** One price level: micro-USDC per contract, and whole contracts available at it. */
+/** One price level: millionths of the settlement mint per contract, and whole contracts available at it. */
 type Level = readonly [price: bigint, contracts: bigint];
 
 interface PricedBook {
@@ -34,30 +35,39 @@ interface PricedBook {
   fetchedAt: number;
 }
 
-/** A market's chain accounts as the catalogue names them, and whether they exist yet. */
+/** One rail's chain accounts as the catalogue names them, and the mint its outcome tokens trade against. */
 export interface OutcomeMarketAccounts {
   marketLedger: Address;
   yesMint: Address;
   noMint: Address;
+  settlementMint: Address;
 }
 
-/** An outcome mint of one market against USDC: what both ways of trading one have in common. */
+/** An outcome mint of one market's rail against its settlement mint: what both ways of trading one share. */
 export abstract class OutcomeMintMarket implements AsyncMarket {
   readonly venue = PREDICTION_VENUE;
   readonly executionMode = "async";
+  /** The settlement mint first, then the outcome mint. */
   readonly mints: readonly [Address, Address];
   readonly key: Address;
 
   constructor(
     readonly accounts: OutcomeMarketAccounts,
+    /** The market's USDC rail: what its initialization records (every rail is derived from it). */
+    readonly usdcRail: MarketAddresses,
     readonly ticker: string,
     readonly side: Side,
     readonly outcomeMint: Address,
-    /** Whether the market's ledger and mints exist on chain (the catalogue's `isInitialized`). */
+    /** Whether the market's ledgers and mints exist on chain (the catalogue's `isInitialized`). */
     readonly initialized: boolean,
   ) {
     this.key = accounts.marketLedger;
-    this.mints = [USDC_MINT, outcomeMint];
+    this.mints = [accounts.settlementMint, outcomeMint];
+  }
+
+  /** The mint a buy pays and a sale or redemption is paid in. */
+  get settlementMint(): Address {
+    return this.accounts.settlementMint;
   }
 
   abstract quote(inputMint: Address, amountIn: bigint): LegQuote | null;
@@ -74,37 +84,40 @@ export abstract class OutcomeMintMarket implements AsyncMarket {
 class OutcomeMarket extends OutcomeMintMarket {
   constructor(
     accounts: OutcomeMarketAccounts,
+    usdcRail: MarketAddresses,
     ticker: string,
     side: Side,
     outcomeMint: Address,
     initialized: boolean,
     private readonly books: ReadonlyMap<string, PricedBook>,
   ) {
-    super(accounts, ticker, side, outcomeMint, initialized);
+    super(accounts, usdcRail, ticker, side, outcomeMint, initialized);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
     const book = this.books.get(this.ticker);
     if (!book) return null;
-    if (inputMint === USDC_MINT) return buy(book.asks[this.side], amountIn);
+    if (inputMint === this.settlementMint) return buy(book.asks[this.side], amountIn);
+    if (inputMint !== this.outcomeMint) return null;
     return this.initialized ? sell(book.bids[this.side], amountIn) : null;
   }
 }
 
 /**
- * A determined market's outcome mint, redeemable for USDC: 1 USDC per winning contract, nothing for a
- * losing one, and for a scalar result yes pays pct/10000 and no (10000 − pct)/10000.
+ * A determined market's outcome mint, redeemable for its rail's settlement mint: 1 per winning
+ * contract, nothing for a losing one, and for a scalar result yes pays pct/10000 and no (10000 − pct)/10000.
  */
 class RedemptionMarket extends OutcomeMintMarket {
   constructor(
     accounts: OutcomeMarketAccounts,
+    usdcRail: MarketAddresses,
     ticker: string,
     side: Side,
     outcomeMint: Address,
-    /** Micro-USDC paid per contract. */
+    /** Millionths of the settlement mint paid per contract. */
     readonly payout: bigint,
   ) {
-    super(accounts, ticker, side, outcomeMint, true);
+    super(accounts, usdcRail, ticker, side, outcomeMint, true);
   }
 
   quote(inputMint: Address, amountIn: bigint): LegQuote | null {
@@ -116,7 +129,7 @@ class RedemptionMarket extends OutcomeMintMarket {
   }
 }
 
-/** Micro-USDC a contract of `side` pays once its market is determined, or null while it is not. */
+/** Millionths of the settlement mint a contract of `side` pays once its market is determined, else null. */
 export function payoutPerContract(
   side: Side,
   record: { status: string; result: string | null; scalarOutcomePct: number | null },
@@ -128,7 +141,7 @@ export function payoutPerContract(
   return side === "yes" ? yes : CONTRACT_UNITS - yes;
 }
 
-/** Whole contracts `budget` micro-USDC buys up the asks; what is left over is returned to the buyer. */
+/** Whole contracts `budget` (of the settlement mint) buys up the asks; the rest is returned to the buyer. */
 function buy(asks: readonly Level[], budget: bigint): LegQuote | null {
   let contracts = 0n;
   let cost = 0n;
@@ -174,45 +187,57 @@ export class PredictionVenue {
 
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
-  /** The venue's markets: both outcomes of every active market, and of every tokenized determined one. */
+  /** The venue's markets: both outcomes of each rail of every active or tokenized determined market. */
   markets(): readonly AsyncMarket[] {
     return this.current;
   }
 
   /**
    * Rebuilds the markets from the catalog: active markets trade (those not yet initialized are
-   * initialized by their first buy), tokenized determined ones redeem. Returns the outcome mints of
-   * the active tokenized ones, to be listed as tokens: a mint joins the registry once it exists.
+   * initialized by their first buy), tokenized determined ones redeem, each on every rail. Returns
+   * the settlement mints and the outcome mints of the active tokenized markets, to be listed as tokens:
+   * a mint joins the registry once it exists.
    */
   update(catalog: Catalog): TokenRecord[] {
     const markets: (OutcomeMarket | RedemptionMarket)[] = [];
-    const listed: TokenRecord[] = [];
+    // The settlement mints trade here whether or not a pool lists them (CASH has none); both are
+    // 6-decimal SPL tokens.
+    const listed: TokenRecord[] = SETTLEMENT_MINTS.map((mint) => ({
+      mint,
+      decimals: USDC_DECIMALS,
+      program: TOKEN_PROGRAM,
+    }));
     this.byMint.clear();
     for (const entry of catalog.markets) {
       const { tokenized, status, ticker } = entry.record;
       // Only a tokenized market's mints exist to redeem; an active one can be initialized by a buy.
       if (!tokenized && status !== "active") continue;
-      const accounts: OutcomeMarketAccounts = {
-        marketLedger: parseAddress(entry.addresses.marketLedger),
-        yesMint: parseAddress(entry.addresses.yesMint),
-        noMint: parseAddress(entry.addresses.noMint),
-      };
-      for (const [side, mint] of [
-        ["yes", accounts.yesMint],
-        ["no", accounts.noMint],
-      ] as const) {
-        const payout = payoutPerContract(side, entry.record);
-        let market: OutcomeMarket | RedemptionMarket;
-        if (status === "active") {
-          market = new OutcomeMarket(accounts, ticker, side, mint, tokenized, this.books);
-          if (tokenized) listed.push(outcomeToken(mint));
-        } else if (payout !== null) {
-          market = new RedemptionMarket(accounts, ticker, side, mint, payout);
-        } else {
-          continue;
+      // Its top-level accounts are the USDC rail's.
+      const usdcRail: MarketAddresses = entry.addresses;
+      for (const rail of entry.addresses.rails) {
+        const accounts: OutcomeMarketAccounts = {
+          marketLedger: parseAddress(rail.marketLedger),
+          yesMint: parseAddress(rail.yesMint),
+          noMint: parseAddress(rail.noMint),
+          settlementMint: parseAddress(rail.settlementMint),
+        };
+        for (const [side, mint] of [
+          ["yes", accounts.yesMint],
+          ["no", accounts.noMint],
+        ] as const) {
+          const payout = payoutPerContract(side, entry.record);
+          let market: OutcomeMarket | RedemptionMarket;
+          if (status === "active") {
+            market = new OutcomeMarket(accounts, usdcRail, ticker, side, mint, tokenized, this.books);
+            if (tokenized) listed.push(outcomeToken(mint));
+          } else if (payout !== null) {
+            market = new RedemptionMarket(accounts, usdcRail, ticker, side, mint, payout);
+          } else {
+            continue;
+          }
+          markets.push(market);
+          this.byMint.set(market.outcomeMint, market);
         }
-        markets.push(market);
-        this.byMint.set(market.outcomeMint, market);
       }
     }
     this.current = markets;
@@ -260,7 +285,7 @@ function outcomeToken(mint: Address): TokenRecord {
   return { mint, decimals: OUTCOME_DECIMALS, program: TOKEN_2022_PROGRAM };
 }
 
-/** Turns the reference book (bids per side, dollar strings) into bid and ask ladders in micro-USDC. */
+/** Turns the reference book (bids per side, dollar strings) into bid and ask ladders in millionths. */
 export function priceBook(book: ReferenceBook, fetchedAt: number): PricedBook {
   const ladder = (levels: Record<string, number>): Level[] =>
     Object.entries(levels)
