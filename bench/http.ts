@@ -2,7 +2,7 @@
  * HTTP benchmark of the built server (`dist/`), run as its own process so the load generator does
  * not share its event loop. In one run it measures `/health-check` (the baseline) and an event read
  * with nested markets, the forecast relay (cache hit, and what a miss adds over calling the upstream
- * directly), prints req/s, p50, p99 and their ratios, then the start-up time and memory with
+ * directly), live data by event of a finished game (a cache hit), prints req/s, p50, p99 and their ratios, then the start-up time and memory with
  * the demo catalogue and with a generated 10,000-event / 50,000-market catalogue.
  *
  *   npm run bench            (options: --duration 10 --connections 50 --only throughput,access,relay,startup)
@@ -228,22 +228,31 @@ async function relay(): Promise<void> {
     const settled = ours(opened, now - 600);
     const live = ours(opened, now + 86_400);
     const direct = `http://127.0.0.1:${simulatorPort}/trade-api/v2/series/KXHIGHNY/events/${event.ticker}/forecast_percentile_history?${percentiles.map((p) => `percentiles=${p}`).join("&")}&start_ts=${opened}&end_ts=${now + 86_400}&period_interval=60`;
+    let settledBytes = 0;
     for (const url of [settled, live, direct]) {
       const response = await fetch(url);
+      const body = await response.arrayBuffer();
       if (response.status !== 200)
-        throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+        throw new Error(`${url} answered ${response.status}: ${Buffer.from(body).toString()}`);
+      if (url === settled) settledBytes = body.byteLength;
     }
     const pid = server.child.pid;
+    const game = await finishedGameLiveData(server.url, demo, now);
     console.log(`
-forecast relay, event ${event.ticker}: cache hit at ${CONNECTIONS} connections, interleaved`);
-    const [health, hit] = (await interleaved([
+forecast relay, event ${event.ticker}, and live data of ${game.ticker} (a finished game): cache hits at ${CONNECTIONS} connections, interleaved`);
+    const [health, hit, liveHit] = (await interleaved([
       { name: "GET /health-check", url: `${server.url}/health-check`, pid },
       { name: "GET forecast history, settled range (cache hit)", url: settled, pid },
-    ])) as [Load, Load];
+      { name: "GET live data by event, finished game (cache hit)", url: game.url, pid },
+    ])) as [Load, Load, Load];
     printLoad(health);
     printLoad(hit);
+    printLoad(liveHit);
     console.log(
-      `  cache hit / health-check = ${((hit.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 60%)`,
+      `  forecast cache hit / health-check = ${((hit.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 60%; its body is ${settledBytes} bytes)`,
+    );
+    console.log(
+      `  live data cache hit / health-check = ${((liveHit.rps / health.rps) * 100).toFixed(1)}% of req/s (target >= 60%; its body is ${game.bytes} bytes)`,
     );
 
     console.log("forecast relay, cache miss: 1 connection, interleaved");
@@ -262,6 +271,33 @@ forecast relay, event ${event.ticker}: cache hit at ${CONNECTIONS} connections, 
   } finally {
     await stopServer(server);
   }
+}
+
+/**
+ * A sports event of the demo whose game is over, and its live data by event: every entry final, so
+ * the relay answers it from its cache (and the event's milestones from theirs, for 30 s at a time).
+ */
+async function finishedGameLiveData(
+  url: string,
+  demo: CatalogueFile,
+  now: number,
+): Promise<{ ticker: string; url: string; bytes: number }> {
+  const finished = demo.events.filter(
+    (e) =>
+      e.seriesTicker.endsWith("GAME") &&
+      e.markets.length > 0 &&
+      e.markets.every((m) => m.closeTime < now - 3 * 3_600),
+  );
+  for (const event of finished.slice(0, 20)) {
+    const liveUrl = `${url}/api/v1/live_data/by-event/${event.ticker}`;
+    const response = await fetch(liveUrl);
+    const body = Buffer.from(await response.arrayBuffer());
+    const entries = (JSON.parse(body.toString()) as { live_datas?: { details?: { status?: string } }[] })
+      .live_datas;
+    if (response.status === 200 && entries?.length && entries.every((e) => e.details?.status === "closed"))
+      return { ticker: event.ticker, url: liveUrl, bytes: body.length };
+  }
+  throw new Error("the demo catalogue has no finished game with live data");
 }
 
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {

@@ -56,11 +56,26 @@ export function isKeyParameter(name: string): boolean {
   return KEY_NAME_PARTS.some((part) => words.includes(part));
 }
 
+/** Plain ASCII with nothing escaped: a query whose names normalize by lower-casing and stripping alone. */
+const PLAIN_QUERY = /^[\x21-\x7e]*$/;
+/** The letters any key name holds once normalized (every `KEY_NAMES` entry and `KEY_NAME_PARTS` part contains one). */
+const KEY_LETTERS = /key|token|secret|passw|auth|bearer|credential/;
+
 /** Whether a request URL carries a key in its query string. */
 export function hasKeyInQuery(url: string): boolean {
   const start = url.indexOf("?");
   if (start === -1) return false;
-  for (const name of new URLSearchParams(url.slice(start + 1)).keys()) {
+  const query = url.slice(start + 1);
+  // The common case, on every request with a query: when nothing in it, names and values alike,
+  // spells a key's letters, no name can normalize to a key name, so there is nothing to parse.
+  if (
+    PLAIN_QUERY.test(query) &&
+    !query.includes("%") &&
+    !query.includes("+") &&
+    !KEY_LETTERS.test(query.toLowerCase().replace(/[^a-z0-9&=]/g, ""))
+  )
+    return false;
+  for (const name of new URLSearchParams(query).keys()) {
     if (isKeyParameter(name)) return true;
   }
   return false;

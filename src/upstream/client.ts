@@ -24,6 +24,8 @@ export interface UpstreamRequestOptions {
   cacheable?: boolean;
   /** Whether a 200 says of itself that it can never change (e.g. a finished game): then it is cached. */
   cacheableIf?: (answer: UpstreamAnswer) => boolean;
+  /** A 200 that changes seldom (an event's milestones) is kept this long; a change shows within it. */
+  maxAgeMs?: number;
 }
 
 /** What the relay and the sync need from an upstream exchange. */
@@ -106,7 +108,7 @@ export class UpstreamClient implements Upstream {
     options: UpstreamRequestOptions = {},
   ): Promise<UpstreamAnswer> {
     const url = this.urlOf(path, query);
-    if (options.cacheable || options.cacheableIf) {
+    if (options.cacheable || options.cacheableIf || options.maxAgeMs) {
       const cached = this.settled.get(url);
       if (cached) return cached;
     }
@@ -118,6 +120,8 @@ export class UpstreamClient implements Upstream {
     }
     if (answer.status === 200 && (options.cacheable || options.cacheableIf?.(answer))) {
       this.settled.set(url, answer);
+    } else if (answer.status === 200 && options.maxAgeMs) {
+      this.settled.set(url, answer, { ttl: options.maxAgeMs });
     }
     return answer;
   }

@@ -21,6 +21,11 @@ export interface ForecastQuery {
 
 /** The most milestone ids one live-data request takes (the reference's bound, and Kalshi's). */
 export const MAX_MILESTONE_IDS = 100;
+/**
+ * How long an event's milestones are kept: they are scheduled well ahead and seldom change, while
+ * every by-event or by-mint call needs them before its live data (which has its own, stricter rule).
+ */
+const MILESTONES_MAX_AGE_MS = 30_000;
 /** Pages of an event's milestones read at most: far more than any event has. */
 const MAX_MILESTONE_PAGES = 5;
 /** Live-data statuses after which nothing changes any more: a finished game, a final reading. */
@@ -199,25 +204,13 @@ export class MarketRelay {
     if (filters.type !== undefined) query.set("type", filters.type);
     const ids: string[] = [];
     for (let page = 0; page < MAX_MILESTONE_PAGES; page++) {
-      const answer = await this.upstream.get("milestones", query);
-      const body = parseJson(passThrough(answer, "event", `event ${eventTicker} has no milestones upstream`));
-      const { milestones, cursor } = (body ?? {}) as { milestones?: unknown; cursor?: unknown };
-      if (!Array.isArray(milestones)) {
-        throw new UpstreamError(
-          "unavailable",
-          "the upstream exchange sent milestones without a milestones list",
-        );
-      }
-      for (const milestone of milestones) {
-        const { id, related_event_tickers: related } = (milestone ?? {}) as Record<string, unknown>;
-        if (typeof id !== "string" || id === "" || id.length > 256) {
-          throw new UpstreamError("unavailable", "the upstream exchange sent a milestone without an id");
-        }
-        // A milestone that does not name the event among its related ones is not the event's.
-        if (Array.isArray(related) && !related.includes(eventTicker)) continue;
-        if (!ids.includes(id)) ids.push(id);
-      }
-      if (typeof cursor !== "string" || cursor === "") break;
+      const answer = await this.upstream.get("milestones", query, { maxAgeMs: MILESTONES_MAX_AGE_MS });
+      const { ids: pageIds, cursor } = milestonePage(
+        passThrough(answer, "event", `event ${eventTicker} has no milestones upstream`),
+        eventTicker,
+      );
+      for (const id of pageIds) if (!ids.includes(id)) ids.push(id);
+      if (cursor === undefined) break;
       query.set("cursor", cursor);
     }
     return ids;
@@ -273,6 +266,36 @@ function upstreamMessage(answer: UpstreamAnswer): string {
     // Not JSON: the text itself is the best description there is.
   }
   return text || "no reason given";
+}
+
+/** Each milestones answer read once: a kept answer is the same object on every call that hits it. */
+const milestonePages = new WeakMap<UpstreamAnswer, { ids: string[]; cursor: string | undefined }>();
+
+/** The ids of `eventTicker`'s milestones on one page of the upstream's answer, and the next page's cursor. */
+function milestonePage(
+  answer: UpstreamAnswer,
+  eventTicker: string,
+): { ids: string[]; cursor: string | undefined } {
+  const read = milestonePages.get(answer);
+  if (read) return read;
+  const body = parseJson(answer);
+  const { milestones, cursor } = (body ?? {}) as { milestones?: unknown; cursor?: unknown };
+  if (!Array.isArray(milestones)) {
+    throw new UpstreamError("unavailable", "the upstream exchange sent milestones without a milestones list");
+  }
+  const ids: string[] = [];
+  for (const milestone of milestones) {
+    const { id, related_event_tickers: related } = (milestone ?? {}) as Record<string, unknown>;
+    if (typeof id !== "string" || id === "" || id.length > 256) {
+      throw new UpstreamError("unavailable", "the upstream exchange sent a milestone without an id");
+    }
+    // A milestone that does not name the event among its related ones is not the event's.
+    if (Array.isArray(related) && !related.includes(eventTicker)) continue;
+    ids.push(id);
+  }
+  const page = { ids, cursor: typeof cursor === "string" && cursor !== "" ? cursor : undefined };
+  milestonePages.set(answer, page);
+  return page;
 }
 
 function parseJson(answer: UpstreamAnswer): unknown {

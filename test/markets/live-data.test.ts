@@ -257,6 +257,10 @@ describe("upstream faults: answered as the forecast relay answers them", () => {
     for (let i = 0; i < 2; i++) expect((await get(byIds(milestone.id))).status).toBe(200);
   }
   const paths = () => [byIds(milestone.id), byEvent(game.ticker)];
+  // An event's milestones are kept a while: a lookup with filters not asked for before reaches the upstream.
+  let lookups = 0;
+  const freshLookup = () =>
+    byEvent(game.ticker, `minimumStartDate=2000-01-01T00:00:${String(lookups++ % 60).padStart(2, "0")}Z`);
 
   beforeEach(() => {
     // Mid-game: nothing is final, so every call reaches the upstream.
@@ -276,7 +280,7 @@ describe("upstream faults: answered as the forecast relay answers them", () => {
       await healthy();
     }
     simulator.faults.set({ ...fault, match: "/milestones", times: 1 });
-    await expectError(byEvent(game.ticker), 502, "upstream_unavailable");
+    await expectError(freshLookup(), 502, "upstream_unavailable");
     await healthy();
   });
 
@@ -288,7 +292,7 @@ describe("upstream faults: answered as the forecast relay answers them", () => {
       await expectError(path, 400, "upstream_rejected", "injected 400");
     }
     simulator.faults.set({ kind: "status", status: 400, match: "/milestones", times: 1 });
-    await expectError(byEvent(game.ticker), 400, "upstream_rejected", "injected 400");
+    await expectError(freshLookup(), 400, "upstream_rejected", "injected 400");
   });
 
   it("answers 504 upstream_timeout within the budget when the upstream hangs or is too slow", async () => {
@@ -311,6 +315,16 @@ describe("cache and coalescing", () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => get(byIds(milestone.id))));
     expect(answers.every((a) => a.status === 200 && a.text === answers[0]!.text)).toBe(true);
     expect(upstreamCalls("live_data/batch")).toBe(1);
+  });
+
+  it("keeps an event's milestones a while, so a repeated by-event call asks the upstream only for live data", async () => {
+    clock = Math.floor((milestone.start + milestone.end) / 2);
+    const query = "category=Sports";
+    await get(byEvent(game.ticker, query));
+    simulator.faults.resetStats();
+    for (let i = 0; i < 3; i++) expect((await get(byEvent(game.ticker, query))).status).toBe(200);
+    expect(upstreamCalls("milestones")).toBe(0);
+    expect(upstreamCalls("live_data/batch")).toBe(3);
   });
 
   // Last: the game is over from here on, and its answer kept.
