@@ -150,6 +150,8 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    // Relayed bodies come from another service: never let a browser guess them into something else.
+    reply.header("x-content-type-options", "nosniff");
     if (request.headers.upgrade !== undefined) reply.header("connection", "close");
   });
   app.addHook("onResponse", async (request) => {

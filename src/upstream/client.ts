@@ -210,8 +210,12 @@ function unavailable(what: string): UpstreamError {
   return new UpstreamError("unavailable", `the upstream exchange ${what}`);
 }
 
+/** `application/json` or `application/…+json`, with parameters or none. */
+const JSON_MEDIA_TYPE = /^\s*application\/(?:[a-z0-9.!#$&^_-]+\+)?json\s*(?:;|$)/i;
+
 function isJson(contentType: string, body: Buffer): boolean {
-  if (!/\bjson\b/i.test(contentType)) return false;
+  // A JSON media type and nothing else: the relay passes it on, so `text/html; x=json` must not pass.
+  if (!JSON_MEDIA_TYPE.test(contentType)) return false;
   try {
     JSON.parse(body.toString("utf8"));
     return true;

@@ -26,6 +26,14 @@ export const MAX_MILESTONE_IDS = 100;
  * every by-event or by-mint call needs them before its live data (which has its own, stricter rule).
  */
 const MILESTONES_MAX_AGE_MS = 30_000;
+/** Milestones of one event taken at most (a game has a handful): past it the upstream is not believed. */
+const MAX_EVENT_MILESTONES = 1_000;
+/** Live-data batches of one event asked for at once. */
+const BATCHES_AT_ONCE = 4;
+/** The most bytes of live data joined into one by-event answer. */
+const MAX_JOINED_LIVE_DATA_BYTES = 8 * 1024 * 1024;
+/** A milestone id as the upstream writes them (Kalshi's are UUIDs): URL-safe, at most 128 characters. */
+export const MILESTONE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Pages of an event's milestones read at most: far more than any event has. */
 const MAX_MILESTONE_PAGES = 5;
 /** Live-data statuses after which nothing changes any more: a finished game, a final reading. */
@@ -61,8 +69,13 @@ export function rfc3339Seconds(value: string): number | undefined {
     return undefined;
   }
   const ms = Date.parse(value.toUpperCase());
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+  // In UTC still a four-digit year (an offset can push 0001-01-01 or 9999-12-31 past it), as RFC 3339 writes it.
+  if (!Number.isFinite(ms) || ms < FIRST_RFC3339_MS || ms > LAST_RFC3339_MS) return undefined;
+  return Math.floor(ms / 1000);
 }
+
+const FIRST_RFC3339_MS = new Date("0001-01-01T00:00:00Z").getTime();
+const LAST_RFC3339_MS = new Date("9999-12-31T23:59:59Z").getTime();
 
 /** The reference's filters of an event's milestones (Kalshi's GetMilestones filters). */
 export interface MilestoneFilters {
@@ -181,7 +194,22 @@ export class MarketRelay {
     const ids = await this.milestoneIdsOf(eventTicker, filters);
     const batches: string[][] = [];
     for (let i = 0; i < ids.length; i += MAX_MILESTONE_IDS) batches.push(ids.slice(i, i + MAX_MILESTONE_IDS));
-    const answers = await Promise.all(batches.map((batch) => this.liveData(batch)));
+    // A few batches at a time, and no more bytes joined than a client should get at once.
+    const answers: UpstreamAnswer[] = [];
+    let bytes = 0;
+    for (let i = 0; i < batches.length; i += BATCHES_AT_ONCE) {
+      for (const answer of await Promise.all(
+        batches.slice(i, i + BATCHES_AT_ONCE).map((b) => this.liveData(b)),
+      )) {
+        bytes += answer.body.length;
+        if (bytes > MAX_JOINED_LIVE_DATA_BYTES)
+          throw new UpstreamError(
+            "unavailable",
+            `the upstream exchange sent over ${MAX_JOINED_LIVE_DATA_BYTES} bytes of live data for event ${eventTicker}`,
+          );
+        answers.push(answer);
+      }
+    }
     if (answers.length === 1) return answers[0] as UpstreamAnswer;
     const liveDatas = answers.flatMap((answer) => liveDatasOf(parseJson(answer)));
     return {
@@ -202,18 +230,23 @@ export class MarketRelay {
     if (filters.competition !== undefined) query.set("competition", filters.competition);
     if (filters.sourceId !== undefined) query.set("source_id", filters.sourceId);
     if (filters.type !== undefined) query.set("type", filters.type);
-    const ids: string[] = [];
+    const ids = new Set<string>();
     for (let page = 0; page < MAX_MILESTONE_PAGES; page++) {
       const answer = await this.upstream.get("milestones", query, { maxAgeMs: MILESTONES_MAX_AGE_MS });
       const { ids: pageIds, cursor } = milestonePage(
         passThrough(answer, "event", `event ${eventTicker} has no milestones upstream`),
         eventTicker,
       );
-      for (const id of pageIds) if (!ids.includes(id)) ids.push(id);
+      for (const id of pageIds) ids.add(id);
+      if (ids.size > MAX_EVENT_MILESTONES)
+        throw new UpstreamError(
+          "unavailable",
+          `the upstream exchange lists over ${MAX_EVENT_MILESTONES} milestones for event ${eventTicker}`,
+        );
       if (cursor === undefined) break;
       query.set("cursor", cursor);
     }
-    return ids;
+    return [...ids];
   }
 
   private isSettled(endTs: number): boolean {
@@ -286,8 +319,8 @@ function milestonePage(
   const ids: string[] = [];
   for (const milestone of milestones) {
     const { id, related_event_tickers: related } = (milestone ?? {}) as Record<string, unknown>;
-    if (typeof id !== "string" || id === "" || id.length > 256) {
-      throw new UpstreamError("unavailable", "the upstream exchange sent a milestone without an id");
+    if (typeof id !== "string" || !MILESTONE_ID.test(id)) {
+      throw new UpstreamError("unavailable", "the upstream exchange sent a milestone without a valid id");
     }
     // A milestone that does not name the event among its related ones is not the event's.
     if (Array.isArray(related) && !related.includes(eventTicker)) continue;

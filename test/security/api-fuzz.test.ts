@@ -11,7 +11,7 @@ import { generateKeyPairSigner } from "@solana/kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
-import { USDC_MINT } from "../../src/contract/markets.js";
+import { CASH_MINT, USDC_MINT } from "../../src/contract/markets.js";
 import { HTTP_LIMITS } from "../../src/limits.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -58,10 +58,24 @@ beforeAll(async () => {
   const markets = catalog.markets.slice(0, 3);
   const marketTickers = markets.map((market) => market.record.ticker);
   const eventTickers = catalog.events.slice(0, 2).map((event) => event.record.ticker);
-  const mints = markets.flatMap((market) => [market.addresses.yesMint, market.addresses.noMint]);
+  // Both settlement rails' mints: the CASH rail's are looked up and traded as the USDC rail's are.
+  const mints = markets.flatMap((market) =>
+    market.addresses.rails.flatMap((rail) => [rail.yesMint, rail.noMint]),
+  );
   const now = Math.floor(Date.now() / 1000);
   good = {
     event_id: eventTickers,
+    event_ticker: eventTickers,
+    eventTicker: eventTickers,
+    milestoneIds: ["4a2ec3c6-6496-e23f-8d2e-6048957b6f89", "a,b"],
+    minimumStartDate: ["2026-11-01T00:00:00Z"],
+    wallet: [user.address],
+    minAmount: ["0", "1000000"],
+    sortBy: ["createdAt", "amount"],
+    sortOrder: ["asc", "desc"],
+    depth: ["0", "3"],
+    category: ["Sports", "Climate and Weather"],
+    tags: ["Basketball"],
     ticker: [...marketTickers, ...eventTickers],
     market_ticker: marketTickers,
     series_ticker: catalog.events.slice(0, 2).map((event) => event.record.seriesTicker),
@@ -69,8 +83,8 @@ beforeAll(async () => {
     tickers: marketTickers,
     addresses: mints,
     mints,
-    inputMint: [USDC_MINT, WRAPPED_SOL_MINT, ...mints.slice(0, 1)],
-    outputMint: [WRAPPED_SOL_MINT, USDC_MINT, ...mints.slice(0, 1)],
+    inputMint: [USDC_MINT, CASH_MINT, WRAPPED_SOL_MINT, ...mints.slice(0, 1), ...mints.slice(-1)],
+    outputMint: [WRAPPED_SOL_MINT, USDC_MINT, CASH_MINT, ...mints.slice(0, 1), ...mints.slice(-1)],
     amount: ["1000000", "1", "250000000"],
     userPublicKey: [user.address],
     slippageBps: ["50", "auto"],

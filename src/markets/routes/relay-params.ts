@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import type { UpstreamAnswer } from "../../upstream/client.js";
-import { MAX_CANDLES, MAX_MILESTONE_IDS, rfc3339Seconds } from "../../upstream/relay.js";
+import { MAX_CANDLES, MAX_MILESTONE_IDS, MILESTONE_ID, rfc3339Seconds } from "../../upstream/relay.js";
 import { integerParam, unixSecondsParam } from "./params.js";
 
 const MAX_PERCENTILES = 10;
@@ -127,9 +127,6 @@ export const RELAYED_RESPONSES = relayedResponses(RelayedBody);
 export function sendUpstream(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
   return reply.type(answer.contentType || "application/json").send(answer.body);
 }
-
-/** A milestone id as the upstream writes them (Kalshi's are UUIDs): URL-safe, at most 128 characters. */
-const MILESTONE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * `milestoneIds`: 1–100 ids, as repeated keys (`milestoneIds=a&milestoneIds=b`) or one comma-separated
