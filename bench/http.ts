@@ -13,7 +13,16 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
-import { cpuTimeUs, pickPort, runAutocannon, startServer, stopServer, tempDataDir } from "./support.js";
+import {
+  cpuTimeUs,
+  importCatalogue,
+  pickPort,
+  runAutocannon,
+  sized,
+  startServer,
+  stopServer,
+  tempDataDir,
+} from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -337,32 +346,10 @@ async function main(): Promise<void> {
   const large = generateDemoCatalogue({ anchor: ANCHOR, scale: Number(args.scale) });
   for (const catalogue of [sized(large, 10_000, 50_000), large]) {
     const markets = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
-    await startup(`${catalogue.events.length} events / ${markets} markets`, (dir) => {
-      const file = path.join(dir, "catalogue.json");
-      fs.writeFileSync(file, JSON.stringify(catalogue));
-      execFileSync(process.execPath, [MAIN, "import", file], {
-        env: { ...process.env, DATA_DIR: dir },
-        stdio: ["ignore", "ignore", "inherit"],
-      });
-    });
+    await startup(`${catalogue.events.length} events / ${markets} markets`, (dir) =>
+      importCatalogue(dir, catalogue),
+    );
   }
-}
-
-/**
- * The design's reference size: the first `events` events of the generated catalogue, each keeping the
- * same share of its markets, so that about `markets` markets remain.
- */
-function sized(file: CatalogueFile, events: number, markets: number): CatalogueFile {
-  const chosen = file.events.slice(0, events);
-  const available = chosen.reduce((n, e) => n + e.markets.length, 0);
-  const share = Math.min(1, markets / available);
-  return {
-    ...file,
-    events: chosen.map((event) => ({
-      ...event,
-      markets: event.markets.slice(0, Math.max(1, Math.round(event.markets.length * share))),
-    })),
-  };
 }
 
 function writeCatalogue(dir: string, scale: number): string {

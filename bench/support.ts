@@ -2,7 +2,7 @@
  * What the benches share: the built server started and stopped, a process's CPU time, autocannon runs,
  * and baselines of the machine's speed (`/health-check` req/s, a bare LiteSVM's transfers per second).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +13,7 @@ import type autocannon from "autocannon";
 import { addressBytes } from "../src/chain/base58.js";
 import { buildSignedTransaction } from "../src/chain/build-transaction.js";
 import { createSvm, FailedTransactionMetadata } from "../src/chain/sandbox/svm.js";
+import type { CatalogueFile } from "../src/contract/markets.js";
 
 const MAIN = path.resolve("dist/cli/main.js");
 
@@ -197,4 +198,32 @@ export async function rawLiteSvmRate(transactions = 5_000): Promise<number> {
       throw new Error("a raw LiteSVM transfer failed");
   }
   return (transactions * 1000) / (performance.now() - started);
+}
+
+/**
+ * The design's reference size: the first `events` events of a generated catalogue, each keeping the
+ * same share of its markets, so that about `markets` markets remain.
+ */
+export function sized(file: CatalogueFile, events: number, markets: number): CatalogueFile {
+  const chosen = file.events.slice(0, events);
+  const available = chosen.reduce((n, e) => n + e.markets.length, 0);
+  const share = Math.min(1, markets / available);
+  return {
+    ...file,
+    events: chosen.map((event) => ({
+      ...event,
+      markets: event.markets.slice(0, Math.max(1, Math.round(event.markets.length * share))),
+    })),
+  };
+}
+
+/** Imports `catalogue` into the data directory with the built CLI, as an operator would. */
+export function importCatalogue(dataDir: string, catalogue: CatalogueFile): void {
+  const file = path.join(dataDir, "catalogue.json");
+  fs.writeFileSync(file, JSON.stringify(catalogue));
+  execFileSync(process.execPath, [MAIN, "import", file], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  fs.rmSync(file);
 }
