@@ -45,15 +45,23 @@ export interface GenesisMarket extends GenesisRail {
   rails?: readonly GenesisRail[];
 }
 
+/**
+ * Market rails read, checked and installed at a time: genesis of a large catalogue (tens of thousands
+ * of markets) then never holds every account, its read-back and its install at once.
+ */
+const RAILS_AT_ONCE = 2_000;
+
 /** Creates whatever genesis accounts are missing; returns how many it created. */
 export async function applyGenesis(
   chain: SandboxChain,
   options: { venueSeed: string; keys: VenueKeys; markets: readonly GenesisMarket[] },
 ): Promise<number> {
   const authority = options.keys.mintAuthority.address;
-  const mintAccount = async (mint: Address, program: Address, decimals: number, withAuthority = true) => ({
+  const mintLamports = await chain.getMinimumBalanceForRentExemption(MINT_SIZE);
+  const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
+  const mintAccount = (mint: Address, program: Address, decimals: number, withAuthority = true) => ({
     address: mint,
-    lamports: await chain.getMinimumBalanceForRentExemption(MINT_SIZE),
+    lamports: mintLamports,
     owner: program,
     executable: false,
     data: encodeMint({
@@ -63,11 +71,11 @@ export async function applyGenesis(
       freezeAuthority: null,
     }),
   });
-  const wanted: (StoredAccount & { address: Address })[] = [
-    await mintAccount(USDC_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
+  const venue: GenesisAccount[] = [
+    mintAccount(USDC_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
     // CASH is a 6-decimal SPL token like USDC; here the venue mints it.
-    await mintAccount(CASH_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
-    await mintAccount(WRAPPED_SOL_MINT, TOKEN_PROGRAM, 9, false),
+    mintAccount(CASH_MINT, TOKEN_PROGRAM, USDC_DECIMALS),
+    mintAccount(WRAPPED_SOL_MINT, TOKEN_PROGRAM, 9, false),
     {
       address: options.keys.treasury.address,
       lamports: TREASURY_LAMPORTS,
@@ -82,26 +90,39 @@ export async function applyGenesis(
       executable: false,
       data: new Uint8Array(0),
     },
+    ...demoTokens(options.venueSeed).map((token) =>
+      mintAccount(token.address, TOKEN_PROGRAM, token.decimals),
+    ),
   ];
-  for (const token of demoTokens(options.venueSeed)) {
-    wanted.push(await mintAccount(token.address, TOKEN_PROGRAM, token.decimals));
-  }
-  const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
-  for (const market of options.markets.flatMap((m) => m.rails ?? [m])) {
-    // The catalogue's addresses are checked here, where they enter the chain.
-    const yesMint = parseAddress(market.yesMint);
-    const noMint = parseAddress(market.noMint);
-    const settlementMint = parseAddress(market.settlementMint ?? USDC_MINT);
-    wanted.push(await mintAccount(yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
-    wanted.push(await mintAccount(noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS));
-    wanted.push({
-      address: parseAddress(market.marketLedger),
-      lamports: ledgerLamports,
-      owner: authority,
-      executable: false,
-      data: encodeMarketLedger({ yesMint, noMint, settlementMint, authority }),
+  let created = await installMissing(chain, venue);
+  const rails = options.markets.flatMap((m) => m.rails ?? [m]);
+  for (let start = 0; start < rails.length; start += RAILS_AT_ONCE) {
+    const accounts = rails.slice(start, start + RAILS_AT_ONCE).flatMap((market): GenesisAccount[] => {
+      // The catalogue's addresses are checked here, where they enter the chain.
+      const yesMint = parseAddress(market.yesMint);
+      const noMint = parseAddress(market.noMint);
+      const settlementMint = parseAddress(market.settlementMint ?? USDC_MINT);
+      return [
+        mintAccount(yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS),
+        mintAccount(noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS),
+        {
+          address: parseAddress(market.marketLedger),
+          lamports: ledgerLamports,
+          owner: authority,
+          executable: false,
+          data: encodeMarketLedger({ yesMint, noMint, settlementMint, authority }),
+        },
+      ];
     });
+    created += await installMissing(chain, accounts);
   }
+  return created;
+}
+
+type GenesisAccount = StoredAccount & { address: Address };
+
+/** Installs those of `wanted` the chain does not hold yet; returns how many. */
+async function installMissing(chain: SandboxChain, wanted: readonly GenesisAccount[]): Promise<number> {
   const existing = await chain.getMultipleAccounts(wanted.map((account) => account.address));
   const missing = wanted.filter((_, i) => existing[i] === null);
   if (missing.length > 0) await chain.installAccounts(missing);
