@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
 import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
 import {
@@ -19,6 +20,7 @@ import {
   pickPort,
   runAutocannon,
   sized,
+  sleep,
   startServer,
   stopServer,
   tempDataDir,
@@ -309,6 +311,32 @@ async function finishedGameLiveData(
   throw new Error("the demo catalogue has no finished game with live data");
 }
 
+/**
+ * When the sandbox chain's accounts stopped growing (no new row for 2 s), in ms from `startedAt`
+ * (a `performance.now()`), and how many there are; gives up after 120 s.
+ */
+async function chainAccountsSettled(
+  dataDir: string,
+  startedAt: number,
+): Promise<{ accounts: number; ms: number }> {
+  const db = new Database(path.join(dataDir, "oddsgate.db"), { readonly: true, fileMustExist: true });
+  try {
+    let accounts = -1;
+    let changedAt = performance.now();
+    while (performance.now() - changedAt < 2_000 && performance.now() - startedAt < 120_000) {
+      const { n } = db.prepare("SELECT count(*) AS n FROM chain_accounts").get() as { n: number };
+      if (n !== accounts) {
+        accounts = n;
+        changedAt = performance.now();
+      }
+      await sleep(100);
+    }
+    return { accounts, ms: changedAt - startedAt };
+  } finally {
+    db.close();
+  }
+}
+
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
   const dataDir = tempDataDir();
   try {
@@ -317,10 +345,16 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
     // Touch a few pages so lazily built sort orders count toward memory, as under real traffic.
     await fetch(`${server.url}/api/v1/events?sort=volume&limit=200`);
     await fetch(`${server.url}/api/v1/markets?sort=volume&limit=200`);
-    const rss = rssMb(server.child.pid as number);
+    const pid = server.child.pid as number;
+    const rss = rssMb(pid);
+    // /health-check answers once the catalogue is loaded; the tokenized markets' chain accounts are
+    // created after that, in the background: the start is complete only when their count settles.
+    const settled = await chainAccountsSettled(dataDir, server.startedAt);
+    const settledRss = rssMb(pid);
     await stopServer(server);
     console.log(
-      `  ${label.padEnd(44)} ready ${(server.readyMs / 1000).toFixed(2).padStart(5)} s   RSS ${rss.toFixed(0).padStart(4)} MB`,
+      `  ${label.padEnd(44)} ready ${(server.readyMs / 1000).toFixed(2).padStart(5)} s   RSS ${rss.toFixed(0).padStart(4)} MB` +
+        `   chain accounts (${settled.accounts}) in place ${(settled.ms / 1000).toFixed(2).padStart(5)} s   RSS ${settledRss.toFixed(0).padStart(4)} MB`,
     );
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });

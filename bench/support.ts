@@ -22,6 +22,8 @@ export interface StartedServer {
   url: string;
   rpcUrl: string;
   dataDir: string;
+  /** When the process was spawned (`performance.now()`). */
+  startedAt: number;
   /** From spawning the process until /health-check answered 200. */
   readyMs: number;
   /** Whether `dataDir` was made for this server (and goes with it). */
@@ -97,6 +99,7 @@ export async function startServer(options: ServerOptions = {}): Promise<StartedS
     url,
     rpcUrl: `http://127.0.0.1:${rpcPort}`,
     dataDir,
+    startedAt: started,
     readyMs: performance.now() - started,
     ownsDataDir: options.dataDir === undefined,
   };
