@@ -38,6 +38,7 @@ import {
   type VenueSigningKeys,
 } from "./prediction-orders.js";
 import {
+  ACTIVE_ORDERS_PER_PASS,
   activeEscrows,
   activeOrders,
   advanceOrder,
@@ -129,8 +130,11 @@ export class OrderKeeper {
   /** One pass over every active order. */
   async tick(): Promise<void> {
     const { db, book } = this.options;
-    book.followOrderEscrows(await activeEscrows(db));
-    for (const order of await activeOrders(db)) await this.advance(order);
+    const orders = await activeOrders(db);
+    // The pass's own read names every escrow still in play unless it was cut at its limit.
+    const complete = orders.length < ACTIVE_ORDERS_PER_PASS;
+    book.followOrderEscrows(complete ? orders.map((order) => order.escrow) : await activeEscrows(db));
+    for (const order of orders) await this.advance(order);
   }
 
   /** Takes one order one or more steps on; never works on the same order twice at once. */

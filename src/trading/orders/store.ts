@@ -183,8 +183,14 @@ export async function orderById(db: Kysely<Tables>, id: string): Promise<OrderRe
   return row ? fromRow(row) : undefined;
 }
 
+/** Active orders the keeper reads for one pass at most. */
+export const ACTIVE_ORDERS_PER_PASS = 500;
+
 /** Orders not yet in a terminal state, oldest first. */
-export async function activeOrders(db: Kysely<Tables>, limit = 500): Promise<OrderRecord[]> {
+export async function activeOrders(
+  db: Kysely<Tables>,
+  limit = ACTIVE_ORDERS_PER_PASS,
+): Promise<OrderRecord[]> {
   const rows = await db
     .selectFrom("orders")
     .selectAll()
