@@ -302,6 +302,7 @@ describe("on-chain trades on SQLite", () => {
 
   it("sorts newest first by default, ties by id, and oldest first with sortOrder=asc", async () => {
     const desc = (await page(t.url, "/onchain-trades")).trades;
+    expect(desc).toHaveLength(4);
     const key = (trade: OnchainTrade) => [trade.createdAt, trade.id] as const;
     for (let i = 1; i < desc.length; i++) {
       const [a, b] = [key(desc[i - 1] as OnchainTrade), key(desc[i] as OnchainTrade)];
@@ -361,7 +362,8 @@ describe("on-chain trades on SQLite", () => {
     // A market nobody traded has no trades.
     const { markets } = await t.client.listMarkets({ eventTicker: marketC.eventTicker });
     const quiet = markets.find((m) => m.ticker !== marketC.ticker);
-    if (quiet) expect((await page(t.url, `/onchain-trades/by-market/${quiet.ticker}`)).trades).toEqual([]);
+    expect(quiet).toBeDefined();
+    expect((await page(t.url, `/onchain-trades/by-market/${quiet?.ticker}`)).trades).toEqual([]);
   });
 
   it("pages by trade-id cursor, each trade once, in every sort", async () => {
