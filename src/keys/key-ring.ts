@@ -97,7 +97,10 @@ export class KeyRing {
    */
   hasEnded(secret: string): boolean {
     const hash = hashSecret(secret);
-    return this.ended.has(hash) || (this.grants.has(hash) && this.lookup(secret) === undefined);
+    if (this.ended.has(hash)) return true;
+    // Known here, but past its grace: a secret rotated away.
+    const until = this.grants.get(hash)?.validUntil;
+    return until !== undefined && Date.now() > until;
   }
 
   /** Like lookup, but an unknown secret first makes the ring look for keys created since its last refresh. */

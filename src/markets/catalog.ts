@@ -42,6 +42,11 @@ export interface MarketEntry {
   readonly sortKeys: Record<SortKey, number>;
 }
 
+/** The outcome mints of a market, every rail's yes and no mint. */
+export function outcomeMintsOf(market: MarketEntry): string[] {
+  return market.addresses.rails.flatMap((rail) => [rail.yesMint, rail.noMint]);
+}
+
 export interface EventEntry {
   readonly record: EventRecord;
   readonly markets: readonly MarketEntry[];

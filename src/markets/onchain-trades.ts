@@ -12,7 +12,7 @@ import { addressOf } from "../chain/base58.js";
 import { isTokenProgram } from "../chain/programs.js";
 import { parseWireTransaction } from "../chain/wire.js";
 import type { OnchainTradesTable, Tables } from "../storage/database.js";
-import type { Catalog, MarketEntry } from "./catalog.js";
+import type { Catalog } from "./catalog.js";
 
 /** A trade as the reference serves it (amounts in each mint's smallest unit, times in Unix seconds). */
 export interface OnchainTrade {
@@ -243,11 +243,6 @@ export class OnchainTrades {
       cursor: next ? String(next.id) : null,
     };
   }
-}
-
-/** The outcome mints of a market, every rail's yes and no mint. */
-export function outcomeMintsOf(market: MarketEntry): string[] {
-  return market.addresses.rails.flatMap((rail) => [rail.yesMint, rail.noMint]);
 }
 
 /** Which outcome of its market `mint` is, and the market; nulls when the catalogue does not know it. */

@@ -38,6 +38,7 @@ export interface FirmQuoteTerms {
 }
 
 interface FirmQuote extends FirmQuoteTerms {
+  holds: readonly QuoteHold[];
   /** Its client and wallet, the key of the quotes counted together. */
   walletKey: string;
   lastValidBlockHeight: bigint;
@@ -179,7 +180,7 @@ export class FirmQuotes {
       this.byClient.set(quote.client, client);
     }
     client.count += 1;
-    for (const hold of quote.holds ?? [])
+    for (const hold of quote.holds)
       client.held.set(hold.side, (client.held.get(hold.side) ?? 0n) + hold.amount);
     this.expiring.push(quote);
     return quote;
@@ -220,7 +221,7 @@ export class FirmQuotes {
     const client = this.byClient.get(quote.client);
     if (!client) return;
     client.count -= 1;
-    for (const hold of quote.holds ?? []) {
+    for (const hold of quote.holds) {
       const left = (client.held.get(hold.side) ?? 0n) - hold.amount;
       if (left > 0n) client.held.set(hold.side, left);
       else client.held.delete(hold.side);

@@ -2,8 +2,9 @@
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
+import { outcomeMintsOf } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { type OnchainTrades, outcomeMintsOf } from "../onchain-trades.js";
+import type { OnchainTrades } from "../onchain-trades.js";
 import { OnchainTradePageSchema, OnchainTradesQuery, onchainTradePage } from "./list-onchain-trades.js";
 
 const Params = z.object({ market_ticker: z.string().min(1).max(160) });

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
+import { outcomeMintsOf } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { unixSecondsParam } from "./params.js";
 
@@ -30,7 +31,7 @@ export function outcomeMints(app: ZodApp, catalog: CatalogHolder): void {
       const mints = catalog
         .require()
         .markets.filter((m) => m.record.tokenized && m.record.closeTime >= minCloseTs)
-        .flatMap((m) => m.addresses.rails.flatMap((rail) => [rail.yesMint, rail.noMint]));
+        .flatMap(outcomeMintsOf);
       return { mints };
     },
   );

@@ -185,13 +185,17 @@ export const MilestoneFilterQuery = {
   minimumStartDate: z
     .string()
     .max(40, { error: "minimumStartDate must be an RFC3339 timestamp, e.g. 2026-11-22T00:00:00Z" })
-    .refine((value) => rfc3339Seconds(value) !== undefined, {
-      error: (issue) =>
-        `minimumStartDate must be an RFC3339 timestamp, e.g. 2026-11-22T00:00:00Z, got ${JSON.stringify(String(issue.input))}`,
+    .transform((value, ctx) => {
+      const seconds = rfc3339Seconds(value);
+      if (seconds === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `minimumStartDate must be an RFC3339 timestamp, e.g. 2026-11-22T00:00:00Z, got ${JSON.stringify(value)}`,
+        });
+        return z.NEVER;
+      }
+      return new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
     })
-    .transform((value) =>
-      new Date((rfc3339Seconds(value) as number) * 1000).toISOString().replace(".000Z", "Z"),
-    )
     .optional()
     .meta({ description: "Only milestones starting at or after this moment (RFC3339)" }),
   category: milestoneFilterParam("category", "Milestone category, e.g. Sports").optional(),
