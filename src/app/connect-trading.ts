@@ -11,6 +11,7 @@ import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Storage } from "../storage/database.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
 import { BookStreamHub } from "../trading/book-stream.js";
+import { FirmQuotes } from "../trading/firm-quotes.js";
 import { OrderDesk } from "../trading/order.js";
 import { IntentDesk } from "../trading/orders/intents.js";
 import { OrderKeeper } from "../trading/orders/keeper.js";
@@ -92,7 +93,13 @@ export async function startTrading(
   await book.start();
   const { db } = deps.storage;
   const chain = deps.chain.chain;
-  const marketInit = new MarketInitDesk({ db, chain, book, authorities });
+  // One set of firm-quote bounds for everything a client makes the venue hold or store for it.
+  const firmQuotes = new FirmQuotes({
+    perWallet: config.FIRM_QUOTES_PER_WALLET,
+    perClient: config.FIRM_QUOTES_PER_CLIENT,
+    poolShareBps: config.FIRM_QUOTE_POOL_SHARE_BPS,
+  });
+  const marketInit = new MarketInitDesk({ db, chain, book, authorities, firmQuotes });
   const wallets = new WalletVerification({
     db,
     required: config.WALLET_VERIFICATION ?? config.MODE === "production",
@@ -106,17 +113,7 @@ export async function startTrading(
     { onError: (error) => deps.logger?.error({ err: error }, "priority fees: reading the chain failed") },
   );
   priorityFees.start();
-  const desk = new OrderDesk(
-    book,
-    chain,
-    predictionOrders,
-    {
-      perWallet: config.FIRM_QUOTES_PER_WALLET,
-      perClient: config.FIRM_QUOTES_PER_CLIENT,
-      poolShareBps: config.FIRM_QUOTE_POOL_SHARE_BPS,
-    },
-    priorityFees,
-  );
+  const desk = new OrderDesk(book, chain, predictionOrders, firmQuotes, priorityFees);
   // Only the sandbox's venue holds the outcome mints' authority and a USDC and CASH treasury to settle with.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({

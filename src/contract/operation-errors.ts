@@ -218,6 +218,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "invalid_outcome_mint",
     "prediction_market_already_initialized",
     "unknown_outcome_mint",
+    "too_many_firm_quotes",
     "not_ready",
     "internal",
   ],

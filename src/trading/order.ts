@@ -20,7 +20,7 @@ import {
   simulatedComputeUnitLimit,
 } from "./compute-budget.js";
 import { type OrderRefusal, OrderRefused, TradingNotReady } from "./errors.js";
-import { type FirmQuoteLimits, FirmQuotes } from "./firm-quotes.js";
+import { FirmQuotes } from "./firm-quotes.js";
 import type { VenueMarket } from "./market.js";
 import {
   AUTO_SLIPPAGE_BPS,
@@ -53,23 +53,20 @@ export type ClientId = string;
 
 /** Quotes (and, with a user, issues) orders from the trading book. */
 export class OrderDesk {
-  private readonly firmQuotes: FirmQuotes;
-
   constructor(
     private readonly book: TradingBook,
     private readonly chain: Chain,
     /** Where async (prediction-market) orders are recorded; without it they are quotes only. */
     private readonly orders?: { db: Kysely<Tables>; authorities: PoolAuthorities },
-    limits: FirmQuoteLimits = {
+    /** The live firm quotes and their bounds (shared with the market-initialization desk). */
+    private readonly firmQuotes: FirmQuotes = new FirmQuotes({
       perWallet: RESERVATION_LIMITS.perWallet,
       perClient: RESERVATION_LIMITS.perClientAddress,
       poolShareBps: RESERVATION_LIMITS.poolShareBpsPerClient,
-    },
+    }),
     /** What recent transactions paid, for fees asked as a level; without it a level costs nothing. */
     private readonly priorityFees?: { levels(): PriorityFeeLevels },
-  ) {
-    this.firmQuotes = new FirmQuotes(limits);
-  }
+  ) {}
 
   /** Routes and prices a request: the part `/order` and `/intent` share. */
   async price(request: OrderRequest): Promise<PricedRoute> {

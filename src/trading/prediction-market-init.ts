@@ -22,6 +22,7 @@ import { MINT_SIZE } from "../chain/token-layout.js";
 import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
+import type { FirmQuotes } from "./firm-quotes.js";
 import { computeUnitLimit } from "./instructions.js";
 import { INTENT_EXPIRY_SLOTS, openMemo } from "./orders/escrow.js";
 import { insertOrder, type OrderTerms } from "./orders/store.js";
@@ -96,6 +97,8 @@ export class MarketInitDesk {
       chain: Chain;
       book: TradingBook;
       authorities: PoolAuthorities;
+      /** Each request stores an order the keeper watches: counted against the client's firm-quote bounds. */
+      firmQuotes?: FirmQuotes;
     },
   ) {}
 
@@ -124,6 +127,7 @@ export class MarketInitDesk {
   async initTransaction(
     payerText: string,
     outcomeMintText: string,
+    client = "local",
   ): Promise<{ transaction: string; lastValidBlockHeight: number; computeUnitLimit: number }> {
     const { book, db, authorities } = this.deps;
     // Checked before anything reads them; the length is bounded before base58 decoding.
@@ -177,6 +181,14 @@ export class MarketInitDesk {
       ],
       latest.blockhash,
     );
+    // Bounded like a firm quote (it holds nothing, and its payment is checked above) until its blockhash expires.
+    this.deps.firmQuotes
+      ?.admit(
+        { wallet: payer, client, inputMint: WRAPPED_SOL_MINT, inAmount: 0n, balance: lamports },
+        clock.blockHeight,
+        latest.lastValidBlockHeight,
+      )
+      .attach([]);
     book.addOrderEscrow(escrow);
     await insertOrder(db, {
       id,

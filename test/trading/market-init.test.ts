@@ -259,6 +259,18 @@ describe("GET /prediction-market-init", () => {
     await eventually(async () => before - (await chain.getBalance(payer.address)) === initCost + 20_000n);
   }, 60_000);
 
+  it("counts each request against the client's firm-quote bounds: a payer's ninth unpaid one is refused", async () => {
+    const market = fresh[5] as { ticker: string; yesMint: Address };
+    const payer = await newFundedWallet(t.url, chain, 1_000_000_000n);
+    for (let i = 0; i < 8; i++) expect((await init(payer.address, market.yesMint)).status).toBe(200);
+    const ninth = await init(payer.address, market.yesMint);
+    expect(ninth.status).toBe(429);
+    expect(((await ninth.json()) as { code: string }).code).toBe("too_many_firm_quotes");
+    // Another payer, asked for by the same client, is counted on its own.
+    const other = await newFundedWallet(t.url, chain, 1_000_000_000n);
+    expect((await init(other.address, market.yesMint)).status).toBe(200);
+  }, 30_000);
+
   it("initializes nothing for a caller who never pays", async () => {
     const market = fresh[3] as { ticker: string; yesMint: Address };
     const payer = await newFundedWallet(t.url, chain, 1_000_000_000n);

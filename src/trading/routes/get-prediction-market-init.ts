@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import { type MarketInitDesk, MarketInitRefused } from "../prediction-market-init.js";
+import { clientOf } from "./order-params.js";
 
 const PredictionMarketInitQuery = z.object({
   payer: z.string().optional().meta({ description: "Wallet that pays the initialization and signs, base58" }),
@@ -42,7 +43,11 @@ export function getPredictionMarketInit(app: ZodApp, marketInit: MarketInitDesk 
     async (request) => {
       if (!marketInit) throw new ApiError("not_ready", "this venue does not initialize prediction markets");
       try {
-        return await marketInit.initTransaction(request.query.payer ?? "", request.query.outcomeMint ?? "");
+        return await marketInit.initTransaction(
+          request.query.payer ?? "",
+          request.query.outcomeMint ?? "",
+          clientOf(request),
+        );
       } catch (error) {
         if (error instanceof MarketInitRefused) throw new ApiError(error.reason, error.message);
         throw error;
