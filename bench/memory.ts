@@ -765,7 +765,7 @@ async function runOne(label: string, prepare: (dataDir: string) => void): Promis
         inspector = connected;
         const afterGc = procStatus(server.child.pid as number);
         const trimmed = args["no-trim"] ? null : mallocTrim(server.child.pid as number);
-        await stopServerKeepingInspector(server, inspector, pass === "first start", diagnostics);
+        await snapshotHeap(inspector, pass === "first start", diagnostics);
         const storage = storageFigures(dataDir);
         const svm = await calibration;
         console.log(
@@ -812,12 +812,7 @@ function mallocTrim(pid: number): { before: number; after: number } | null {
 }
 
 /** Takes and summarizes the heap snapshot (first start only), while the server still runs. */
-async function stopServerKeepingInspector(
-  server: StartedServer,
-  inspector: Inspector,
-  snapshot: boolean,
-  dir: string,
-): Promise<void> {
+async function snapshotHeap(inspector: Inspector, snapshot: boolean, dir: string): Promise<void> {
   if (!snapshot || args["no-snapshot"]) return;
   const file = path.join(dir, "main.heapsnapshot");
   const started = performance.now();
@@ -859,7 +854,6 @@ async function stopServerKeepingInspector(
   console.log(`  ${"strings by family".padEnd(46)}${"self MB".padStart(10)}${"count".padStart(10)}`);
   for (const group of summary.strings)
     row(group.name, mb(group.self).padStart(10), String(group.count).padStart(10));
-  void server;
 }
 
 function printStorage(storage: StorageFigures, svm: Calibration): void {
