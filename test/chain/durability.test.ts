@@ -1,6 +1,8 @@
 import { type Address, generateKeyPairSigner, type Signature } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
+import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
+import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { BACKENDS } from "../support/backends.js";
 import { startTestChain, TEST_MARKETS, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
@@ -62,6 +64,53 @@ for (const backend of BACKENDS) {
       const yes = await chain.chain.getMint(later.yesMint as Address);
       expect(yes).toMatchObject({ programId: "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb", decimals: 6 });
       expect(yes?.mintAuthority).toBe(chain.venueKeys.mintAuthority.address);
+    });
+
+    it("defers each market's accounts: readable at once, stored only once a transaction writes them", async () => {
+      const { settings, cleanup } = await backend.create();
+      cleanups.push(cleanup);
+      let chain: TestChain = await startTestChain(settings);
+      const market = TEST_MARKETS[0] as GenesisMarket;
+      const stored = async () =>
+        new Set((await new ChainStore(chain.storage.db).loadAccounts()).map((account) => account.address));
+      expect(await stored()).not.toContain(market.yesMint);
+      expect(await stored()).not.toContain(market.marketLedger);
+      // Every reader sees the pristine accounts: the Chain interface and JSON-RPC clients alike.
+      const no = await chain.chain.getMint(market.noMint as Address);
+      expect(no).toMatchObject({
+        supply: 0n,
+        decimals: 6,
+        mintAuthority: chain.venueKeys.mintAuthority.address,
+      });
+      const rpc = await fetch(chain.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "getAccountInfo",
+          params: [market.marketLedger, { encoding: "base64" }],
+        }),
+      });
+      const ledger = ((await rpc.json()) as { result: { value: { owner: string } | null } }).result.value;
+      expect(ledger?.owner).toBe(chain.venueKeys.mintAuthority.address);
+      expect(await chain.chain.getBalance(market.yesMint as Address)).toBeGreaterThan(0n);
+
+      // A transaction that names one creates it; what it writes is committed like any account.
+      const alice = await generateKeyPairSigner();
+      await faucet(chain.chain, chain.signers, alice.address, market.yesMint as Address, 5_000_000n);
+      expect((await chain.chain.getMint(market.yesMint as Address))?.supply).toBe(5_000_000n);
+      expect(await stored()).toContain(market.yesMint);
+      expect(await stored()).not.toContain(market.noMint);
+      await chain.stop();
+
+      chain = await startTestChain(settings);
+      cleanups.push(() => chain.stop());
+      expect((await chain.chain.getMint(market.yesMint as Address))?.supply).toBe(5_000_000n);
+      expect((await chain.chain.getMint(market.noMint as Address))?.supply).toBe(0n);
+      await faucet(chain.chain, chain.signers, alice.address, market.noMint as Address, 1n);
+      expect((await chain.chain.getMint(market.noMint as Address))?.supply).toBe(1n);
+      expect((await chain.chain.getMint(market.yesMint as Address))?.supply).toBe(5_000_000n);
     });
   });
 }

@@ -1,29 +1,27 @@
 /**
  * The sandbox chain's genesis: USDC and CASH at their mainnet addresses, wrapped SOL, the demo tokens,
  * the funded venue accounts, and each tokenized market's ledgers and Token-2022 outcome mints (one
- * ledger and pair of mints per settlement rail). Applying it is idempotent: accounts that already
- * exist are left alone, so markets tokenized later are added by applying it again with the longer list.
+ * ledger and pair of mints per settlement rail, deferred until first used: deferred-accounts.ts).
+ * Applying it is idempotent: accounts that already exist are left alone, so markets tokenized later
+ * are added by applying it again with the longer list.
  */
 import type { Address } from "@solana/kit";
 import { CASH_MINT, USDC_MINT } from "../../contract/markets.js";
 import { parseAddress } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
-import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
 import {
   LAMPORTS_PER_SOL,
   SYSTEM_PROGRAM,
-  TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
   USDC_DECIMALS,
   WRAPPED_SOL_MINT,
 } from "../programs.js";
-import { encodeMint, MINT_SIZE } from "../token-layout.js";
+import { encodeMint } from "../token-layout.js";
 import type { VenueKeys } from "../venue-keys.js";
 import type { StoredAccount } from "./commit-batch.js";
+import { DEFERRED_ACCOUNT_SIZES } from "./deferred-accounts.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 
-/** Outcome tokens: 1 contract = 1,000,000 units (contract §7). */
-export const OUTCOME_MINT_DECIMALS = 6;
 /** What the treasury starts with: enough for airdrops and fees for the life of a sandbox. */
 export const TREASURY_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL;
 const MINT_AUTHORITY_LAMPORTS = 1_000n * LAMPORTS_PER_SOL;
@@ -46,19 +44,15 @@ export interface GenesisMarket extends GenesisRail {
 }
 
 /**
- * Market rails read, checked and installed at a time: genesis of a large catalogue (tens of thousands
- * of markets) then never holds every account, its read-back and its install at once.
+ * Creates whatever venue accounts are missing and defers each market rail's accounts (see
+ * deferred-accounts.ts); returns how many accounts it created or deferred.
  */
-const RAILS_AT_ONCE = 2_000;
-
-/** Creates whatever genesis accounts are missing; returns how many it created. */
 export async function applyGenesis(
   chain: SandboxChain,
   options: { venueSeed: string; keys: VenueKeys; markets: readonly GenesisMarket[] },
 ): Promise<number> {
   const authority = options.keys.mintAuthority.address;
-  const mintLamports = await chain.getMinimumBalanceForRentExemption(MINT_SIZE);
-  const ledgerLamports = await chain.getMinimumBalanceForRentExemption(MARKET_LEDGER_SIZE);
+  const mintLamports = await chain.getMinimumBalanceForRentExemption(DEFERRED_ACCOUNT_SIZES.mint);
   const mintAccount = (mint: Address, program: Address, decimals: number, withAuthority = true) => ({
     address: mint,
     lamports: mintLamports,
@@ -95,26 +89,21 @@ export async function applyGenesis(
     ),
   ];
   let created = await installMissing(chain, venue);
-  const rails = options.markets.flatMap((m) => m.rails ?? [m]);
-  for (let start = 0; start < rails.length; start += RAILS_AT_ONCE) {
-    const accounts = rails.slice(start, start + RAILS_AT_ONCE).flatMap((market): GenesisAccount[] => {
+  chain.deferredAccounts.setTerms({
+    mintAuthority: authority,
+    mintLamports,
+    ledgerLamports: await chain.getMinimumBalanceForRentExemption(DEFERRED_ACCOUNT_SIZES.ledger),
+  });
+  for (const market of options.markets) {
+    for (const rail of market.rails ?? [market]) {
       // The catalogue's addresses are checked here, where they enter the chain.
-      const yesMint = parseAddress(market.yesMint);
-      const noMint = parseAddress(market.noMint);
-      const settlementMint = parseAddress(market.settlementMint ?? USDC_MINT);
-      return [
-        mintAccount(yesMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS),
-        mintAccount(noMint, TOKEN_2022_PROGRAM, OUTCOME_MINT_DECIMALS),
-        {
-          address: parseAddress(market.marketLedger),
-          lamports: ledgerLamports,
-          owner: authority,
-          executable: false,
-          data: encodeMarketLedger({ yesMint, noMint, settlementMint, authority }),
-        },
-      ];
-    });
-    created += await installMissing(chain, accounts);
+      created += chain.deferredAccounts.add({
+        marketLedger: parseAddress(rail.marketLedger),
+        yesMint: parseAddress(rail.yesMint),
+        noMint: parseAddress(rail.noMint),
+        settlementMint: parseAddress(rail.settlementMint ?? USDC_MINT),
+      });
+    }
   }
   return created;
 }

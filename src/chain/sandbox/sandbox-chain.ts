@@ -31,6 +31,7 @@ import { decodeMint, decodeTokenAccount, tokenAccountAmount } from "../token-lay
 import { ChainStore } from "./chain-store.js";
 import type { StoredAccount } from "./commit-batch.js";
 import { type ChainLogger, type CommitEvent, CommitPipeline } from "./commit-pipeline.js";
+import type { DeferredAccounts } from "./deferred-accounts.js";
 import { ChainLease, type ChainLeaseSettings } from "./lease.js";
 import { RecentPrioritizationFees, type SlotPrioritizationFee } from "./prioritization-fees.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
@@ -169,7 +170,13 @@ export class SandboxChain implements Chain {
   }
 
   async getBalance(address: Address): Promise<bigint> {
-    return this.executor.svm.getBalance(decodeAddressParam(address)) ?? 0n;
+    const lamports = this.executor.svm.getBalance(decodeAddressParam(address));
+    return lamports ?? this.executor.deferredAccounts.account(address)?.lamports ?? 0n;
+  }
+
+  /** Genesis accounts of market rails, answered from here until a transaction first names one. */
+  get deferredAccounts(): DeferredAccounts {
+    return this.executor.deferredAccounts;
   }
 
   async getAccountInfo(address: Address): Promise<AccountInfo | null> {
@@ -283,7 +290,12 @@ export class SandboxChain implements Chain {
 
   private readAccount(address: Address): AccountInfo | null {
     const account = this.executor.svm.getAccount(decodeAddressParam(address));
-    if (!account) return null;
+    if (!account) {
+      const deferred = this.executor.deferredAccounts.account(address);
+      if (!deferred) return null;
+      const { lamports, owner, data, executable } = deferred;
+      return { lamports, owner, data, executable };
+    }
     const lamports = account.lamports();
     if (lamports === 0n) return null;
     return {

@@ -12,6 +12,7 @@ import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../e
 import { computeUnitPriceOf, transactionFee } from "../fees.js";
 import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
 import type { StoredTransaction } from "./commit-batch.js";
+import { DeferredAccounts } from "./deferred-accounts.js";
 import type { PricedTransaction } from "./prioritization-fees.js";
 import type { SignatureStatuses } from "./signature-statuses.js";
 import type { SignatureVerdict } from "./signature-verifier.js";
@@ -22,6 +23,7 @@ import {
   emptyAccount,
   FailedTransactionMetadata,
   type LiteSvm,
+  putAccount,
   setSvmSlot,
   type TransactionMetadata,
   toTransactionError,
@@ -59,6 +61,8 @@ interface ResolvedKey {
 export class TransactionExecutor {
   /** The chain's state as executed so far, committed or not; replaced by `reset`. */
   svm: LiteSvm = createSvm();
+  /** Genesis accounts of market rails, put into LiteSVM when a transaction first names one. */
+  readonly deferredAccounts = new DeferredAccounts();
   /** LiteSVM's sigverify setting, kept here to toggle it only when a transaction needs the other. */
   private sigverify = true;
   private svmSlot = -1n;
@@ -97,6 +101,11 @@ export class TransactionExecutor {
       return fail("BlockhashNotFound");
     }
     this.syncSlot(slot);
+    if (this.deferredAccounts.size > 0) {
+      // A bad lookup table is LiteSVM's to report, as it is without deferred accounts.
+      const keys = tryOrUndefined(() => this.resolveAccountKeys(tx));
+      if (keys) this.createDeferred(keys);
+    }
     // Solana simulates without checking signatures unless asked (wallets simulate unsigned drafts).
     this.useSigverify(options.sigVerify ?? false);
     const result =
@@ -132,6 +141,7 @@ export class TransactionExecutor {
     if (job.signatures === "invalid") throw ChainError.signatureVerificationFailed();
     this.useSigverify(job.signatures !== "valid");
     const keys = this.resolveAccountKeys(tx);
+    if (this.deferredAccounts.size > 0) this.createDeferred(keys);
     const count = keys.length;
     // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
     const before: (Account | null)[] = new Array(count);
@@ -203,6 +213,14 @@ export class TransactionExecutor {
     return { signature, record, priced: { computeUnitPrice: computeUnitPriceOf(tx), writable } };
   }
 
+  // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
+  private createDeferred(keys: readonly ResolvedKey[]): void {
+    for (const key of keys) {
+      const account = this.deferredAccounts.account(key.address);
+      if (account && !this.svm.getAccount(key.bytes)) putAccount(this.svm, account);
+    }
+  }
+
   private useSigverify(on: boolean): void {
     if (this.sigverify === on) return;
     this.svm.setSigverify(on);
@@ -233,5 +251,13 @@ export class TransactionExecutor {
     for (const bytes of loaded.writable) keys.push({ bytes, address: addressOf(bytes), writable: true });
     for (const bytes of loaded.readonly) keys.push({ bytes, address: addressOf(bytes), writable: false });
     return keys;
+  }
+}
+
+function tryOrUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
   }
 }

@@ -1,0 +1,109 @@
+/**
+ * The genesis accounts of tokenized markets (each settlement rail's ledger and two outcome mints),
+ * held as a promise instead of as accounts: a 50,000-market catalogue names about 220,000 of them,
+ * which as LiteSVM accounts (and stored rows) cost ~650 MB and eight seconds at start, though a trade
+ * ever touches a few. Each is a pure function of its rail's addresses and the venue's mint authority,
+ * so reads answer it from here, and the executor creates it in LiteSVM the first time a transaction
+ * names it; what the transaction writes is then committed like any account. One created and never
+ * written is not stored, and after a restart it is deferred again, with the same content.
+ *
+ * No deferred account can be closed (the mints have no close authority, and each ledger is owned by an
+ * address that is no program), so one absent from LiteSVM is always still the pristine one.
+ */
+import type { Address } from "@solana/kit";
+import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
+import { TOKEN_2022_PROGRAM } from "../programs.js";
+import { encodeMint, MINT_SIZE } from "../token-layout.js";
+import type { StoredAccount } from "./commit-batch.js";
+
+/** Outcome tokens: 1 contract = 1,000,000 units (contract §7). */
+export const OUTCOME_MINT_DECIMALS = 6;
+
+/** One settlement rail's accounts, at addresses already checked. */
+export interface DeferredRail {
+  readonly marketLedger: Address;
+  readonly yesMint: Address;
+  readonly noMint: Address;
+  readonly settlementMint: Address;
+}
+
+/** A deferred account as LiteSVM would hold it; its owner is an address checked at genesis. */
+export type DeferredAccount = StoredAccount & { owner: Address };
+
+/** What every deferred account shares: who mints outcome tokens, and the rent-exempt balances. */
+export interface DeferredAccountTerms {
+  readonly mintAuthority: Address;
+  readonly mintLamports: bigint;
+  readonly ledgerLamports: bigint;
+}
+
+const YES = 0;
+const NO = 1;
+const LEDGER = 2;
+
+/** The deferred genesis accounts of market rails (see the module comment). */
+export class DeferredAccounts {
+  private terms: DeferredAccountTerms | undefined;
+  private readonly rails: DeferredRail[] = [];
+  // address → rail index × 3 + part: small integers, so 200,000 entries cost a Map and nothing more.
+  private readonly byAddress = new Map<string, number>();
+
+  /** How many accounts are deferred (created or not). */
+  get size(): number {
+    return this.byAddress.size;
+  }
+
+  /** Sets the shared terms; they never change for a chain (the same keys and rent every start). */
+  setTerms(terms: DeferredAccountTerms): void {
+    this.terms = terms;
+  }
+
+  /** Defers `rail`'s three accounts; returns how many of them were not deferred already. */
+  add(rail: DeferredRail): number {
+    const index = this.rails.length;
+    let added = 0;
+    for (const [part, address] of [
+      [YES, rail.yesMint],
+      [NO, rail.noMint],
+      [LEDGER, rail.marketLedger],
+    ] as const) {
+      if (this.byAddress.has(address)) continue;
+      this.byAddress.set(address, index * 3 + part);
+      added++;
+    }
+    if (added > 0) this.rails.push(rail);
+    return added;
+  }
+
+  /** The pristine account at `address`, if one is deferred there. */
+  account(address: string): DeferredAccount | undefined {
+    const slot = this.byAddress.get(address);
+    if (slot === undefined || !this.terms) return undefined;
+    const rail = this.rails[Math.floor(slot / 3)] as DeferredRail;
+    const { mintAuthority, mintLamports, ledgerLamports } = this.terms;
+    if (slot % 3 === LEDGER) {
+      return {
+        address,
+        lamports: ledgerLamports,
+        owner: mintAuthority,
+        executable: false,
+        data: encodeMarketLedger({ ...rail, authority: mintAuthority }),
+      };
+    }
+    return {
+      address,
+      lamports: mintLamports,
+      owner: TOKEN_2022_PROGRAM,
+      executable: false,
+      data: encodeMint({
+        mintAuthority,
+        supply: 0n,
+        decimals: OUTCOME_MINT_DECIMALS,
+        freezeAuthority: null,
+      }),
+    };
+  }
+}
+
+/** The account sizes deferred accounts take, for their rent-exempt balances. */
+export const DEFERRED_ACCOUNT_SIZES = { mint: MINT_SIZE, ledger: MARKET_LEDGER_SIZE } as const;
