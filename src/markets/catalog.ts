@@ -4,6 +4,7 @@
  * never see half an update. Response JSON is serialized once here, not per request.
  */
 
+import { LRUCache } from "lru-cache";
 import type {
   EventRecord,
   Market,
@@ -159,6 +160,13 @@ export function joinJson(prefix: string, items: readonly Buffer[], suffix: strin
   return Buffer.concat(parts);
 }
 
+/** Bytes of nested-event JSON each of the two caches (with and without market accounts) keeps. */
+export const NESTED_EVENT_CACHE_BYTES = 16 * 1024 * 1024;
+
+function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
+  return new LRUCache({ maxSize: NESTED_EVENT_CACHE_BYTES, sizeCalculation: (json) => json.length + 64 });
+}
+
 /** Builds the market entries chunk by chunk as storage streams them, then the catalog. */
 export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
@@ -211,8 +219,10 @@ export class Catalog {
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
   private readonly outcomeMintSet = new Set<string>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
-  private readonly nestedJsonCache = new Map<EventEntry, Buffer>();
-  private readonly nestedBareJsonCache = new Map<EventEntry, Buffer>();
+  // Events with nested markets, as read: bounded by bytes, so a crawl of every event costs a fixed
+  // amount, not a second copy of the catalogue (each entry is rebuilt from its markets' JSON).
+  private readonly nestedJsonCache = nestedJsonLru();
+  private readonly nestedBareJsonCache = nestedJsonLru();
   /** Serialized `{tagsByCategories}` body. */
   readonly tagsByCategoriesJson: Buffer;
   /** Serialized `{filtersBySports, sportOrdering}` body. */
