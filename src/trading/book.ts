@@ -253,7 +253,17 @@ export class TradingBook {
   }
 
   private rebuildGraph(): void {
-    const markets: VenueMarket[] = [...this.pools.values(), ...(this.options.prediction?.markets() ?? [])];
-    this.graph = new MarketGraph(markets);
+    const { prediction } = this.options;
+    const markets: VenueMarket[] = [...this.pools.values(), ...(prediction?.markets() ?? [])];
+    this.graph = new MarketGraph<VenueMarket>(
+      markets,
+      prediction && {
+        venue: PREDICTION_VENUE,
+        find: (mint) => {
+          const redemption = prediction.redemptionOf(mint);
+          return redemption ? [redemption] : [];
+        },
+      },
+    );
   }
 }

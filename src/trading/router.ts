@@ -59,6 +59,18 @@ interface BestLeg<M extends TradingMarket> {
   quote: LegQuote;
 }
 
+/**
+ * The markets trading a mint that a graph finds when asked instead of holding them (a determined
+ * market's redemptions: one per outcome mint, tens of thousands in a large catalogue, rarely used).
+ * They are async, so only ever a direct route from that mint.
+ */
+export interface MarketsOnDemand<M extends TradingMarket> {
+  /** The venue of every market found. */
+  readonly venue: string;
+  /** The markets trading `mint`. */
+  find(mint: Address): readonly M[];
+}
+
 /** An index of markets by mint and by mint pair, rebuilt whenever the set of markets changes. */
 export class MarketGraph<M extends TradingMarket = TradingMarket> {
   /** mint → neighbouring mint → the markets pairing them. */
@@ -66,13 +78,32 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
   /** The venues of the markets, for telling a venue filter that excludes none. */
   private readonly venueNames = new Set<string>();
 
-  constructor(readonly markets: readonly M[]) {
+  constructor(
+    readonly markets: readonly M[],
+    private readonly onDemand?: MarketsOnDemand<M>,
+  ) {
     for (const market of markets) {
       const [a, b] = market.mints;
       link(this.neighbours, a, b, market);
       link(this.neighbours, b, a, market);
       this.venueNames.add(market.venue);
     }
+    if (onDemand) this.venueNames.add(onDemand.venue);
+  }
+
+  // The neighbours of `mint`: held, or else those of the markets found on demand.
+  private neighboursOf(mint: Address): Map<Address, M[]> | undefined {
+    const held = this.neighbours.get(mint);
+    if (held || !this.onDemand) return held;
+    const found = this.onDemand.find(mint);
+    if (found.length === 0) return undefined;
+    const index = new Map<Address, Map<Address, M[]>>();
+    for (const market of found) {
+      const [a, b] = market.mints;
+      link(index, a, b, market);
+      link(index, b, a, market);
+    }
+    return index.get(mint);
   }
 
   /** Whether `venues` names every venue of the graph's markets. */
@@ -83,7 +114,7 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
 
   /** Whether any market trades `mint`. */
   has(mint: Address): boolean {
-    return this.neighbours.has(mint);
+    return this.neighboursOf(mint) !== undefined;
   }
 
   /** The best route for the request, or null when none pays any output. */
@@ -91,7 +122,7 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
     const { inputMint, outputMint, amount } = request;
     // A filter naming every venue the graph has filters nothing: skip the per-market check.
     const venues = request.venues && !this.allVenuesIn(request.venues) ? request.venues : undefined;
-    const fromInput = this.neighbours.get(inputMint);
+    const fromInput = this.neighboursOf(inputMint);
     if (!fromInput) return null;
 
     let best: Route<M> | null = null;

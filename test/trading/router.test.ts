@@ -223,6 +223,30 @@ describe("MarketGraph.bestRoute", () => {
     expect(route.executionMode).toBe("async");
   });
 
+  it("routes directly from a mint whose markets it finds on demand, and the venue filter still applies", () => {
+    const solUsdc = pool("cpmm", [SOL, 10_000n * E6], [USDC, 1_500_000n * E6]);
+    const redemption = pool("prediction", [USDC, 1_000_000n * E6], [YES, 1_000_000n * E6], 0, "async");
+    const asked: Address[] = [];
+    const graph = new MarketGraph([solUsdc], {
+      venue: "prediction",
+      find: (mint) => {
+        asked.push(mint);
+        return mint === YES ? [redemption] : [];
+      },
+    });
+    expect(graph.has(YES)).toBe(true);
+    expect(graph.has(BONK)).toBe(false);
+    const route = graph.bestRoute(request(YES, USDC, 10n * E6))!;
+    expect(shape(route)).toEqual({ path: [YES, USDC], markets: [redemption.key] });
+    expect(route.executionMode).toBe("async");
+    // Found on demand, never part of a two-leg route, and held markets are not looked up again.
+    expect(graph.bestRoute(request(YES, SOL, 10n * E6))).toBeNull();
+    expect(graph.bestRoute(request(YES, USDC, 10n * E6, { venues: new Set(["cpmm"]) }))).toBeNull();
+    asked.length = 0;
+    graph.bestRoute(request(SOL, USDC, 1n * E6));
+    expect(asked).toEqual([]);
+  });
+
   it("never uses an async market as the second leg either (a two-leg route is sync)", () => {
     const solUsdc = pool("cpmm", [SOL, 10_000n * E9], [USDC, 1_500_000n * E6]);
     const prediction = pool("prediction", [USDC, 1_000_000n * E6], [YES, 2_000_000n * E6], 0, "async");

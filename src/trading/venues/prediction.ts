@@ -182,14 +182,39 @@ function sell(bids: readonly Level[], units: bigint): LegQuote | null {
 /** The markets of the prediction venue and the order books they price from. */
 export class PredictionVenue {
   private readonly books = new Map<string, PricedBook>();
-  private readonly byMint = new Map<Address, OutcomeMarket | RedemptionMarket>();
-  private current: (OutcomeMarket | RedemptionMarket)[] = [];
+  private readonly byMint = new Map<Address, OutcomeMarket>();
+  private current: OutcomeMarket[] = [];
+  private catalog: Catalog | undefined;
 
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
-  /** The venue's markets: both outcomes of each rail of every active or tokenized determined market. */
+  /** The markets that trade: both outcomes of each rail of every active market. */
   markets(): readonly AsyncMarket[] {
     return this.current;
+  }
+
+  /**
+   * The redemption of `mint` when it is an outcome mint of a tokenized, determined market, built when
+   * asked: a large catalogue holds tens of thousands of them and a redemption is a rare request.
+   */
+  redemptionOf(mint: Address): RedemptionMarket | undefined {
+    const entry = this.catalog?.marketByMint(mint);
+    if (!entry?.record.tokenized || entry.record.status === "active") return undefined;
+    for (const rail of entry.addresses.rails) {
+      const side = rail.yesMint === mint ? "yes" : rail.noMint === mint ? "no" : undefined;
+      if (!side) continue;
+      const payout = payoutPerContract(side, entry.record);
+      if (payout === null) return undefined;
+      return new RedemptionMarket(
+        railAccounts(rail),
+        entry.addresses,
+        entry.record.ticker,
+        side,
+        mint,
+        payout,
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -199,7 +224,8 @@ export class PredictionVenue {
    * a mint joins the registry once it exists.
    */
   update(catalog: Catalog): TokenRecord[] {
-    const markets: (OutcomeMarket | RedemptionMarket)[] = [];
+    this.catalog = catalog;
+    const markets: OutcomeMarket[] = [];
     // The settlement mints trade here whether or not a pool lists them (CASH has none); both are
     // 6-decimal SPL tokens.
     const listed: TokenRecord[] = SETTLEMENT_MINTS.map((mint) => ({
@@ -210,31 +236,19 @@ export class PredictionVenue {
     this.byMint.clear();
     for (const entry of catalog.markets) {
       const { tokenized, status, ticker } = entry.record;
-      // Only a tokenized market's mints exist to redeem; an active one can be initialized by a buy.
-      if (!tokenized && status !== "active") continue;
+      // An active market trades (one not yet initialized is initialized by its first buy); a
+      // determined one only redeems, found when asked (redemptionOf).
+      if (status !== "active") continue;
       // Its top-level accounts are the USDC rail's.
       const usdcRail: MarketAddresses = entry.addresses;
       for (const rail of entry.addresses.rails) {
-        const accounts: OutcomeMarketAccounts = {
-          marketLedger: parseAddress(rail.marketLedger),
-          yesMint: parseAddress(rail.yesMint),
-          noMint: parseAddress(rail.noMint),
-          settlementMint: parseAddress(rail.settlementMint),
-        };
+        const accounts = railAccounts(rail);
         for (const [side, mint] of [
           ["yes", accounts.yesMint],
           ["no", accounts.noMint],
         ] as const) {
-          const payout = payoutPerContract(side, entry.record);
-          let market: OutcomeMarket | RedemptionMarket;
-          if (status === "active") {
-            market = new OutcomeMarket(accounts, usdcRail, ticker, side, mint, tokenized, this.books);
-            if (tokenized) listed.push(outcomeToken(mint));
-          } else if (payout !== null) {
-            market = new RedemptionMarket(accounts, usdcRail, ticker, side, mint, payout);
-          } else {
-            continue;
-          }
+          const market = new OutcomeMarket(accounts, usdcRail, ticker, side, mint, tokenized, this.books);
+          if (tokenized) listed.push(outcomeToken(mint));
           markets.push(market);
           this.byMint.set(market.outcomeMint, market);
         }
@@ -246,7 +260,7 @@ export class PredictionVenue {
 
   /** The market of an outcome mint the venue trades or redeems, if any. */
   marketOf(mint: Address): OutcomeMintMarket | undefined {
-    return this.byMint.get(mint);
+    return this.byMint.get(mint) ?? this.redemptionOf(mint);
   }
 
   /**
@@ -254,7 +268,7 @@ export class PredictionVenue {
    * market's mints and a market's not yet initialized are found by orders without being listed.
    */
   tokenOf(mint: Address): TokenRecord | undefined {
-    return this.byMint.has(mint) ? outcomeToken(mint) : undefined;
+    return this.byMint.has(mint) || this.redemptionOf(mint) ? outcomeToken(mint) : undefined;
   }
 
   /** Fetches the order books of the markets of these mints unless fresh ones are at hand. */
@@ -278,6 +292,21 @@ export class PredictionVenue {
       }),
     );
   }
+}
+
+/** A rail's accounts as the catalogue names them, checked as they enter the venue. */
+function railAccounts(rail: {
+  marketLedger: string;
+  yesMint: string;
+  noMint: string;
+  settlementMint: string;
+}): OutcomeMarketAccounts {
+  return {
+    marketLedger: parseAddress(rail.marketLedger),
+    yesMint: parseAddress(rail.yesMint),
+    noMint: parseAddress(rail.noMint),
+    settlementMint: parseAddress(rail.settlementMint),
+  };
 }
 
 /** Every outcome mint is a 6-decimal Token-2022 mint (contract §7). */
