@@ -263,6 +263,20 @@ function assertAddressText(text: string): asserts text is Address {
   addressBytes(text);
 }
 
+/**
+ * `text` as an Address, checked as parseAddress checks it but not remembered: for bulk loads (a
+ * catalogue's hundreds of thousands of addresses, most never used again), which would otherwise fill
+ * the cache with them and evict the addresses transactions use.
+ */
+export function parseAddressUncached(text: string): Address {
+  assertDecodesToAddress(text);
+  return text;
+}
+
+function assertDecodesToAddress(text: string): asserts text is Address {
+  decodeAddressBytes(text);
+}
+
 /** The 64 bytes of a base58 signature (64 to 88 characters); a Base58Error when it is not one. */
 export function decodeSignatureBytes(text: string): Uint8Array {
   return decodeExact(text, 64, WIRE_LIMITS.signatureChars, "a signature");

@@ -7,7 +7,7 @@
  */
 import type { Address } from "@solana/kit";
 import { CASH_MINT, USDC_MINT } from "../../contract/markets.js";
-import { parseAddress } from "../base58.js";
+import { parseAddressUncached } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
 import {
   LAMPORTS_PER_SOL,
@@ -98,10 +98,10 @@ export async function applyGenesis(
     for (const rail of market.rails ?? [market]) {
       // The catalogue's addresses are checked here, where they enter the chain.
       created += chain.deferredAccounts.add({
-        marketLedger: parseAddress(rail.marketLedger),
-        yesMint: parseAddress(rail.yesMint),
-        noMint: parseAddress(rail.noMint),
-        settlementMint: parseAddress(rail.settlementMint ?? USDC_MINT),
+        marketLedger: parseAddressUncached(rail.marketLedger),
+        yesMint: parseAddressUncached(rail.yesMint),
+        noMint: parseAddressUncached(rail.noMint),
+        settlementMint: parseAddressUncached(rail.settlementMint ?? USDC_MINT),
       });
     }
   }
