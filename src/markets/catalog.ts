@@ -14,6 +14,7 @@ import type {
   SortKey,
 } from "../contract/markets.js";
 import { type MarketAccounts, marketAccounts } from "./accounts.js";
+import { JsonArena } from "./json-arena.js";
 import type { CatalogueHead, StoredMarket } from "./store.js";
 
 /** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */
@@ -116,7 +117,7 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): M
   };
 }
 
-function eventHead(record: EventRecord): Buffer {
+function eventHead(record: EventRecord): string {
   const wire = {
     ticker: record.ticker,
     seriesTicker: record.seriesTicker,
@@ -136,11 +137,12 @@ function eventHead(record: EventRecord): Buffer {
     volume24hFp: record.volume24hFp,
     volumeFp: record.volumeFp,
   };
-  return Buffer.from(JSON.stringify(wire).slice(0, -1));
+  return JSON.stringify(wire).slice(0, -1);
 }
 
 const COMMA = Buffer.from(",");
-const NULL_MARKETS = Buffer.from(',"markets":null}');
+const NULL_MARKETS_TEXT = ',"markets":null}';
+const NULL_MARKETS = Buffer.from(NULL_MARKETS_TEXT);
 const fpToNumber = (fp: string | null) => (fp === null ? 0 : Number.parseFloat(fp));
 
 /** A serialized wire Market with an empty `accounts` map (rarely asked for, so not kept per market). */
@@ -170,6 +172,7 @@ function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
 /** Builds the market entries chunk by chunk as storage streams them, then the catalog. */
 export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
+  private readonly arena = new JsonArena();
 
   addMarkets(chunk: readonly StoredMarket[]): void {
     for (const { record, addresses: stored } of chunk) {
@@ -191,7 +194,7 @@ export class CatalogBuilder {
         },
         addresses,
         seriesTicker: "",
-        json: Buffer.from(JSON.stringify(toWireMarket(record, addresses))),
+        json: this.arena.add(JSON.stringify(toWireMarket(record, addresses))),
         sortKeys: {
           volume: record.volume,
           volume24h: fpToNumber(record.volume24hFp),
@@ -204,7 +207,7 @@ export class CatalogBuilder {
   }
 
   build(head: CatalogueHead): Catalog {
-    return new Catalog(head, this.markets);
+    return new Catalog(head, this.markets, this.arena);
   }
 }
 
@@ -228,7 +231,7 @@ export class Catalog {
   /** Serialized `{filtersBySports, sportOrdering}` body. */
   readonly filtersBySportsJson: Buffer;
 
-  constructor(head: CatalogueHead, marketEntries: MarketEntry[]) {
+  constructor(head: CatalogueHead, marketEntries: MarketEntry[], arena = new JsonArena()) {
     this.version = head.version;
     const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
       a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
@@ -266,7 +269,7 @@ export class Catalog {
         statuses: new Set(own.map((m) => m.record.status)),
         isInitialized: own.some((m) => m.record.tokenized),
         searchText: searchable.join("\0").toLowerCase(),
-        json: Buffer.concat([eventHead(record), NULL_MARKETS]),
+        json: arena.add(`${eventHead(record)}${NULL_MARKETS_TEXT}`),
         sortKeys: {
           volume: record.volume ?? 0,
           volume24h: record.volume24h ?? 0,
@@ -298,7 +301,7 @@ export class Catalog {
       const own = eventsOfSeries.get(s.ticker) ?? [];
       const entry: SeriesEntry = {
         series: s,
-        json: Buffer.from(JSON.stringify(s)),
+        json: arena.add(JSON.stringify(s)),
         isInitialized: own.some((e) => e.isInitialized),
         statuses: new Set(own.flatMap((e) => [...e.statuses])),
       };
