@@ -3,6 +3,7 @@
  * trading book (kept fresh every slot) and the order desk.
  */
 
+import type { Address } from "@solana/kit";
 import { faucet } from "../chain/faucet.js";
 import type { GenesisMarket } from "../chain/sandbox/genesis.js";
 import { loadVenueKeys } from "../chain/venue-keys.js";
@@ -11,7 +12,7 @@ import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Storage } from "../storage/database.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/book.js";
 import { BookStreamHub } from "../trading/book-stream.js";
-import { FirmQuotes } from "../trading/firm-quotes.js";
+import { FirmQuotes, type ReservationStore } from "../trading/firm-quotes.js";
 import { OrderDesk } from "../trading/order.js";
 import { IntentDesk } from "../trading/orders/intents.js";
 import { OrderKeeper } from "../trading/orders/keeper.js";
@@ -21,6 +22,7 @@ import { createDemoPools } from "../trading/pools/demo.js";
 import { MarketInitDesk } from "../trading/prediction-market-init.js";
 import { PriorityFeeEstimator } from "../trading/priority-fees.js";
 import { QuoteStreamHub } from "../trading/quote-stream.js";
+import { RedisReservations } from "../trading/reservations-redis.js";
 import { OrderStatusDesk } from "../trading/routes/get-order-status.js";
 import { SharedQuotes } from "../trading/shared-quotes.js";
 import { PredictionVenue } from "../trading/venues/prediction.js";
@@ -93,12 +95,23 @@ export async function startTrading(
   await book.start();
   const { db } = deps.storage;
   const chain = deps.chain.chain;
-  // One set of firm-quote bounds for everything a client makes the venue hold or store for it.
-  const firmQuotes = new FirmQuotes({
+  // One set of firm-quote bounds for everything a client makes the venue hold or store for it; with
+  // Redis, held for every instance on it, so no two promise the same tokens.
+  const limits = {
     perWallet: config.FIRM_QUOTES_PER_WALLET,
     perClient: config.FIRM_QUOTES_PER_CLIENT,
     poolShareBps: config.FIRM_QUOTE_POOL_SHARE_BPS,
-  });
+  };
+  const shared = config.REDIS_URL
+    ? await RedisReservations.connect({
+        url: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        limits,
+        pool: (address) => book.pool(address as Address),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      })
+    : undefined;
+  const firmQuotes: ReservationStore = shared ?? new FirmQuotes(limits);
   const marketInit = new MarketInitDesk({ db, chain, book, authorities, firmQuotes });
   const wallets = new WalletVerification({
     db,
@@ -171,6 +184,7 @@ export async function startTrading(
       await wallets.stop();
       book.stop();
       await keeper.stop();
+      await shared?.close();
     },
   };
 }

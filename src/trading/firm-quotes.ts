@@ -7,9 +7,12 @@
  * that pool's reserve. Everything is counted per client: anyone may name any wallet, so a caller who
  * names someone else's must not use up that wallet's own quotes or funds. A quote stops counting once
  * every pool it holds output of has delivered it, or its blockhash has expired.
+ *
+ * `ReservationStore` is where that bookkeeping lives: `FirmQuotes` here for one instance, or
+ * `RedisReservations` when several instances must not promise the same tokens twice.
  */
 import type { Address } from "@solana/kit";
-import type { PoolHold } from "./market.js";
+import type { PoolHold, SyncMarket } from "./market.js";
 
 export interface FirmQuoteLimits {
   /** Live firm quotes one client may have for one wallet (0: unbounded). */
@@ -55,6 +58,49 @@ export interface AdmittedQuote {
   cancel(): void;
 }
 
+/** One leg of a firm quote: `maxOut` of `outputMint` its pool holds for it, paid `inAmount` of the other mint. */
+export interface PoolLeg {
+  pool: SyncMarket;
+  outputMint: Address;
+  maxOut: bigint;
+  inAmount: bigint;
+}
+
+/** A firm quote admitted and its pools' output held (`holds`, one per leg). */
+export interface ReservedQuote extends AdmittedQuote {
+  readonly holds: readonly PoolHold[];
+}
+
+/**
+ * Where firm quotes are counted and their output held: `FirmQuotes` in this process (one instance),
+ * or `RedisReservations` (reservations-redis.ts) shared by every instance on one Redis.
+ */
+export interface ReservationStore {
+  /**
+   * Marks where pricing starts; `reserve` given it refuses with `ReservationConflict` when another
+   * instance's hold on one of the quote's pools became known after it (the quote was priced without it).
+   */
+  view(): number;
+  /** Throws `FirmQuoteRefused` unless `quote` fits its wallet's funds and its client's bounds; holds nothing. */
+  check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void | Promise<void>;
+  /**
+   * Admits a firm quote (as `check`) and holds each leg's output, at once: a concurrent quote on any
+   * instance sees both. Throws `FirmQuoteRefused`, or `ReservationConflict` (price it again).
+   */
+  reserve(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    lastValidBlockHeight: bigint,
+    legs?: readonly PoolLeg[],
+    view?: number,
+  ): Promise<ReservedQuote>;
+}
+
+/** A firm quote was priced without a hold another instance made meanwhile: price it again. */
+export class ReservationConflict extends Error {
+  override name = "ReservationConflict";
+}
+
 /** One client's live firm quotes for one wallet, and the input they spend per mint (kept, not summed per request). */
 interface WalletQuotes {
   quotes: Set<FirmQuote>;
@@ -80,8 +126,8 @@ export class FirmQuoteRefused extends Error {
 
 const BPS = 10_000n;
 
-/** The live firm quotes, by client and wallet, and by client. */
-export class FirmQuotes {
+/** The live firm quotes of this process, by client and wallet, and by client. */
+export class FirmQuotes implements ReservationStore {
   private readonly byWallet = new Map<string, WalletQuotes>();
   private readonly byClient = new Map<string, ClientQuotes>();
   /** Every quote in the order it was added, which is the order its blockhash expires in. */
@@ -120,38 +166,36 @@ export class FirmQuotes {
     this.expire(blockHeight);
     const wallet = this.byWallet.get(walletKeyOf(quote));
     const live = wallet?.quotes.size ?? 0;
-    if (this.limits.perWallet > 0 && live >= this.limits.perWallet) {
-      throw new FirmQuoteRefused(
-        "wallet_limit",
-        `this client already holds ${live} firm quotes for wallet ${quote.wallet}; let one land or expire (about a minute)`,
-      );
-    }
+    if (this.limits.perWallet > 0 && live >= this.limits.perWallet) throw walletLimit(quote, live);
     const client = this.byClient.get(quote.client);
     const asked = client?.count ?? 0;
-    if (this.limits.perClient > 0 && asked >= this.limits.perClient) {
-      throw new FirmQuoteRefused(
-        "client_limit",
-        `this client already holds ${asked} firm quotes; let some land or expire (about a minute)`,
-      );
-    }
+    if (this.limits.perClient > 0 && asked >= this.limits.perClient) throw clientLimit(asked);
     const committed = wallet?.committed.get(quote.inputMint) ?? 0n;
-    if (quote.balance < committed + quote.inAmount) {
-      const spare = quote.balance > committed ? quote.balance - committed : 0n;
-      throw new FirmQuoteRefused(
-        "insufficient_funds",
-        `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to this client's other firm quotes; this order needs ${quote.inAmount}`,
-      );
-    }
+    if (quote.balance < committed + quote.inAmount) throw insufficientFunds(quote, committed);
     const shareBps = BigInt(this.limits.poolShareBps ?? 0);
     for (const hold of shareBps > 0n ? (quote.holds ?? []) : []) {
       const held = (client?.held.get(hold.side) ?? 0n) + hold.amount;
-      if (held * BPS > hold.reserve * shareBps) {
-        throw new FirmQuoteRefused(
-          "pool_share",
-          `this client's firm quotes would hold ${held} of a pool reserve of ${hold.reserve}, more than ${Number(shareBps) / 100}%; let some land or expire, or trade less at once`,
-        );
-      }
+      if (held * BPS > hold.reserve * shareBps) throw poolShare(held, hold.reserve, shareBps);
     }
+  }
+
+  /** Always 0: in one process a quote is admitted and held with no await between, so nothing conflicts. */
+  view(): number {
+    return 0;
+  }
+
+  /** Admits a firm quote and holds its legs' output in their pools, with no await between. */
+  async reserve(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    lastValidBlockHeight: bigint,
+    legs: readonly PoolLeg[] = [],
+  ): Promise<ReservedQuote> {
+    const admitted = this.admit(quote, blockHeight, lastValidBlockHeight);
+    const holds = legs.map((leg) =>
+      leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),
+    );
+    return { holds, attach: admitted.attach, cancel: admitted.cancel };
   }
 
   /** Records an admitted quote; it ends when its holds all close, or at expiry. */
@@ -230,6 +274,43 @@ export class FirmQuotes {
   }
 }
 
-function walletKeyOf(quote: { client: string; wallet: Address }): string {
+/** The key of one client's quotes for one wallet. */
+export function walletKeyOf(quote: { client: string; wallet: Address }): string {
   return `${quote.client}\0${quote.wallet}`;
+}
+
+/** The client already has `live` firm quotes for the wallet. */
+export function walletLimit(quote: { wallet: Address }, live: number): FirmQuoteRefused {
+  return new FirmQuoteRefused(
+    "wallet_limit",
+    `this client already holds ${live} firm quotes for wallet ${quote.wallet}; let one land or expire (about a minute)`,
+  );
+}
+
+/** The client already has `asked` firm quotes in all. */
+export function clientLimit(asked: number): FirmQuoteRefused {
+  return new FirmQuoteRefused(
+    "client_limit",
+    `this client already holds ${asked} firm quotes; let some land or expire (about a minute)`,
+  );
+}
+
+/** The wallet's input, less what the client's other quotes spend (`committed`), does not cover this one. */
+export function insufficientFunds(
+  quote: { wallet: Address; inputMint: Address; inAmount: bigint; balance: bigint },
+  committed: bigint,
+): FirmQuoteRefused {
+  const spare = quote.balance > committed ? quote.balance - committed : 0n;
+  return new FirmQuoteRefused(
+    "insufficient_funds",
+    `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to this client's other firm quotes; this order needs ${quote.inAmount}`,
+  );
+}
+
+/** The client's quotes would hold `held` of a pool side's `reserve`, more than `shareBps`. */
+export function poolShare(held: bigint, reserve: bigint, shareBps: bigint): FirmQuoteRefused {
+  return new FirmQuoteRefused(
+    "pool_share",
+    `this client's firm quotes would hold ${held} of a pool reserve of ${reserve}, more than ${Number(shareBps) / 100}%; let some land or expire, or trade less at once`,
+  );
 }

@@ -20,7 +20,7 @@ import {
   simulatedComputeUnitLimit,
 } from "./compute-budget.js";
 import { type OrderRefusal, OrderRefused, TradingNotReady } from "./errors.js";
-import { FirmQuotes } from "./firm-quotes.js";
+import { FirmQuotes, ReservationConflict, type ReservationStore } from "./firm-quotes.js";
 import type { VenueMarket } from "./market.js";
 import {
   AUTO_SLIPPAGE_BPS,
@@ -59,7 +59,7 @@ export class OrderDesk {
     /** Where async (prediction-market) orders are recorded; without it they are quotes only. */
     private readonly orders?: { db: Kysely<Tables>; authorities: PoolAuthorities },
     /** The live firm quotes and their bounds (shared with the market-initialization desk). */
-    private readonly firmQuotes: FirmQuotes = new FirmQuotes({
+    private readonly firmQuotes: ReservationStore = new FirmQuotes({
       perWallet: RESERVATION_LIMITS.perWallet,
       perClient: RESERVATION_LIMITS.perClientAddress,
       poolShareBps: RESERVATION_LIMITS.poolShareBpsPerClient,
@@ -183,6 +183,8 @@ export class OrderDesk {
     options: IssueOptions = ORDER,
   ): Promise<IssuedOrder> {
     const request = this.withPriorityPrice(asked);
+    // Before pricing: a hold another instance makes from here on is noticed when this one reserves.
+    const view = this.firmQuotes.view();
     const priced = await this.price(request);
     const { input, clock, route } = priced;
     const response = this.describe(request, priced);
@@ -191,11 +193,11 @@ export class OrderDesk {
       return orderPredictionMarket(this.orders, request, priced, response, async (wallet) => {
         const balance = await this.balanceOf(wallet, input, false);
         const terms = { wallet, client, inputMint: input.mint, inAmount: request.amount, balance };
-        this.firmQuotes.check(terms, clock.blockHeight);
+        await this.firmQuotes.check(terms, clock.blockHeight);
         // Each order is a stored row the keeper watches, so it counts against the bounds until its
         // blockhash expires; its input is not held for it, as it holds no pool output (and once it
         // opens, the input has left the wallet anyway).
-        return this.firmQuotes.admit(
+        return this.firmQuotes.reserve(
           { ...terms, inAmount: 0n },
           clock.blockHeight,
           clock.latest.lastValidBlockHeight,
@@ -204,8 +206,12 @@ export class OrderDesk {
     }
     if (!user) return response;
     try {
-      return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response, options);
+      return await this.issue({ ...request, userPublicKey: user }, client, priced, route, response, {
+        ...options,
+        view,
+      });
     } catch (error) {
+      if (error instanceof ReservationConflict) return this.orderAgain(asked, client, options, error);
       if (!(error instanceof TransactionTooLarge)) throw error;
       const tooLarge = new OrderRefused(error.refusal, error.message);
       if (route.legs.length === 1 || request.onlyDirectRoutes) throw tooLarge;
@@ -217,6 +223,22 @@ export class OrderDesk {
         throw direct instanceof OrderRefused && direct.reason === "route_not_found" ? tooLarge : direct;
       }
     }
+  }
+
+  /**
+   * Prices and issues an order again after another instance held output of its pools while it was
+   * priced (the holds are now in the pools here), a few times at most.
+   */
+  private orderAgain(
+    asked: OrderRequest,
+    client: ClientId,
+    options: IssueOptions,
+    conflict: ReservationConflict,
+  ): Promise<IssuedOrder> {
+    const attempt = (options.attempt ?? 0) + 1;
+    if (attempt >= MAX_RESERVATION_ATTEMPTS)
+      throw new TradingNotReady("pools", `${conflict.message}, ${attempt} times; retry shortly`);
+    return this.order(asked, client, { ...options, attempt });
   }
 
   /** The response fields of a priced order, before any transaction. */
@@ -301,14 +323,18 @@ export class OrderDesk {
       }),
       balance: await this.balanceOf(user, input, request.wrapAndUnwrapSol),
     };
-    // Counted from the admission, held from the line after: a concurrent quote sees both, whatever
-    // awaits issuing this one takes.
+    // Counted and held at once: a concurrent quote (on any instance, with a shared store) sees both,
+    // whatever awaits issuing this one takes.
     const { lastValidBlockHeight } = clock.latest;
-    const admitted = this.firmQuotes.admit(firm, clock.blockHeight, lastValidBlockHeight);
-    const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
-    const holds = legs.map((leg) =>
-      leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),
+    const admitted = await this.firmQuotes.reserve(
+      firm,
+      clock.blockHeight,
+      lastValidBlockHeight,
+      legs,
+      options.view,
     );
+    const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
+    const { holds } = admitted;
     const transactionInput = (limit: number, microLamports: bigint): OrderTransactionInput => ({
       user,
       feePayer,
@@ -430,7 +456,14 @@ export class OrderDesk {
 /** How an order is issued: as one transaction (`/order`, `/swap`) or as instructions (`/swap-instructions`). */
 export interface IssueOptions {
   shape: "transaction" | "instructions";
+  /** Where pricing started (`ReservationStore.view`). */
+  view?: number;
+  /** Times the order was priced again after a conflict with another instance's holds. */
+  attempt?: number;
 }
+
+/** Prices of one order after other instances' holds conflicted, at most, before it is refused as not ready. */
+const MAX_RESERVATION_ATTEMPTS = 4;
 
 const ORDER: IssueOptions = { shape: "transaction" };
 

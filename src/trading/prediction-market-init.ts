@@ -22,7 +22,7 @@ import { MINT_SIZE } from "../chain/token-layout.js";
 import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
-import type { FirmQuotes } from "./firm-quotes.js";
+import type { ReservationStore } from "./firm-quotes.js";
 import { computeUnitLimit } from "./instructions.js";
 import { INTENT_EXPIRY_SLOTS, openMemo } from "./orders/escrow.js";
 import { insertOrder, type OrderTerms } from "./orders/store.js";
@@ -98,7 +98,7 @@ export class MarketInitDesk {
       book: TradingBook;
       authorities: PoolAuthorities;
       /** Each request stores an order the keeper watches: counted against the client's firm-quote bounds. */
-      firmQuotes?: FirmQuotes;
+      firmQuotes?: ReservationStore;
     },
   ) {}
 
@@ -182,13 +182,13 @@ export class MarketInitDesk {
       latest.blockhash,
     );
     // Bounded like a firm quote (it holds nothing, and its payment is checked above) until its blockhash expires.
-    this.deps.firmQuotes
-      ?.admit(
+    (
+      await this.deps.firmQuotes?.reserve(
         { wallet: payer, client, inputMint: WRAPPED_SOL_MINT, inAmount: 0n, balance: lamports },
         clock.blockHeight,
         latest.lastValidBlockHeight,
       )
-      .attach([]);
+    )?.attach([]);
     book.addOrderEscrow(escrow);
     await insertOrder(db, {
       id,
