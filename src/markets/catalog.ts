@@ -29,9 +29,6 @@ export type MarketFacts = Pick<
   | "openTime"
   | "closeTime"
   | "expirationTime"
-  | "title"
-  | "yesSubTitle"
-  | "noSubTitle"
 >;
 
 export interface MarketEntry {
@@ -173,10 +170,14 @@ function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
 export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
   private readonly arena = new JsonArena();
+  private readonly searchTexts = new Map<string, string>();
 
   addMarkets(chunk: readonly StoredMarket[]): void {
     for (const { record, addresses: stored } of chunk) {
       const addresses = marketAccounts(stored);
+      // Only its event's search text keeps a market's titles: nothing else reads them.
+      const searchable = [record.ticker, record.title, record.yesSubTitle, record.noSubTitle];
+      this.searchTexts.set(record.ticker, searchable.join("\0"));
       this.markets.push({
         record: {
           ticker: record.ticker,
@@ -188,9 +189,6 @@ export class CatalogBuilder {
           openTime: record.openTime,
           closeTime: record.closeTime,
           expirationTime: record.expirationTime,
-          title: record.title,
-          yesSubTitle: record.yesSubTitle,
-          noSubTitle: record.noSubTitle,
         },
         addresses,
         seriesTicker: "",
@@ -207,7 +205,7 @@ export class CatalogBuilder {
   }
 
   build(head: CatalogueHead): Catalog {
-    return new Catalog(head, this.markets, this.arena);
+    return new Catalog(head, this.markets, this.arena, this.searchTexts);
   }
 }
 
@@ -231,7 +229,13 @@ export class Catalog {
   /** Serialized `{filtersBySports, sportOrdering}` body. */
   readonly filtersBySportsJson: Buffer;
 
-  constructor(head: CatalogueHead, marketEntries: MarketEntry[], arena = new JsonArena()) {
+  constructor(
+    head: CatalogueHead,
+    marketEntries: MarketEntry[],
+    arena: JsonArena,
+    /** Market ticker → its searchable fields joined by NUL, folded into its event's search text. */
+    marketSearchTexts: ReadonlyMap<string, string>,
+  ) {
     this.version = head.version;
     const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
       a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
@@ -261,8 +265,7 @@ export class Catalog {
     for (const record of [...head.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
       const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
-      for (const m of own)
-        searchable.push(m.record.ticker, m.record.title, m.record.yesSubTitle, m.record.noSubTitle);
+      for (const m of own) searchable.push(marketSearchTexts.get(m.record.ticker) ?? m.record.ticker);
       const entry: EventEntry = {
         record,
         markets: own,
