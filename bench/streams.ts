@@ -9,9 +9,17 @@
  * the machine's cores; a busy load generator would delay the receipts it times).
  *
  *   npm run bench:streams     (options: --clients 2000 --pairs 5 --duration 20)
+ *
+ * `--stream market` measures `/api/v1/ws` instead (issue 22): the servers' upstream is a small tape
+ * server on a worker thread that records a trade every 250 ms (timed now) and counts the requests it gets.
+ * `--clients` clients follow every trade, first on one instance, then split over two instances sharing
+ * one Redis (`--redis`, default redis://127.0.0.1:6379): for each it prints the trade-to-frame latency
+ * (receipt − the trade's time: the poll interval, 1 s, plus the stream's delay; target p99 <= 1,100 ms),
+ * the frames per trade per client (1), and the upstream's request rate (the same with 1 and 2 instances).
  *   BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench:streams    (profile the server)
  */
 import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
 import WebSocket from "ws";
 import { demoTokens } from "../src/chain/demo-tokens.js";
 import { generateKeypair } from "../src/chain/ed25519.js";
@@ -27,6 +35,7 @@ import {
   percentile,
   random,
   rawLiteSvmRate,
+  type StartedServer,
   sleep,
   startServer,
   stopServer,
@@ -38,12 +47,14 @@ const { values: args } = parseArgs({
     clients: { type: "string", default: "2000" },
     pairs: { type: "string", default: "5" },
     duration: { type: "string", default: "20" },
+    redis: { type: "string", default: "redis://127.0.0.1:6379" },
   },
 });
 const CLIENTS = Number(args.clients);
 const PAIRS = Number(args.pairs);
 const DURATION_MS = Number(args.duration) * 1000;
-if (args.stream !== "quote" && args.stream !== "book") throw new Error("--stream is quote or book");
+if (args.stream !== "quote" && args.stream !== "book" && args.stream !== "market")
+  throw new Error("--stream is quote, book or market");
 /** The stream measured: `/quote-stream` or `/book-stream`. */
 const STREAM = `${args.stream}-stream`;
 
@@ -238,4 +249,145 @@ function bucketPercentile(buckets: readonly (readonly [number, number])[], p: nu
   return Number.POSITIVE_INFINITY;
 }
 
-await main();
+/**
+ * A trade tape standing in for the upstream exchange: one trade every `everyMs`, timed now; requests
+ * counted per path. It runs on a worker thread, so that the clients' receipts in this thread neither
+ * delay its answers nor are delayed by them.
+ */
+async function startTape(everyMs: number) {
+  const worker = new Worker(TAPE_WORKER, { eval: true, workerData: { everyMs } });
+  const url = await new Promise<string>((resolve) => worker.once("message", resolve));
+  return {
+    url,
+    /** Requests received so far, per path. */
+    requests: () =>
+      new Promise<Map<string, number>>((resolve) => {
+        worker.once("message", (counts: [string, number][]) => resolve(new Map(counts)));
+        worker.postMessage("counts");
+      }),
+    close: () => worker.terminate(),
+  };
+}
+
+const TAPE_WORKER = `
+const http = require("node:http");
+const { parentPort, workerData } = require("node:worker_threads");
+const trades = [];
+const requests = new Map();
+let id = 0;
+setInterval(() => {
+  const now = Date.now();
+  id += 1;
+  trades.push({ trade_id: "B" + id, created_time: new Date(now).toISOString(), ms: now });
+}, workerData.everyMs);
+const server = http.createServer((request, response) => {
+  const url = new URL(request.url || "/", "http://tape");
+  requests.set(url.pathname, (requests.get(url.pathname) || 0) + 1);
+  response.setHeader("content-type", "application/json");
+  if (url.pathname.endsWith("/markets/trades")) {
+    const since = Number(url.searchParams.get("min_ts") || 0) * 1000;
+    const limit = Number(url.searchParams.get("limit") || 100);
+    const page = trades.filter((t) => t.ms >= since).reverse().slice(0, limit).map((t) => ({
+      trade_id: t.trade_id, ticker: "BENCH-1", created_time: t.created_time,
+      yes_price: 40, no_price: 60, count: 1, taker_side: "yes",
+    }));
+    response.end(JSON.stringify({ trades: page, cursor: "" }));
+  } else if (url.pathname.endsWith("/markets")) response.end('{"markets":[],"cursor":""}');
+  else { response.statusCode = 404; response.end("{}"); }
+});
+server.listen(0, "127.0.0.1", () => parentPort.postMessage("http://127.0.0.1:" + server.address().port + "/trade-api/v2"));
+parentPort.on("message", () => parentPort.postMessage([...requests]));
+`;
+
+/** How often the tape records a trade: 4 a second, 8,000 frames a second to 2,000 clients. */
+const TRADE_EVERY_MS = 250;
+
+/** `/api/v1/ws` with `CLIENTS` clients following every trade, on one instance and then on two sharing Redis. */
+async function marketMain(): Promise<void> {
+  const tape = await startTape(TRADE_EVERY_MS);
+  try {
+    for (const instances of [1, 2]) {
+      const prefix = `oddsgate-bench:${process.pid}:${instances}:`;
+      const env = {
+        UPSTREAM_URL: tape.url,
+        SYNC_INTERVAL: "0",
+        REDIS_URL: args.redis as string,
+        REDIS_PREFIX: prefix,
+      };
+      const servers = [];
+      for (let i = 0; i < instances; i++) servers.push(await startServer({ env }));
+      try {
+        await measureMarketStream(servers, tape.requests);
+      } finally {
+        for (const server of servers) await stopServer(server);
+      }
+    }
+  } finally {
+    await tape.close();
+  }
+}
+
+async function measureMarketStream(
+  servers: readonly StartedServer[],
+  requests: () => Promise<Map<string, number>>,
+) {
+  const latencies: number[] = [];
+  let frames = 0;
+  let repeats = 0;
+  let measuring = false;
+  const sockets: WebSocket[] = [];
+  const opened = performance.now();
+  for (let start = 0; start < CLIENTS; start += 100) {
+    await Promise.all(
+      Array.from({ length: Math.min(100, CLIENTS - start) }, async (_, i) => {
+        const server = servers[(start + i) % servers.length] as StartedServer;
+        const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/v1/ws`);
+        const seen = new Set<string>();
+        socket.on("message", (data: Buffer) => {
+          const at = Date.now();
+          const text = data.toString();
+          // Read by pattern rather than parsed whole, so that the load generator delays its receipts little.
+          const created = /"created_time":(\d+)/.exec(text)?.[1];
+          const id = /"trade_id":"([^"]+)"/.exec(text)?.[1];
+          if (!created || !id || !measuring) return;
+          frames += 1;
+          if (seen.has(id)) repeats += 1;
+          seen.add(id);
+          latencies.push(at - Number(created));
+        });
+        await new Promise((resolve, reject) => {
+          socket.once("open", resolve);
+          socket.once("error", reject);
+        });
+        socket.send(JSON.stringify({ type: "subscribe", channel: "trades", all: true }));
+        sockets.push(socket);
+      }),
+    );
+  }
+  console.log(
+    `/api/v1/ws on ${servers.length} instance(s): ${CLIENTS} clients following every trade, connected in ${((performance.now() - opened) / 1000).toFixed(1)} s`,
+  );
+  // The first poll after the subscriptions starts the tape; the window starts after it.
+  await sleep(3_000);
+  const before = await requests();
+  const cpuBefore = servers.map((server) => cpuTimeUs(server.child.pid as number));
+  measuring = true;
+  const started = performance.now();
+  await sleep(DURATION_MS);
+  measuring = false;
+  const elapsed = performance.now() - started;
+  const cpu = servers.map((server, i) => cpuTimeUs(server.child.pid as number) - (cpuBefore[i] as number));
+  const after = await requests();
+  const rate = (path: string) =>
+    (((after.get(path) ?? 0) - (before.get(path) ?? 0)) / (elapsed / 1000)).toFixed(2);
+  const tradesSeen = frames / CLIENTS;
+  console.log(
+    `  trade-to-frame latency: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.reduce((a, b) => Math.max(a, b), 0).toFixed(0)} ms over ${frames} frames (target: p99 <= poll 1,000 ms + 100 ms)`,
+  );
+  console.log(
+    `  ${tradesSeen.toFixed(1)} trades per client, ${repeats} repeated; upstream requests/s: trade tape ${rate("/trade-api/v2/markets/trades")}, markets ${rate("/trade-api/v2/markets")}; server CPU ${cpu.map((us) => `${((us / 1000 / elapsed) * 100).toFixed(0)}%`).join(" + ")} of one core`,
+  );
+  for (const socket of sockets) socket.terminate();
+}
+
+await (args.stream === "market" ? marketMain() : main());

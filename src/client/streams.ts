@@ -1,7 +1,10 @@
 /**
  * Stream clients for both WebSockets (`/quote-stream` and `/api/v1/ws`): they keep their
  * subscriptions, reconnect after a drop with capped exponential backoff, and subscribe again, so a
- * consumer sees one continuous stream of messages across outages.
+ * consumer sees one continuous stream of messages across outages. The `/api/v1/ws` client resumes:
+ * it subscribes again from the last `seq` it saw per channel (on whichever instance it reaches), so
+ * it gets what it missed, or a `gap` frame it reports through `onGap`; `stale` and `recovered` frames
+ * reach `onStale`.
  */
 import WebSocket from "ws";
 
@@ -64,6 +67,11 @@ export class StreamClient<Message = unknown> {
     this.socket?.close();
   }
 
+  /** What to send for a remembered message after a reconnection (itself, unless a stream resumes). */
+  protected resubscription(message: unknown): unknown {
+    return message;
+  }
+
   private send(message: unknown): void {
     if (this.connected) this.socket?.send(JSON.stringify(message));
   }
@@ -75,7 +83,8 @@ export class StreamClient<Message = unknown> {
     this.socket = socket;
     socket.on("open", () => {
       this.attempt = 0;
-      for (const message of this.subscriptions.values()) socket.send(JSON.stringify(message));
+      for (const message of this.subscriptions.values())
+        socket.send(JSON.stringify(this.resubscription(message)));
       for (const listener of this.openListeners) listener();
     });
     socket.on("message", (data) => {
@@ -110,8 +119,22 @@ export interface QuoteFrame {
   )[];
 }
 
+/** What `/quote-stream` says of the chain: its slot has stood still for `age_ms`, or moves again. */
+export type ChainStaleness =
+  | { type: "stale"; age_ms: number; ts: number }
+  | { type: "recovered"; silent_ms: number; ts: number };
+
 /** The `/quote-stream` client: pairs and the all-prediction-markets subscription survive reconnections. */
-export class QuoteStreamClient extends StreamClient<QuoteFrame | { type: "bad_request"; message: string }> {
+export class QuoteStreamClient extends StreamClient<
+  QuoteFrame | ChainStaleness | { type: "bad_request"; message: string }
+> {
+  /** Calls `listener` when the server says the chain stands still (again, with its age), and when it moves again. */
+  onStale(listener: (state: ChainStaleness) => void): () => void {
+    return this.onMessage((message) => {
+      if ("type" in message && (message.type === "stale" || message.type === "recovered")) listener(message);
+    });
+  }
+
   /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080. */
   static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): QuoteStreamClient {
     return new QuoteStreamClient({
@@ -147,9 +170,15 @@ export class QuoteStreamClient extends StreamClient<QuoteFrame | { type: "bad_re
 
 export type MarketChannel = "prices" | "trades" | "orderbook";
 
-/** A message of `/api/v1/ws`: a price tick, a trade or an order book, or a refusal. */
+/** What every data frame of `/api/v1/ws` carries: its channel's position (the same on every instance) and when it was published (ms). */
+interface Sequenced {
+  seq: number;
+  ts: number;
+}
+
+/** A message of `/api/v1/ws`: a price tick, a trade or an order book, a control frame, or a refusal. */
 export type MarketStreamMessage =
-  | {
+  | ({
       channel: "prices";
       type: "ticker";
       market_ticker: string;
@@ -157,8 +186,8 @@ export type MarketStreamMessage =
       yes_ask: string | null;
       no_bid: string | null;
       no_ask: string | null;
-    }
-  | {
+    } & Sequenced)
+  | ({
       channel: "trades";
       type: "trade";
       market_ticker: string;
@@ -171,18 +200,39 @@ export type MarketStreamMessage =
       no_price_dollars: string;
       taker_side: "yes" | "no";
       created_time: number;
-    }
-  | {
+    } & Sequenced)
+  | ({
       channel: "orderbook";
       type: "orderbook";
       market_ticker: string;
       yes_bids: Record<string, number>;
       no_bids: Record<string, number>;
-    }
+    } & Sequenced)
+  | ({ channel: MarketChannel; type: "subscribed" } & Sequenced)
+  | ({ channel: MarketChannel; type: "gap" } & Sequenced)
+  | { channel: MarketChannel; type: "stale"; age_ms: number; ts: number }
+  | { channel: MarketChannel; type: "recovered"; silent_ms: number; ts: number }
   | { type: "bad_request"; message: string };
 
-/** The `/api/v1/ws` client: each channel's subscriptions survive reconnections. */
+/** The upstream's state for a channel, as the server last said: silent for `ageMs`, or answering again. */
+export type MarketStaleness =
+  | { channel: MarketChannel; stale: true; ageMs: number }
+  | { channel: MarketChannel; stale: false; silentMs: number };
+
+/**
+ * The `/api/v1/ws` client: each channel's subscriptions survive reconnections, resumed from the last
+ * position seen (`seq`), so nothing is missed without a `gap` saying so.
+ */
 export class MarketStreamClient extends StreamClient<MarketStreamMessage> {
+  private readonly positions = new Map<MarketChannel, number>();
+  private readonly gapListeners = new Set<(channel: MarketChannel, seq: number) => void>();
+  private readonly staleListeners = new Set<(state: MarketStaleness) => void>();
+
+  constructor(options: StreamClientOptions) {
+    super(options);
+    this.onMessage((message) => this.observe(message));
+  }
+
   /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080 (no /api/v1). */
   static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): MarketStreamClient {
     return new MarketStreamClient({
@@ -208,5 +258,49 @@ export class MarketStreamClient extends StreamClient<MarketStreamMessage> {
       channel,
       ...target,
     });
+  }
+
+  /** The last position seen on `channel` (undefined before its first `subscribed` frame). */
+  position(channel: MarketChannel): number | undefined {
+    return this.positions.get(channel);
+  }
+
+  /**
+   * Calls `listener` when frames of `channel` up to `seq` may be missing (after a reconnection the
+   * server could not fill, or a hole on its side): prices and books follow as a snapshot; trades
+   * before `seq` must be read from `GET /api/v1/trades`.
+   */
+  onGap(listener: (channel: MarketChannel, seq: number) => void): () => void {
+    this.gapListeners.add(listener);
+    return () => this.gapListeners.delete(listener);
+  }
+
+  /** Calls `listener` when the server says a channel's upstream is silent (again, with its age), and when it recovers. */
+  onStale(listener: (state: MarketStaleness) => void): () => void {
+    this.staleListeners.add(listener);
+    return () => this.staleListeners.delete(listener);
+  }
+
+  protected override resubscription(message: unknown): unknown {
+    const subscription = message as { type?: string; channel?: MarketChannel };
+    const since = subscription.channel ? this.positions.get(subscription.channel) : undefined;
+    return subscription.type === "subscribe" && since !== undefined ? { ...subscription, since } : message;
+  }
+
+  private observe(message: MarketStreamMessage): void {
+    if (!("channel" in message)) return;
+    if (message.type === "stale" || message.type === "recovered") {
+      const state: MarketStaleness =
+        message.type === "stale"
+          ? { channel: message.channel, stale: true, ageMs: message.age_ms }
+          : { channel: message.channel, stale: false, silentMs: message.silent_ms };
+      for (const listener of this.staleListeners) listener(state);
+      return;
+    }
+    // Snapshot values may be older than the position; the position only moves forward.
+    const seen = this.positions.get(message.channel) ?? 0;
+    if (message.type === "gap" || message.seq > seen) this.positions.set(message.channel, message.seq);
+    if (message.type === "gap")
+      for (const listener of this.gapListeners) listener(message.channel, message.seq);
   }
 }

@@ -16,6 +16,11 @@ const marketTickers = z
   .max(1_000)
   .meta({ description: "Market tickers; at most 1,000 followed per connection over all channels" });
 
+const since = z.number().int().min(0).meta({
+  description:
+    "Resume: the last seq this client saw on the channel (from any instance). The server sends what it missed instead of a snapshot, or a gap frame (then a snapshot) when that is no longer kept",
+});
+
 /** `/api/v1/ws`: follow (or stop following) a channel for some tickers or for every market. */
 export const MarketStreamRequest = z
   .union([
@@ -23,11 +28,13 @@ export const MarketStreamRequest = z
       type: z.enum(["subscribe", "unsubscribe"]),
       channel: z.enum(MARKET_CHANNELS),
       tickers: marketTickers,
+      since: since.optional(),
     }),
     z.object({
       type: z.enum(["subscribe", "unsubscribe"]),
       channel: z.enum(MARKET_CHANNELS),
       all: z.literal(true).meta({ description: "Every market (unsubscribing from all ends the channel)" }),
+      since: since.optional(),
     }),
   ])
   .meta({
@@ -35,6 +42,15 @@ export const MarketStreamRequest = z
     description: "Give either tickers or all:true, not both",
     examples: [{ type: "subscribe", channel: "prices", tickers: ["KXHIGHNY-26NOV22-B52.5"] }],
   });
+
+/** What every data frame of `/api/v1/ws` carries besides the contract's fields. */
+const sequenced = {
+  seq: z.number().int().min(1).meta({
+    description:
+      "Position in the channel's log, the same on every instance of the deployment; increases frame after frame on a connection's channel",
+  }),
+  ts: z.number().int().meta({ description: "When the server published the frame, Unix milliseconds" }),
+};
 
 const dollarsOrNull = z
   .string()
@@ -51,6 +67,7 @@ export const MarketTicker = z
     yes_ask: dollarsOrNull,
     no_bid: dollarsOrNull,
     no_ask: dollarsOrNull,
+    ...sequenced,
   })
   .meta({ title: "MarketTicker" });
 
@@ -69,6 +86,7 @@ export const MarketTrade = z
     no_price_dollars: z.string().meta({ description: '"0.5800"' }),
     taker_side: z.enum(["yes", "no"]),
     created_time: z.number().int().meta({ description: "Unix milliseconds" }),
+    ...sequenced,
   })
   .meta({ title: "MarketTrade" });
 
@@ -84,8 +102,59 @@ export const MarketOrderbook = z
     market_ticker: z.string(),
     yes_bids: bids,
     no_bids: bids,
+    ...sequenced,
   })
   .meta({ title: "MarketOrderbook" });
+
+const marketChannel = z.enum(MARKET_CHANNELS);
+const now = z.number().int().meta({ description: "Server time, Unix milliseconds" });
+
+/** After every subscribe: the position what came before it (snapshot or replay) covers; resume from it. */
+export const MarketSubscribed = z
+  .object({
+    channel: marketChannel,
+    type: z.literal("subscribed"),
+    seq: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: "The channel's position this subscription starts after" }),
+    ts: now,
+  })
+  .meta({ title: "MarketSubscribed" });
+
+/** Frames up to `seq` may be missing (not kept any more, or never read): take a fresh snapshot. */
+export const MarketGap = z
+  .object({
+    channel: marketChannel,
+    type: z.literal("gap"),
+    seq: z.number().int().min(0).meta({
+      description:
+        "The position to continue from; prices and books follow as a snapshot, trades before it are on GET /api/v1/trades",
+    }),
+    ts: now,
+  })
+  .meta({ title: "MarketGap" });
+
+/** The upstream has given nothing for this channel for `age_ms`: repeated while it lasts. */
+export const MarketStale = z
+  .object({
+    channel: marketChannel,
+    type: z.literal("stale"),
+    age_ms: z.number().int().min(0).meta({ description: "Milliseconds since the upstream last answered" }),
+    ts: now,
+  })
+  .meta({ title: "MarketStale" });
+
+/** The upstream answers again after being stale. */
+export const MarketRecovered = z
+  .object({
+    channel: marketChannel,
+    type: z.literal("recovered"),
+    silent_ms: z.number().int().min(0).meta({ description: "How long the upstream was silent" }),
+    ts: now,
+  })
+  .meta({ title: "MarketRecovered" });
 
 /** Any stream's answer to a message it cannot take; the socket stays open. */
 export const StreamBadRequest = z
@@ -196,6 +265,24 @@ export const BookFrame = z
   })
   .meta({ title: "BookFrame" });
 
+/** `/quote-stream`: the chain's slot has not moved for `age_ms`; repeated while it lasts. */
+export const ChainStale = z
+  .object({
+    type: z.literal("stale"),
+    age_ms: z.number().int().min(0).meta({ description: "Milliseconds since the slot last moved" }),
+    ts: z.number().int().meta({ description: "Server time, Unix milliseconds" }),
+  })
+  .meta({ title: "ChainStale" });
+
+/** `/quote-stream`: the chain's slot moves again after being stale. */
+export const ChainRecovered = z
+  .object({
+    type: z.literal("recovered"),
+    silent_ms: z.number().int().min(0).meta({ description: "How long the slot stood still" }),
+    ts: z.number().int().meta({ description: "Server time, Unix milliseconds" }),
+  })
+  .meta({ title: "ChainRecovered" });
+
 /** One stream as the AsyncAPI document describes it: its path and the messages each side sends. */
 export interface StreamChannel {
   /** The channel's key in the document. */
@@ -216,18 +303,27 @@ export const MARKET_DATA_STREAM: StreamChannel = {
   id: "marketData",
   address: "/api/v1/ws",
   title: "Market data",
-  description: `Prices, trades and order books of prediction markets, relayed from the upstream exchange: subscribe per channel to tickers or to every market. ${LIVENESS}`,
+  description: `Prices, trades and order books of prediction markets, relayed from the upstream exchange: subscribe per channel to tickers or to every market. Every data frame carries seq (the channel's position, the same on every instance) and ts; each subscribe is answered by a subscribed frame with the position it covers; subscribe again with since (the last seq seen) to get what was missed, or a gap frame. stale frames say the upstream has been silent (with the age), recovered that it answers again. ${LIVENESS}`,
   requests: { MarketStreamRequest },
-  frames: { MarketTicker, MarketTrade, MarketOrderbook, StreamBadRequest },
+  frames: {
+    MarketTicker,
+    MarketTrade,
+    MarketOrderbook,
+    MarketSubscribed,
+    MarketGap,
+    MarketStale,
+    MarketRecovered,
+    StreamBadRequest,
+  },
 };
 
 export const QUOTE_STREAM: StreamChannel = {
   id: "quoteStream",
   address: "/quote-stream",
   title: "Quotes",
-  description: `Per slot, the best bid and ask of each followed pair (10 USDC probes through the router), changes only; the first frame after a subscription carries its quote. ${LIVENESS}`,
+  description: `Per slot, the best bid and ask of each followed pair (10 USDC probes through the router), changes only; the first frame after a subscription carries its quote. stale frames say the chain's slot has stood still (with the age), recovered that it moves again. ${LIVENESS}`,
   requests: { PairStreamRequest, AllPredictionMarketsRequest },
-  frames: { QuoteFrame, StreamBadRequest },
+  frames: { QuoteFrame, ChainStale, ChainRecovered, StreamBadRequest },
 };
 
 export const BOOK_STREAM: StreamChannel = {

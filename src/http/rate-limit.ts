@@ -3,7 +3,8 @@
  * continuously, so a caller may burst up to its limit and then proceeds at the sustained rate.
  * Buckets live in memory, or in Redis when instances must share them.
  */
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { connectRedis } from "../storage/redis.js";
 
 export interface BucketState {
   /** Whether this request may proceed (a token was taken). */
@@ -116,16 +117,7 @@ export class RedisRateStore implements RateStore {
 
   /** Connects (failing with a message naming REDIS_URL when it cannot) and loads the script. */
   static async connect(url: string, prefix: string): Promise<RedisRateStore> {
-    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    redis.on("error", () => {
-      // Reported by the failing command; ioredis keeps reconnecting in the background.
-    });
-    try {
-      await redis.connect();
-    } catch (error) {
-      redis.disconnect();
-      throw new Error(`cannot connect to Redis at REDIS_URL: ${(error as Error).message}`);
-    }
+    const redis = await connectRedis(url, { enableOfflineQueue: false });
     redis.defineCommand("oddsgateTakeToken", { numberOfKeys: 1, lua: TAKE_SCRIPT });
     return new RedisRateStore(redis, prefix);
   }

@@ -6,7 +6,9 @@
  * after a subscription carries the pair's current quote; later frames carry only what changed. A
  * consumer that falls behind gets the latest value per pair when it catches up, and is closed if it
  * stays behind. All of that but the quotes and the prediction-market subscription is every pair
- * stream's (`pair-stream.ts`).
+ * stream's (`pair-stream.ts`). When the chain's slot has not moved for `staleMs`, every connection
+ * hears `{"type":"stale","age_ms","ts"}` (again every `staleMs` while that lasts), then
+ * `{"type":"recovered","silent_ms","ts"}` once it moves: a silent chain is not a quiet market.
  */
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
@@ -27,7 +29,10 @@ import { PREDICTION_VENUE } from "./venues/prediction.js";
 /** What a probe is worth: 10 USDC. */
 const PROBE_USDC = 10_000_000n;
 
-export type QuoteStreamOptions = PairStreamOptions;
+export interface QuoteStreamOptions extends PairStreamOptions {
+  /** How long the chain's slot may stand still before connections hear `stale` (default 5 s); also how often it is repeated. */
+  staleMs?: number;
+}
 
 const AllMessage = z.object({
   op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]),
@@ -53,12 +58,65 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
   };
   /** The pass that last read the prediction markets (see `beforePass`). */
   private predictionListCheckedInPass = -1;
+  private readonly staleMs: number;
+  /** The last slot seen and when it was first seen; while stale, since when and when it was last said. */
+  private chain: { slot: bigint | undefined; at: number; staleFrom: number | undefined; told: number } = {
+    slot: undefined,
+    at: Date.now(),
+    staleFrom: undefined,
+    told: 0,
+  };
+  private chainWatch: NodeJS.Timeout | undefined;
 
   constructor(book: TradingBook, options: QuoteStreamOptions = {}) {
     super(book, options, {
       schema: ClientMessage,
       usage: `${PAIR_MESSAGE_USAGE} or {"op":"subscribe_all_prediction_markets"|"unsubscribe_all_prediction_markets"}`,
     });
+    this.staleMs = options.staleMs ?? 5_000;
+  }
+
+  override start(): void {
+    super.start();
+    this.chain = { slot: undefined, at: Date.now(), staleFrom: undefined, told: 0 };
+    this.chainWatch = setInterval(() => this.watchChain(), Math.min(250, this.staleMs)).unref();
+  }
+
+  override async stop(): Promise<void> {
+    clearInterval(this.chainWatch);
+    await super.stop();
+  }
+
+  /** Says when the chain's slot has stood still for `staleMs` (with its age, repeated), and when it moves again. */
+  private watchChain(): void {
+    const now = Date.now();
+    let slot: bigint | undefined;
+    try {
+      slot = this.book.clock.slot;
+    } catch {
+      slot = undefined;
+    }
+    const chain = this.chain;
+    if (slot !== undefined && slot !== chain.slot) {
+      const silentMs = chain.staleFrom === undefined ? 0 : now - chain.staleFrom;
+      chain.slot = slot;
+      chain.at = now;
+      if (chain.staleFrom === undefined) return;
+      chain.staleFrom = undefined;
+      this.tellAll(JSON.stringify({ type: "recovered", silent_ms: silentMs, ts: now }));
+      return;
+    }
+    const age = now - chain.at;
+    if (age < this.staleMs) return;
+    if (chain.staleFrom !== undefined && now - chain.told < this.staleMs) return;
+    chain.staleFrom ??= chain.at;
+    chain.told = now;
+    this.tellAll(JSON.stringify({ type: "stale", age_ms: age, ts: now }));
+  }
+
+  private tellAll(frame: string): void {
+    for (const subscriber of this.subscribers)
+      if (subscriber.socket.readyState === subscriber.socket.OPEN) subscriber.socket.send(frame);
   }
 
   protected createPeer(socket: WebSocket): Subscriber {

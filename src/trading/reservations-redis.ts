@@ -14,7 +14,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Address } from "@solana/kit";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { connectRedisPair } from "../storage/redis.js";
 import {
   clientLimit,
   type FirmQuoteLimits,
@@ -249,17 +250,7 @@ export class RedisReservations implements ReservationStore {
 
   /** Connects (failing with a message naming REDIS_URL when it cannot) and follows other instances' holds. */
   static async connect(options: RedisReservationsOptions): Promise<RedisReservations> {
-    const connection = () => new Redis(options.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    const redis = connection();
-    const subscriber = connection();
-    for (const client of [redis, subscriber]) client.on("error", () => {});
-    try {
-      await Promise.all([redis.connect(), subscriber.connect()]);
-    } catch (error) {
-      redis.disconnect();
-      subscriber.disconnect();
-      throw new Error(`cannot connect to Redis at REDIS_URL: ${(error as Error).message}`);
-    }
+    const [redis, subscriber] = await connectRedisPair(options.url);
     redis.defineCommand("oddsgateFirmReserve", { numberOfKeys: 0, lua: RESERVE_SCRIPT });
     redis.defineCommand("oddsgateFirmRelease", { numberOfKeys: 0, lua: RELEASE_SCRIPT });
     const store = new RedisReservations(redis, subscriber, options);

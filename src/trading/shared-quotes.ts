@@ -5,9 +5,10 @@
  * published. If the leader stops, its key expires within three slots and another takes over. Each
  * stream (`/quote-stream`, `/book-stream`) shares through keys of its own, under its `name`.
  */
-import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { every, type Repeating } from "../every.js";
+import { StreamLeadership } from "../http/stream-leader.js";
+import { connectRedisPair } from "../storage/redis.js";
 
 /** Pair key (`base|quote`) → the serialized update the stream sends for it. */
 export type PairQuotes = ReadonlyMap<string, string>;
@@ -25,31 +26,22 @@ export interface SharedQuotesOptions {
 
 /** One instance's side of the shared quotes: announces its pairs, leads when it can, receives what the leader publishes. */
 export class SharedQuotes {
-  private readonly id = randomUUID();
   private readonly followed = new Set<string>();
   private latestQuotes: PairQuotes = new Map();
   private slots: Repeating | undefined;
-  private leading = false;
+  private readonly leadership: StreamLeadership;
 
   private constructor(
     private readonly redis: Redis,
     private readonly subscriber: Redis,
     private readonly options: SharedQuotesOptions,
-  ) {}
+  ) {
+    this.leadership = new StreamLeadership(redis, `${this.keyPrefix}leader`, options.slotMs * 3);
+  }
 
   /** Connects both Redis connections (commands, and the subscription) and starts the slot loop. */
   static async connect(options: SharedQuotesOptions): Promise<SharedQuotes> {
-    const connection = () => new Redis(options.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    const redis = connection();
-    const subscriber = connection();
-    for (const client of [redis, subscriber]) client.on("error", () => {});
-    try {
-      await Promise.all([redis.connect(), subscriber.connect()]);
-    } catch (error) {
-      redis.disconnect();
-      subscriber.disconnect();
-      throw new Error(`cannot connect to Redis at REDIS_URL: ${(error as Error).message}`);
-    }
+    const [redis, subscriber] = await connectRedisPair(options.url);
     const shared = new SharedQuotes(redis, subscriber, options);
     await subscriber.subscribe(shared.channel);
     subscriber.on("message", (_channel, message) => shared.receive(message));
@@ -73,13 +65,13 @@ export class SharedQuotes {
 
   /** Whether this instance is the one quoting for all. */
   get isLeader(): boolean {
-    return this.leading;
+    return this.leadership.isLeader;
   }
 
   /** Stops the slots, gives up the lead and disconnects. */
   async close(): Promise<void> {
     this.slots?.stop();
-    if (this.leading) await this.redis.del(this.leaderKey).catch(() => {});
+    await this.leadership.release();
     this.redis.disconnect();
     this.subscriber.disconnect();
   }
@@ -91,10 +83,6 @@ export class SharedQuotes {
 
   private get channel(): string {
     return `${this.keyPrefix}quotes`;
-  }
-
-  private get leaderKey(): string {
-    return `${this.keyPrefix}leader`;
   }
 
   private get wantedKey(): string {
@@ -111,10 +99,7 @@ export class SharedQuotes {
       for (const pair of this.followed) expiries.push(pair, String(now + ttl));
       await redis.hset(this.wantedKey, ...expiries);
     }
-    const taken = await redis.set(this.leaderKey, this.id, "PX", ttl, "NX");
-    this.leading = taken === "OK" || (await redis.get(this.leaderKey)) === this.id;
-    if (!this.leading) return;
-    await redis.pexpire(this.leaderKey, ttl);
+    if (!(await this.leadership.claim())) return;
     const wanted = await redis.hgetall(this.wantedKey);
     const live: string[] = [];
     const stale: string[] = [];

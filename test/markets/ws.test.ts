@@ -111,14 +111,14 @@ describe("/api/v1/ws", () => {
       client.send({ type: "subscribe", channel: "prices", tickers: [ticker] });
       let price = await client.next((m) => m.channel === "prices" && m.market_ticker === ticker);
       expect(Object.keys(price).sort()).toEqual(
-        ["channel", "market_ticker", "no_ask", "no_bid", "type", "yes_ask", "yes_bid"].sort(),
+        ["channel", "market_ticker", "no_ask", "no_bid", "seq", "ts", "type", "yes_ask", "yes_bid"].sort(),
       );
       expect(price.type).toBe("ticker");
       for (const field of ["yes_bid", "yes_ask", "no_bid", "no_ask"]) expect(price[field]).toMatch(DOLLARS);
       // The book and the quote are read moments apart; a price that moved in between shows up as a new message.
       for (let attempt = 0; ; attempt++) {
         const book = await restBook(ticker);
-        const latest = client.messages.filter((m) => m.channel === "prices").pop();
+        const latest = client.messages.filter((m) => m.type === "ticker").pop();
         if (latest) price = latest;
         client.messages.length = 0;
         const expected = {
@@ -158,6 +158,8 @@ describe("/api/v1/ws", () => {
         "channel",
         "market_ticker",
         "no_bids",
+        "seq",
+        "ts",
         "type",
         "yes_bids",
       ]);
@@ -175,7 +177,7 @@ describe("/api/v1/ws", () => {
       }
       // A second subscriber to the same market gets the snapshot at once too.
       second.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
-      const again = await second.next((m) => m.channel === "orderbook", 1_000);
+      const again = await second.next((m) => m.type === "orderbook", 1_000);
       expect(again.market_ticker).toBe(ticker);
     } finally {
       first.socket.close();
@@ -190,11 +192,11 @@ describe("/api/v1/ws", () => {
       client.send({ type: "subscribe", channel: "trades", all: true });
       // All the demo's markets together trade a few times a minute, fewer as the date moves past
       // TEST_ANCHOR and markets close, with gaps of a minute or more: hence the wide deadline.
-      await arrival(client.socket, () => client.messages.some((m) => m.channel === "trades"), 120_000);
+      await arrival(client.socket, () => client.messages.some((m) => m.type === "trade"), 120_000);
       // Two more completed periods: a trade sent again by the first would have arrived by the end of the second.
       await t.server.marketStream.nextPoll();
       await t.server.marketStream.nextPoll();
-      const trades = client.messages.filter((m) => m.channel === "trades");
+      const trades = client.messages.filter((m) => m.type === "trade");
       expect(trades.length).toBeGreaterThan(0);
       const ids = trades.map((trade) => trade.trade_id);
       expect(new Set(ids).size).toBe(ids.length);
@@ -208,8 +210,10 @@ describe("/api/v1/ws", () => {
             "no_price",
             "no_price_dollars",
             "price",
+            "seq",
             "taker_side",
             "trade_id",
+            "ts",
             "type",
             "yes_price",
             "yes_price_dollars",
@@ -255,7 +259,7 @@ describe("/api/v1/ws", () => {
       // Still open and serving.
       expect(client.socket.readyState).toBe(WebSocket.OPEN);
       client.send({ type: "subscribe", channel: "orderbook", tickers: [tickers[0]] });
-      expect((await client.next((m) => m.channel === "orderbook")).market_ticker).toBe(tickers[0]);
+      expect((await client.next((m) => m.type === "orderbook")).market_ticker).toBe(tickers[0]);
     } finally {
       client.socket.close();
     }
@@ -265,7 +269,7 @@ describe("/api/v1/ws", () => {
     const client = await connect();
     try {
       client.send({ type: "subscribe", channel: "prices", all: true });
-      await client.next((m) => m.channel === "prices");
+      await client.next((m) => m.type === "ticker");
       // One page of the open markets: many quotes at once.
       await sleep(300);
       expect(new Set(client.messages.map((m) => m.market_ticker)).size).toBeGreaterThan(50);
@@ -289,7 +293,7 @@ describe("/api/v1/ws", () => {
     try {
       client.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
       client.send({ type: "subscribe", channel: "trades", all: true });
-      await client.next((m) => m.channel === "orderbook");
+      await client.next((m) => m.type === "orderbook");
       const put = await fetch(controls, {
         method: "PUT",
         headers: { "content-type": "application/json" },

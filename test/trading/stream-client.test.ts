@@ -60,7 +60,7 @@ describe("MarketStreamClient", () => {
     const client = MarketStreamClient.connect(t.url, { backoffMs: 50 });
     const books: string[] = [];
     client.onMessage((message) => {
-      if ("channel" in message && message.channel === "orderbook") books.push(message.market_ticker);
+      if (message.type === "orderbook") books.push(message.market_ticker);
     });
     try {
       client.subscribe("orderbook", [market?.ticker as string]);
