@@ -17,6 +17,8 @@ export interface UpstreamAnswer {
   status: number;
   contentType: string;
   body: Buffer;
+  /** Set on an answer the cache holds: its body will be sent again, so it is worth compressing once. */
+  cached?: true;
 }
 
 export interface UpstreamRequestOptions {
@@ -101,6 +103,11 @@ export class UpstreamClient implements Upstream {
     return this.breaker.opened;
   }
 
+  /** The breaker's state: `halfOpen` while it lets a trial call through after being open. */
+  get circuitState(): "closed" | "open" | "halfOpen" {
+    return this.breaker.halfOpen ? "halfOpen" : this.breaker.opened ? "open" : "closed";
+  }
+
   /** GET `path` (relative to the base URL) with `query`, from the cache when the caller marks it settled. */
   async get(
     path: string,
@@ -119,8 +126,10 @@ export class UpstreamClient implements Upstream {
       throw this.describeFailure(error);
     }
     if (answer.status === 200 && (options.cacheable || options.cacheableIf?.(answer))) {
+      answer = { ...answer, cached: true };
       this.settled.set(url, answer);
     } else if (answer.status === 200 && options.maxAgeMs) {
+      answer = { ...answer, cached: true };
       this.settled.set(url, answer, { ttl: options.maxAgeMs });
     }
     return answer;

@@ -64,7 +64,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   } finally {
     await storage.close();
   }
-  const server = await startServer(config, options.logger ? { logger: options.logger } : {});
+  const server = await startServer(config, {
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.beforeStartupWork ? { beforeStartupWork: options.beforeStartupWork } : {}),
+  });
   return {
     server,
     client: new MarketsClient({ baseUrl: server.url }),

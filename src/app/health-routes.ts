@@ -1,0 +1,59 @@
+/**
+ * The health routes every listener answers: `/health-check` as the contract has it (text, for load
+ * balancers that read a status code and people who read one line), `/health-check/live` and
+ * `/health-check/ready` for orchestrators that tell the two apart, both with the whole report.
+ */
+import { z } from "zod";
+import { ApiError, ErrorBody } from "../contract/errors.js";
+import type { ZodApp } from "../http/types.js";
+import type { CatalogHolder } from "../markets/catalog-holder.js";
+import { type HealthMonitor, HealthReport, notReadyReasons } from "./health.js";
+
+const HEALTH_CHECK = {
+  operationId: "health_check",
+  tags: ["Operations"],
+  summary: "Whether this listener answers, in one line",
+  description:
+    "200 once the market catalogue has loaded (reads are answered), 503 `not_ready` before. The text says " +
+    "what is not in place: `ok`, `starting: chainAccounts` while start-up work runs in the background, " +
+    "`degraded: redis, upstream` when a dependency is down (both when both hold). " +
+    "`/health-check/ready` answers 200 only when the instance can also trade.",
+  produces: ["text/plain"],
+  response: { 200: z.string().meta({ example: "ok" }), 503: ErrorBody },
+};
+
+const HEALTH_LIVE = {
+  operationId: "health_live",
+  tags: ["Operations"],
+  summary: "Whether the process answers: always 200, with the health report",
+  description:
+    "For a liveness probe: answers at once from the last probes (never waits for a dependency), " +
+    "whatever the report says.",
+  response: { 200: HealthReport },
+};
+
+const HEALTH_READY = {
+  operationId: "health_ready",
+  tags: ["Operations"],
+  summary: "Whether this instance can take trades",
+  description:
+    "For a load balancer or readiness probe: 200 with the health report when the catalogue is loaded, " +
+    "start-up work is done and storage and the chain are up; else 503 `not_ready` naming what is not. " +
+    "Redis and the upstream only degrade the report: the API serves without them.",
+  response: { 200: HealthReport, 503: ErrorBody },
+};
+
+/** Registers `/health-check`, `/health-check/live` and `/health-check/ready`. */
+export function registerHealthRoutes(app: ZodApp, deps: { catalog: CatalogHolder; health: HealthMonitor }) {
+  app.get("/health-check", { schema: HEALTH_CHECK }, async (_request, reply) => {
+    // Before the catalogue: the contract's 503, with the catalogue's own message.
+    deps.catalog.require();
+    return reply.type("text/plain; charset=utf-8").send(await deps.health.summary());
+  });
+  app.get("/health-check/live", { schema: HEALTH_LIVE }, async () => deps.health.latest());
+  app.get("/health-check/ready", { schema: HEALTH_READY }, async () => {
+    const report = await deps.health.report();
+    if (!report.ready) throw new ApiError("not_ready", `not ready: ${notReadyReasons(report)}`);
+    return report;
+  });
+}
