@@ -6,9 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { type Generated, Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
 import { LRUCache } from "lru-cache";
-import postgres from "postgres";
 import { type Config, sqlitePath } from "../config.js";
 import { migrateToLatest } from "./migrations.js";
 
@@ -226,7 +224,9 @@ export interface Storage {
 
 /** Opens the configured database and brings its schema up to date. */
 export async function openStorage(config: Pick<Config, "DATA_DIR" | "DATABASE_URL">): Promise<Storage> {
-  const storage = config.DATABASE_URL ? openPostgres(config.DATABASE_URL) : openSqlite(sqlitePath(config));
+  const storage = config.DATABASE_URL
+    ? await openPostgres(config.DATABASE_URL)
+    : openSqlite(sqlitePath(config));
   try {
     await migrateToLatest(storage.db);
   } catch (error) {
@@ -234,6 +234,14 @@ export async function openStorage(config: Pick<Config, "DATA_DIR" | "DATABASE_UR
     throw error;
   }
   return storage;
+}
+
+async function openPostgres(url: string): Promise<Storage> {
+  // The driver is loaded only when it is used: it costs ~150 ms of every start to import.
+  const { postgresDialect } = await import("./postgres.js");
+  const db = new Kysely<Tables>({ dialect: postgresDialect(url) });
+  const location = `postgres database ${new URL(url).pathname.slice(1) || "(default)"}`;
+  return { db, dialect: "postgres", location, close: () => db.destroy() };
 }
 
 function openSqlite(file: string): Storage {
@@ -270,11 +278,4 @@ function cachingStatements(database: SqliteDatabase.Database): KyselySqliteDatab
       return statement;
     },
   };
-}
-
-function openPostgres(url: string): Storage {
-  const sql = postgres(url, { max: 10, onnotice: () => {} });
-  const db = new Kysely<Tables>({ dialect: new PostgresJSDialect({ postgres: sql }) });
-  const location = `postgres database ${new URL(url).pathname.slice(1) || "(default)"}`;
-  return { db, dialect: "postgres", location, close: () => db.destroy() };
 }
