@@ -2,6 +2,7 @@
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
+import { sendReusedBody } from "../../http/reused-bodies.js";
 import type { UpstreamAnswer } from "../../upstream/client.js";
 import { MAX_CANDLES, MAX_MILESTONE_IDS, MILESTONE_ID, rfc3339Seconds } from "../../upstream/relay.js";
 import { integerParam, unixSecondsParam } from "./params.js";
@@ -123,9 +124,11 @@ export function relayedResponses<T extends z.ZodType>(body: T) {
 /** The answers of an operation that relays the upstream's body unchanged. */
 export const RELAYED_RESPONSES = relayedResponses(RelayedBody);
 
-/** Sends an upstream answer unchanged. */
+/** Sends an upstream answer unchanged (a cached one compressed when the client accepts it). */
 export function sendUpstream(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
-  return reply.type(answer.contentType || "application/json").send(answer.body);
+  const contentType = answer.contentType || "application/json";
+  if (answer.cached) return sendReusedBody(reply, answer.body, contentType);
+  return reply.type(contentType).send(answer.body);
 }
 
 /**
