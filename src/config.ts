@@ -96,6 +96,8 @@ export const ConfigSchema = z.object({
   RESPONSE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   /** Whether `serve` loads the bundled demo catalogue into an empty database. */
   DEMO_CATALOGUE: booleanSetting.default(true),
+  /** Whether the explorer web app is served at `/` (its assets hold no data, so they need no key). */
+  EXPLORER: booleanSetting.default(true),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

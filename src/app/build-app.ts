@@ -21,7 +21,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
-import { ApiError, ERRORS, ErrorBody, isErrorCode } from "../contract/errors.js";
+import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
 import {
   BOOK_STREAM,
   MARKET_DATA_STREAM,
@@ -33,6 +33,7 @@ import { asyncApiDocument } from "../http/asyncapi.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
 import { answerClientError as answerNodeClientError } from "../http/client-errors.js";
 import { toWireError, validationMessage } from "../http/errors.js";
+import { registerExplorer } from "../http/explorer.js";
 import { installIgnoredParams } from "../http/ignored-params.js";
 import { installMetrics } from "../http/metrics.js";
 import { ASYNCAPI_PATH, installApiDocuments } from "../http/openapi.js";
@@ -56,10 +57,13 @@ import { PriorityFeesResponse } from "../trading/routes/get-priority-fees.js";
 import { registerTradeApi, type TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
+import { catalogueProbe, HealthMonitor } from "./health.js";
+import { registerHealthRoutes } from "./health-routes.js";
 import { createLogger } from "./logger.js";
 
 export interface AppDependencies {
-  config: Pick<Config, "LOG_LEVEL" | "LOG_FORMAT" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS">;
+  config: Pick<Config, "LOG_LEVEL" | "LOG_FORMAT" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS"> &
+    Partial<Pick<Config, "EXPLORER">>;
   catalog: CatalogHolder;
   access: AccessControl;
   /** Whether this app serves the prediction-market API (default true; false on a trade-only listener). */
@@ -83,16 +87,11 @@ export interface AppDependencies {
    * `x-sign-request: true`, and the key is published at /.well-known/http-message-signatures-directory.
    */
   responseSigning?: ResponseSigningKey;
+  /** What the health routes report; without it, the catalogue alone. */
+  health?: HealthMonitor;
+  /** Symbols of the sandbox's demo tokens by mint, for the explorer. */
+  tokenSymbols?: Readonly<Record<string, string>>;
 }
-
-const HEALTH_CHECK = {
-  operationId: "health_check",
-  tags: ["Operations"],
-  summary: "Whether this listener is ready to serve",
-  description: "`ok` once the market catalogue has loaded; 503 `not_ready` before.",
-  produces: ["text/plain"],
-  response: { 200: z.string().meta({ example: "ok" }), 503: ErrorBody },
-};
 
 const METRICS = {
   operationId: "metrics",
@@ -218,9 +217,11 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     metrics.catalogVersion.set(catalog.version);
   });
 
-  app.get("/health-check", { schema: HEALTH_CHECK }, async (_request, reply) => {
-    deps.catalog.require();
-    return reply.type("text/plain; charset=utf-8").send("ok");
+  registerHealthRoutes(app, {
+    catalog: deps.catalog,
+    health:
+      deps.health ??
+      new HealthMonitor({ catalogue: catalogueProbe(deps.catalog) }, { mode: deps.config.MODE }),
   });
   app.get("/metrics", { schema: METRICS }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -243,6 +244,16 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   const sandbox = deps.chain?.sandbox;
   if (deps.chain && sandbox)
     devFaucet(app, { chain: deps.chain.chain, signers: sandbox.signers }, deps.config.MODE);
+  // The explorer reads the prediction-market API, so it lives on that listener.
+  if (marketsApi) {
+    registerExplorer(app, {
+      enabled: deps.config.EXPLORER ?? true,
+      mode: deps.config.MODE,
+      sandbox: deps.config.MODE === "development" && sandbox !== undefined,
+      ...(deps.chain ? { rpcUrl: deps.chain.rpcUrl } : {}),
+      ...(deps.tokenSymbols ? { tokenSymbols: deps.tokenSymbols } : {}),
+    });
+  }
   const streams: StreamChannel[] = [
     ...(marketsApi && deps.relay && deps.marketStream ? [MARKET_DATA_STREAM] : []),
     ...(deps.trading ? [QUOTE_STREAM, BOOK_STREAM, priorityFeesStream(PriorityFeesResponse)] : []),

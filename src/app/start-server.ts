@@ -1,5 +1,6 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
+import { demoTokens } from "../chain/demo-tokens.js";
 import { loadResponseSigningKey } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
 import type { CatalogueFile } from "../contract/markets.js";
@@ -11,6 +12,7 @@ import { KeyRing } from "../keys/key-ring.js";
 import { resolveVenueSeed } from "../markets/accounts.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
 import { OnchainTrades } from "../markets/onchain-trades.js";
+import { RedisMarketFeed } from "../markets/redis-market-feed.js";
 import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
 import { syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";
@@ -20,6 +22,15 @@ import { buildApp } from "./build-app.js";
 import { type ChainConnection, connectChain } from "./connect-chain.js";
 import { startTrading, type Trading } from "./connect-trading.js";
 import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
+import {
+  catalogueProbe,
+  chainProbe,
+  HealthMonitor,
+  redisProbe,
+  StartupWork,
+  storageProbe,
+  upstreamProbe,
+} from "./health.js";
 import { Lifecycle } from "./lifecycle.js";
 import { createLogger } from "./logger.js";
 
@@ -46,6 +57,11 @@ export interface RunningServer {
 
 export interface StartOptions {
   logger?: FastifyServerOptions["loggerInstance"];
+  /**
+   * Awaited once the listeners answer reads (the catalogue loaded), before the start-up work trading
+   * needs (the chain accounts of tokenized markets): until then `/health-check/ready` answers 503.
+   */
+  beforeStartupWork?: (server: RunningServer) => Promise<void> | void;
 }
 
 /**
@@ -60,7 +76,11 @@ export function listenerPlan(config: Pick<Config, "PORT" | "MARKETS_PORT" | "TRA
   return { marketsPort, tradePort, shared };
 }
 
-/** Opens storage, starts listening, then loads the catalog (health-check answers 503 until then). */
+/**
+ * Opens storage, starts listening, loads the catalog (`/health-check` answers 503 until then), then
+ * creates the chain accounts of its tokenized markets (`/health-check/ready` answers 503 until then);
+ * resolves once all of it is done.
+ */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const lifecycle = new Lifecycle();
   try {
@@ -101,8 +121,32 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   lifecycle.defer("chain", () => chain.close());
 
   const catalog = new CatalogHolder();
+  const chainAccounts = new StartupWork();
+  const health = new HealthMonitor(
+    {
+      catalogue: catalogueProbe(catalog),
+      chainAccounts,
+      storage: storageProbe(db),
+      chain: chainProbe(chain.chain),
+      ...(config.REDIS_URL ? { redis: await redisProbe(config.REDIS_URL) } : {}),
+      upstream: upstreamProbe(upstream.client),
+    },
+    { mode: config.MODE },
+  );
+  lifecycle.defer("health probes", () => health.close());
   const relay = new MarketRelay(upstream.client);
-  const marketStream = new MarketStreamHub({ catalog, relay, upstream: upstream.client, logger: log });
+  // With Redis, one instance polls the upstream for every instance's /api/v1/ws clients.
+  const feed = config.REDIS_URL
+    ? await RedisMarketFeed.connect({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger: log })
+    : undefined;
+  if (feed) lifecycle.defer("market feed", () => feed.close());
+  const marketStream = new MarketStreamHub({
+    catalog,
+    relay,
+    upstream: upstream.client,
+    logger: log,
+    ...(feed ? { feed } : {}),
+  });
   const trading = await startTrading(config, {
     storage,
     chain,
@@ -116,13 +160,26 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   // One key for both listeners, kept in DATA_DIR so that it survives restarts and instances share it.
   const responseSigning = loadResponseSigningKey(config.DATA_DIR, config.RESPONSE_SIGNING_KEY_FILE);
   const onchainTrades = new OnchainTrades(db);
-  const common = { config, catalog, access, logger: log, responseSigning, onchainTrades };
+  // The demo tokens exist only on the sandbox chain; the explorer names them by symbol.
+  const tokenSymbols = chain.sandbox
+    ? Object.fromEntries(demoTokens(venueSeed).map((token) => [token.address, token.symbol]))
+    : undefined;
+  const common = {
+    config,
+    catalog,
+    access,
+    logger: log,
+    responseSigning,
+    onchainTrades,
+    health,
+    ...(tokenSymbols ? { tokenSymbols } : {}),
+  };
   // The trade API and the sandbox's faucet go where the trade listener is.
   const app = await buildApp({ ...common, relay, marketStream, ...(plan.shared ? { trading, chain } : {}) });
   lifecycle.defer("markets listener", () => app.close());
   const tradeApp = plan.shared ? app : await buildApp({ ...common, marketsApi: false, trading, chain });
   if (tradeApp !== app) lifecycle.defer("trade listener", () => tradeApp.close());
-  marketStream.start();
+  await marketStream.start();
   // Stopped before the listeners close, so its sockets are ended by the hub rather than cut.
   lifecycle.defer("market stream", () => marketStream.stop());
   // A failing refresh means revocations stop arriving: it must be heard.
@@ -152,11 +209,8 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     await trading.book.updatePredictionMarkets(catalog.require());
   };
   const loaded = await catalog.load(db);
-  await followCatalog();
-  log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog ready");
-  keepCatalogCurrent({ config, db, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
-
-  return {
+  log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog loaded");
+  const server: RunningServer = {
     app,
     tradeApp,
     storage,
@@ -169,6 +223,17 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     tradeUrl: listenerUrl(tradeApp, config.HOST),
     close: () => lifecycle.close(),
   };
+  await options.beforeStartupWork?.(server);
+  try {
+    await followCatalog();
+  } catch (error) {
+    chainAccounts.failed(error);
+    throw error;
+  }
+  chainAccounts.succeeded();
+  log.info("ready: the chain accounts of tokenized markets are in place");
+  keepCatalogCurrent({ config, db, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
+  return server;
 }
 
 /** The API keys and rate limits every listener checks: the key ring and the rate store, opened. */

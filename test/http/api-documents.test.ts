@@ -43,9 +43,9 @@ const SERIES = "KXHIGHNY";
 const dJUP = demoMint(VENUE_SEED, "dJUP");
 const DOCUMENTS = { markets: "/api/v1/openapi.json", trade: "/openapi.json" } as const;
 type DocumentName = keyof typeof DOCUMENTS;
-/** What only the server's plumbing serves: the documents themselves and the docs page. */
+/** What only the server's plumbing serves: the documents themselves, the docs page and the explorer's page. */
 const UNDOCUMENTED =
-  /^(\/api\/v1\/openapi\.json|\/openapi\.json|\/asyncapi\.json|\/docs.*|\/\.well-known\/.*)$/;
+  /^(\/api\/v1\/openapi\.json|\/openapi\.json|\/asyncapi\.json|\/docs.*|\/\.well-known\/.*|\/|\/favicon\.svg|\/assets\/.*|\/explorer\/.*)$/;
 
 let t: TestServer;
 const documents = {} as Record<DocumentName, OpenApi>;

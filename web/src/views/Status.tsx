@@ -1,0 +1,247 @@
+/**
+ * Operations: the health report (`/health-check/live`: each part's state, the upstream's circuit
+ * breaker, the catalogue's age; `/health-check` alone on instances without it), the chain's slot and
+ * block height, and the venue's Prometheus metrics (stream fan-out, catalogue, and whatever else the
+ * instance exports), refreshed every 5 seconds.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, count, getJson, getText, postJson } from "../api";
+
+interface Sample {
+  name: string;
+  labels: string;
+  value: number;
+}
+
+/** Parses the Prometheus text format's samples (comments and histograms' buckets left out). */
+export function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!match || match[1]?.endsWith("_bucket")) continue;
+    samples.push({ name: match[1] as string, labels: match[2] ?? "", value: Number(match[3]) });
+  }
+  return samples;
+}
+
+interface HealthPart {
+  ok: boolean;
+  required: boolean;
+  state: string;
+  latencyMs?: number;
+  slot?: number;
+  loadedAt?: string;
+  detail?: string;
+}
+
+interface HealthReport {
+  status: string;
+  ready: boolean;
+  parts: Record<string, HealthPart | undefined>;
+}
+
+/** The health report, or the plain health check's text where the instance has no report. */
+async function readHealth(): Promise<{ report: HealthReport | null; text: string }> {
+  // `ready` probes the dependencies and answers the report when all is well; `live` answers the
+  // latest report whatever it says (after a refused `ready`, the one that probe made).
+  for (const path of ["/health-check/ready", "/health-check/live"]) {
+    try {
+      const report = await getJson<HealthReport>(path);
+      if (report && typeof report.status === "string" && report.parts) return { report, text: report.status };
+    } catch {
+      // Not ready, or an instance without the report: the next answer, else the plain check below.
+    }
+  }
+  try {
+    return { report: null, text: (await getText("/health-check")).trim() };
+  } catch (error) {
+    return {
+      report: null,
+      text: error instanceof ApiError ? `${error.code}: ${error.message}` : String(error),
+    };
+  }
+}
+
+/** "12 s", "4 min", "3 h": how long ago an ISO time was. */
+function age(iso: string | undefined): string {
+  if (!iso) return "—";
+  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7_200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3_600)} h`;
+}
+
+const INTERESTING = /upstream|breaker|sync|stream|client|catalog|chain|slot|keeper|order/;
+
+async function chainCall(method: string): Promise<number | null> {
+  try {
+    const body = await postJson<{ result?: number }>("/explorer/rpc", {
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: [],
+    });
+    return body.result ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The operations page. */
+export function StatusView() {
+  const [health, setHealth] = useState("…");
+  const [report, setReport] = useState<HealthReport | null>(null);
+  const [samples, setSamples] = useState<Sample[]>([]);
+  const [slot, setSlot] = useState<number | null>(null);
+  const [height, setHeight] = useState<number | null>(null);
+  const [updated, setUpdated] = useState<Date | null>(null);
+
+  useEffect(() => {
+    let stopped = false;
+    const load = async () => {
+      const [ready, metrics, currentSlot, blockHeight] = await Promise.all([
+        readHealth(),
+        getText("/metrics").then(parseMetrics, () => [] as Sample[]),
+        chainCall("getSlot"),
+        chainCall("getBlockHeight"),
+      ]);
+      if (stopped) return;
+      setHealth(ready.text);
+      setReport(ready.report);
+      setSamples(metrics);
+      setSlot(currentSlot);
+      setHeight(blockHeight);
+      setUpdated(new Date());
+    };
+    void load();
+    const timer = setInterval(load, 5_000);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, []);
+
+  const shown = samples.filter(
+    (sample) => sample.name.startsWith("oddsgate_") && INTERESTING.test(sample.name),
+  );
+  const requests = samples
+    .filter((sample) => sample.name === "oddsgate_http_requests_total")
+    .reduce((sum, sample) => sum + sample.value, 0);
+  // Whatever gauge of connected stream clients the instance exports, summed.
+  const clients = samples.filter((sample) => /stream.*(clients|connections)$/.test(sample.name));
+  const streamClients = clients.length ? clients.reduce((sum, sample) => sum + sample.value, 0) : undefined;
+  const started = samples.find((sample) => sample.name === "process_start_time_seconds")?.value;
+
+  return (
+    <section aria-labelledby="status-title">
+      <h1 id="status-title">Operations</h1>
+      <div class="tiles">
+        <div class="tile">
+          <span class="muted small">Health check</span>
+          <strong class={health === "ok" ? "up" : "down"} data-testid="health">
+            {health}
+          </strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Chain slot</span>
+          <strong data-testid="slot">{slot === null ? "—" : count(slot)}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Block height</span>
+          <strong>{height === null ? "—" : count(height)}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Upstream breaker</span>
+          <strong>{report?.parts.upstream?.state ?? "—"}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Catalogue age</span>
+          <strong>{age(report?.parts.catalogue?.loadedAt)}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Stream clients</span>
+          <strong>{streamClients === undefined ? "—" : count(streamClients)}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">HTTP requests served</span>
+          <strong>{count(requests)}</strong>
+        </div>
+        <div class="tile">
+          <span class="muted small">Up since</span>
+          <strong>{started ? new Date(started * 1000).toLocaleString() : "—"}</strong>
+        </div>
+      </div>
+      {report && (
+        <section class="card" aria-labelledby="parts-title">
+          <h2 id="parts-title">Parts {report.ready ? "(ready)" : "(not ready)"}</h2>
+          <div class="table-wrap">
+            <table class="small" data-testid="health-parts">
+              <thead>
+                <tr>
+                  <th scope="col">Part</th>
+                  <th scope="col">State</th>
+                  <th scope="col" class="opt">
+                    Required
+                  </th>
+                  <th scope="col">Detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                {Object.entries(report.parts).map(([name, part]) =>
+                  part ? (
+                    <tr key={name}>
+                      <td>{name}</td>
+                      <td class={part.ok ? "up" : "down"}>{part.state}</td>
+                      <td class="opt">{part.required ? "yes" : "no"}</td>
+                      <td class="muted">
+                        {[
+                          part.slot !== undefined ? `slot ${count(part.slot)}` : "",
+                          part.latencyMs !== undefined ? `${part.latencyMs} ms` : "",
+                          part.loadedAt ? `loaded ${age(part.loadedAt)} ago` : "",
+                          part.detail ?? "",
+                        ]
+                          .filter(Boolean)
+                          .join(" · ")}
+                      </td>
+                    </tr>
+                  ) : null,
+                )}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+      <section class="card" aria-labelledby="metrics-title">
+        <h2 id="metrics-title">Metrics</h2>
+        <div class="table-wrap">
+          <table class="small mono">
+            <thead>
+              <tr>
+                <th scope="col">Metric</th>
+                <th scope="col">Labels</th>
+                <th scope="col" class="num">
+                  Value
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((sample) => (
+                <tr key={`${sample.name}${sample.labels}`}>
+                  <td>{sample.name.replace(/^oddsgate_/, "")}</td>
+                  <td class="muted">{sample.labels.replace(/[{}"]/g, "")}</td>
+                  <td class="num">
+                    {Number.isInteger(sample.value) ? count(sample.value) : sample.value.toFixed(3)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <p class="muted small">
+          {updated ? `Updated ${updated.toLocaleTimeString()}, every 5 s.` : "Loading…"}
+        </p>
+      </section>
+    </section>
+  );
+}
