@@ -1,6 +1,7 @@
 /**
- * The one helper for periodic work: a task runs, and the next run starts `intervalMs` after it ends,
- * so a slow run (a slow database, a hanging upstream) never overlaps the next one or piles runs up.
+ * The one helper for periodic work: a task runs, and the next run starts `intervalMs` after it ends
+ * (or after it started, for a cadence), so a slow run (a slow database, a hanging upstream) never
+ * overlaps the next one or piles runs up.
  */
 
 export interface EveryOptions {
@@ -8,6 +9,11 @@ export interface EveryOptions {
   onError(error: unknown): void;
   /** Run once at once instead of after the first interval. */
   immediately?: boolean;
+  /**
+   * Count the interval from each run's start (a cadence: a poll every second however long a poll
+   * takes); a run that takes longer than the interval is followed at once, still never overlapped.
+   */
+  fromStart?: boolean;
 }
 
 /** A running schedule. */
@@ -18,7 +24,7 @@ export interface Repeating {
   nextRun(): Promise<void>;
 }
 
-/** Runs `task` every `intervalMs`, counted from the end of the previous run. */
+/** Runs `task` every `intervalMs`, counted from the end of the previous run (or its start: `fromStart`). */
 export function every(
   intervalMs: number,
   task: () => unknown | Promise<unknown>,
@@ -34,13 +40,15 @@ export function every(
   const run = async () => {
     const woken = waiting;
     waiting = [];
+    const started = Date.now();
     try {
       await task();
     } catch (error) {
       options.onError(error);
     }
     for (const wake of woken) wake();
-    if (!stopped) schedule(intervalMs);
+    if (stopped) return;
+    schedule(options.fromStart ? Math.max(0, intervalMs - (Date.now() - started)) : intervalMs);
   };
   schedule(options.immediately ? 0 : intervalMs);
   return {

@@ -35,6 +35,32 @@ describe("every", () => {
     schedule.stop();
   });
 
+  it("keeps a cadence with fromStart: the interval counts from each start, still never overlapping", async () => {
+    vi.useFakeTimers();
+    const starts: number[] = [];
+    const durations = [30, 250, 10];
+    let finish: (() => void) | undefined;
+    const schedule = every(
+      100,
+      () => {
+        starts.push(Date.now());
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+      },
+      { onError: () => {}, fromStart: true },
+    );
+    await vi.advanceTimersByTimeAsync(100);
+    for (const duration of durations) {
+      await vi.advanceTimersByTimeAsync(duration);
+      finish?.();
+      // A run longer than the interval is followed at once; a short one a full interval after it began.
+      await vi.advanceTimersByTimeAsync(Math.max(0, 100 - duration));
+    }
+    expect(starts.map((at) => at - (starts[0] as number))).toEqual([0, 100, 350, 450]);
+    schedule.stop();
+  });
+
   it("reports a failing run and keeps the schedule; runs at once when asked", async () => {
     vi.useFakeTimers();
     const errors: unknown[] = [];

@@ -252,7 +252,9 @@ export class MarketStreamHub extends StreamHub<Subscriber> {
       },
     };
     this.subscribers.start();
+    // A cadence, so a trade reaches clients within one period of its time however long a poll takes.
     this.polling = every(this.options.pollMs, () => this.poll(), {
+      fromStart: true,
       onError: (error) => this.logFailure("poll", error),
     });
     this.watching = every(Math.min(this.options.pollMs, 250), () => this.watchSilence(), {
