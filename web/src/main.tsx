@@ -76,22 +76,35 @@ function View({ current }: { current: Route }) {
   return <Markets route={current} />;
 }
 
+const searchBox = () => document.querySelector<HTMLInputElement>('input[type="search"]');
+
+/** Set by "/" on another view: the events list, once shown, focuses its search box instead of itself. */
+let searchWanted = false;
+
 function App() {
   const current = route.value;
   const main = useRef<HTMLElement>(null);
   useEffect(() => {
-    // Keyboard users land on the new view, not at the top of the header.
-    main.current?.focus({ preventScroll: true });
+    // Keyboard users land on the new view, not at the top of the header (or in its search box when
+    // they came with "/"). Runs once the new view is in the DOM, so nothing moves focus after it.
+    const box = searchWanted && current.parts.length === 0 ? searchBox() : null;
+    searchWanted = false;
+    if (box) box.focus({ preventScroll: true });
+    else main.current?.focus({ preventScroll: true });
     window.scrollTo(0, 0);
   }, [current.path]);
   useEffect(() => {
-    // "/" jumps to the search box, as on most sites.
+    // "/" jumps to the search box, as on most sites: at once on the events list (the next key
+    // typed goes into it), else once the list is shown.
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement;
       if (event.key !== "/" || /INPUT|SELECT|TEXTAREA/.test(target.tagName)) return;
       event.preventDefault();
-      if (route.value.parts.length > 0) location.hash = "/";
-      requestAnimationFrame(() => document.querySelector<HTMLInputElement>('input[type="search"]')?.focus());
+      if (route.value.parts.length === 0) searchBox()?.focus();
+      else {
+        searchWanted = true;
+        location.hash = "/";
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
