@@ -236,9 +236,14 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
       },
     );
   }
+  const { marketStream } = deps;
+  if (marketsApi && marketStream) metrics.countStreamClients("/api/v1/ws", () => marketStream.size);
   if (deps.trading) {
-    deps.trading.quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
-    deps.trading.books.onFanout((seconds) => metrics.bookStreamFanout.observe(seconds));
+    const { quotes, books } = deps.trading;
+    quotes.onFanout((seconds) => metrics.quoteStreamFanout.observe(seconds));
+    books.onFanout((seconds) => metrics.bookStreamFanout.observe(seconds));
+    metrics.countStreamClients("/quote-stream", () => quotes.size);
+    metrics.countStreamClients("/book-stream", () => books.size);
     await app.register(registerTradeApi(deps.trading, deps.config.MODE));
   }
   const sandbox = deps.chain?.sandbox;

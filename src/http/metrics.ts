@@ -11,6 +11,8 @@ export interface Metrics {
   readonly catalogEvents: Gauge;
   readonly catalogMarkets: Gauge;
   readonly catalogVersion: Gauge;
+  /** Counts the connected clients of a stream (by its path) at every scrape. */
+  countStreamClients(stream: string, count: () => number): void;
 }
 
 /** Creates the registry and records every response's route, status and duration. */
@@ -44,8 +46,19 @@ export function installMetrics(app: FastifyInstance): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1],
       registers: [registry],
     });
+  const streamCounts = new Map<string, () => number>();
+  new Gauge({
+    name: "oddsgate_stream_clients",
+    help: "Connected WebSocket clients, by stream",
+    labelNames: ["stream"],
+    registers: [registry],
+    collect() {
+      for (const [stream, count] of streamCounts) this.set({ stream }, count());
+    },
+  });
   return {
     registry,
+    countStreamClients: (stream, count) => streamCounts.set(stream, count),
     quoteStreamFanout: fanout("quote-stream"),
     bookStreamFanout: fanout("book-stream"),
     catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),

@@ -355,6 +355,13 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
     await expect
       .poll(async () => Number((await page.getByTestId("slot").textContent())?.replace(/,/g, "")), SETTLED)
       .toBeGreaterThan(0);
+    // The instance's connected stream clients, from its metrics.
+    await expect
+      .poll(
+        async () => /^\d[\d,]*$/.test((await page.getByTestId("stream-clients").textContent()) ?? ""),
+        SETTLED,
+      )
+      .toBe(true);
     await shoot(page, "status", "desktop");
     // "/" from another view goes back to the events list with the cursor in its search box.
     await page.keyboard.press("/");

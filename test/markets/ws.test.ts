@@ -94,6 +94,19 @@ const best = (side: Record<string, number>) => Math.max(...Object.keys(side).map
 const DOLLARS = /^(0|1)\.\d{4}$/;
 
 describe("/api/v1/ws", () => {
+  it("counts its connected clients in /metrics (oddsgate_stream_clients), as the operations view shows", async () => {
+    const clients = async () => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      return Number(/^oddsgate_stream_clients\{stream="\/api\/v1\/ws"\} (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await clients();
+    expect(Number.isInteger(before)).toBe(true);
+    const client = await connect();
+    await expect.poll(clients).toBe(before + 1);
+    client.socket.close();
+    await expect.poll(clients).toBe(before);
+  });
+
   it("answers plain HTTP with a {code,msg} 426 that says to open a WebSocket", async () => {
     const response = await fetch(`${t.url}/api/v1/ws`);
     expect(response.status).toBe(426);

@@ -161,7 +161,9 @@ export function StatusView() {
         </div>
         <div class="tile">
           <span class="muted small">Stream clients</span>
-          <strong>{streamClients === undefined ? "—" : count(streamClients)}</strong>
+          <strong data-testid="stream-clients">
+            {streamClients === undefined ? "—" : count(streamClients)}
+          </strong>
         </div>
         <div class="tile">
           <span class="muted small">HTTP requests served</span>
