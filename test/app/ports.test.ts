@@ -26,6 +26,13 @@ describe("listenerPlan", () => {
   });
 });
 
+/** The status of a GET, its body read to the end. */
+async function status(url: string): Promise<number> {
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  return response.status;
+}
+
 describe("separate listeners", () => {
   let t: TestServer;
   beforeAll(async () => {
@@ -37,16 +44,17 @@ describe("separate listeners", () => {
     const markets = t.server.url;
     const trade = t.server.tradeUrl;
     expect(trade).not.toBe(markets);
-    expect((await fetch(`${markets}/api/v1/events?limit=1`)).status).toBe(200);
-    expect((await fetch(`${trade}/tokens`)).status).toBe(200);
-    expect((await fetch(`${trade}/openapi.json`)).status).toBe(200);
-    expect((await fetch(`${markets}/api/v1/openapi.json`)).status).toBe(200);
+    expect(await status(`${markets}/api/v1/events?limit=1`)).toBe(200);
+    expect(await status(`${trade}/tokens`)).toBe(200);
+    // Every body is read: one left unread holds its connection busy, and the server's close waits for it.
+    expect(await status(`${trade}/openapi.json`)).toBe(200);
+    expect(await status(`${markets}/api/v1/openapi.json`)).toBe(200);
     for (const base of [markets, trade]) {
       const health = await fetch(`${base}/health-check`);
       expect(await health.text()).toBe("ok");
       const metrics = await fetch(`${base}/metrics`);
       expect(await metrics.text()).toContain("oddsgate_http_requests_total");
-      expect((await fetch(`${base}/docs/`)).status).toBe(200);
+      expect(await status(`${base}/docs/`)).toBe(200);
     }
   });
 
