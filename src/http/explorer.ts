@@ -132,7 +132,8 @@ export function registerExplorer(app: ZodApp, options: ExplorerOptions): void {
   for (const path of assets.keys()) {
     if (path !== "index.html") app.get(`/${path}`, page, answer(path));
   }
-  if (options.rpcUrl) registerRpcRelay(app, options.rpcUrl);
+  // Only the sandbox controls use the relay: a production chain stays behind its own listener's checks.
+  if (sandbox && options.rpcUrl) registerRpcRelay(app, options.rpcUrl);
 }
 
 /** Every file of the build, by its path from the root (with `/`), read once at start. */

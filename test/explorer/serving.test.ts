@@ -7,10 +7,13 @@ import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
+import Fastify from "fastify";
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app/build-app.js";
 import { loadConfig } from "../../src/config.js";
-import { EXPLORER_BUILD_DIR } from "../../src/http/explorer.js";
+import { toWireError } from "../../src/http/errors.js";
+import { EXPLORER_BUILD_DIR, registerExplorer } from "../../src/http/explorer.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
@@ -103,6 +106,36 @@ describe("serving the explorer", () => {
     expect(String(encoded.headers.vary)).toMatch(/accept-encoding/i);
     expect(encoded.rawPayload.length).toBeLessThan(plain.rawPayload.length / 2);
     expect(brotliDecompressSync(encoded.rawPayload).equals(plain.rawPayload)).toBe(true);
+  });
+
+  it("relays the sandbox's JSON-RPC only where the sandbox controls are offered, and only the page's methods", async () => {
+    const relayApp = async (mode: "development" | "production", sandbox: boolean) => {
+      const bare = Fastify({ logger: false }).withTypeProvider<ZodTypeProvider>();
+      bare.setValidatorCompiler(validatorCompiler);
+      bare.setSerializerCompiler(serializerCompiler);
+      bare.setErrorHandler((error, _request, reply) => {
+        const wire = toWireError(error);
+        return reply.code(wire.status).send(wire.body);
+      });
+      // A port nothing listens on: a relayed call fails, a refused one never gets that far.
+      registerExplorer(bare, { enabled: true, mode, sandbox, rpcUrl: "http://127.0.0.1:9" });
+      apps.push(bare);
+      return bare;
+    };
+    const call = (app: ZodApp, method: string) =>
+      app.inject({
+        method: "POST",
+        url: "/explorer/rpc",
+        payload: { jsonrpc: "2.0", id: 1, method, params: [] },
+      });
+    // A production page has no sandbox controls: the chain stays behind its own listener's checks.
+    const production = await relayApp("production", false);
+    expect((await call(production, "sendTransaction")).statusCode).toBe(404);
+    const development = await relayApp("development", true);
+    const refused = await call(development, "getProgramAccounts");
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ code: "bad_request" });
+    expect((await call(development, "getSlot")).json()).toMatchObject({ code: "upstream_unavailable" });
   });
 
   it("answers 404 at / with EXPLORER=false", async () => {
