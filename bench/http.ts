@@ -18,12 +18,13 @@ import {
   cpuTimeUs,
   importCatalogue,
   pickPort,
+  rssMb,
   runAutocannon,
   sized,
-  sleep,
   startServer,
   stopServer,
   tempDataDir,
+  untilReady,
 } from "./support.js";
 
 const { values: args } = parseArgs({
@@ -38,12 +39,6 @@ const DURATION_S = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const MAIN = path.resolve("dist/cli/main.js");
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
 
 interface Load {
   name: string;
@@ -319,18 +314,6 @@ async function finishedGameLiveData(
   throw new Error("the demo catalogue has no finished game with live data");
 }
 
-/** Milliseconds from the server's spawn until /health-check/ready answered 200 (everything started). */
-async function untilReady(url: string, startedAt: number): Promise<number> {
-  for (;;) {
-    const ready = await fetch(`${url}/health-check/ready`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) return performance.now() - startedAt;
-    await sleep(20);
-  }
-}
-
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
   const dataDir = tempDataDir();
   try {
@@ -342,7 +325,7 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
     const pid = server.child.pid as number;
     // /health-check answers once the catalogue is loaded (reads are served); /health-check/ready once
     // everything trading needs is in place too.
-    const readyMs = await untilReady(server.url, server.startedAt);
+    const readyMs = await untilReady(server);
     const rss = rssMb(pid);
     await stopServer(server);
     console.log(

@@ -18,13 +18,14 @@ import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
 import {
   healthCheckRate,
   importCatalogue,
+  rssMb,
   runAutocannon,
   type StartedServer,
   sized,
-  sleep,
   startServer,
   stopServer,
   tempDataDir,
+  untilReady,
 } from "./support.js";
 
 const { values: args } = parseArgs({
@@ -47,27 +48,10 @@ const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 // Generated catalogues hold about this many markets per unit of scale.
 const MARKETS_PER_SCALE = 3_300;
 
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
 async function json<T>(url: string): Promise<T> {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as T;
-}
-
-/** Milliseconds from the server's spawn until /health-check/ready answered 200. */
-async function untilReady(server: StartedServer): Promise<number> {
-  for (;;) {
-    const ready = await fetch(`${server.url}/health-check/ready`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) return performance.now() - server.startedAt;
-    await sleep(20);
-  }
 }
 
 async function catalogueVersion(url: string): Promise<number | undefined> {

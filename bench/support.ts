@@ -230,3 +230,21 @@ export function importCatalogue(dataDir: string, catalogue: CatalogueFile): void
   });
   fs.rmSync(file);
 }
+
+/** The resident memory of process `pid` in MB (VmRSS from /proc). */
+export function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Milliseconds from the server's spawn until /health-check/ready answered 200 (everything started). */
+export async function untilReady(server: StartedServer): Promise<number> {
+  for (;;) {
+    const ready = await fetch(`${server.url}/health-check/ready`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) return performance.now() - server.startedAt;
+    await sleep(20);
+  }
+}
