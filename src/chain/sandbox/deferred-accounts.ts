@@ -75,6 +75,11 @@ export class DeferredAccounts {
     return added;
   }
 
+  /** Whether an account is deferred at `address` (created or not). */
+  has(address: string): boolean {
+    return this.byAddress.has(address);
+  }
+
   /** The pristine account at `address`, if one is deferred there. */
   account(address: string): DeferredAccount | undefined {
     const slot = this.byAddress.get(address);

@@ -216,8 +216,10 @@ export class TransactionExecutor {
   // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
   private createDeferred(keys: readonly ResolvedKey[]): void {
     for (const key of keys) {
+      // Built only when LiteSVM lacks it: most deferred accounts a transaction names exist already.
+      if (!this.deferredAccounts.has(key.address) || this.svm.getAccount(key.bytes)) continue;
       const account = this.deferredAccounts.account(key.address);
-      if (account && !this.svm.getAccount(key.bytes)) putAccount(this.svm, account);
+      if (account) putAccount(this.svm, account);
     }
   }
 
