@@ -238,10 +238,15 @@ export async function openStorage(config: Pick<Config, "DATA_DIR" | "DATABASE_UR
 
 async function openPostgres(url: string): Promise<Storage> {
   // The driver is loaded only when it is used: it costs ~150 ms of every start to import.
-  const { postgresDialect } = await import("./postgres.js");
-  const db = new Kysely<Tables>({ dialect: postgresDialect(url) });
+  const { postgresPool } = await import("./postgres.js");
+  const pool = postgresPool(url);
+  const db = new Kysely<Tables>({ dialect: pool.dialect });
   const location = `postgres database ${new URL(url).pathname.slice(1) || "(default)"}`;
-  return { db, dialect: "postgres", location, close: () => db.destroy() };
+  const close = async () => {
+    await pool.close();
+    await db.destroy();
+  };
+  return { db, dialect: "postgres", location, close };
 }
 
 function openSqlite(file: string): Storage {
