@@ -1,10 +1,10 @@
 /**
- * Stream clients for both WebSockets (`/quote-stream` and `/api/v1/ws`): they keep their
- * subscriptions, reconnect after a drop with capped exponential backoff, and subscribe again, so a
- * consumer sees one continuous stream of messages across outages. The `/api/v1/ws` client resumes:
- * it subscribes again from the last `seq` it saw per channel (on whichever instance it reaches), so
- * it gets what it missed, or a `gap` frame it reports through `onGap`; `stale` and `recovered` frames
- * reach `onStale`.
+ * Stream clients for the WebSockets (`/quote-stream`, `/book-stream` and `/api/v1/ws`): they keep
+ * their subscriptions, reconnect after a drop with capped exponential backoff, and subscribe again, so
+ * a consumer sees one continuous stream of messages across outages. Each resumes: it subscribes again
+ * from the last `seq` it saw (per channel on `/api/v1/ws`, per pair on the pair streams; on whichever
+ * instance it reaches), so it gets what it missed, or a `gap` frame it reports through `onGap`;
+ * `stale` and `recovered` frames reach `onStale`.
  */
 import WebSocket from "ws";
 
@@ -108,9 +108,17 @@ export class StreamClient<Message = unknown> {
   }
 }
 
-export interface QuoteFrame {
+/** What every pair-stream frame (`/quote-stream`, `/book-stream`) carries: its slot, time and position. */
+interface PairFrameHead {
+  /** The slot the frame was priced at. */
   u: number;
+  /** Server time, Unix seconds. */
   ts: number;
+  /** The position its values are as of, the same on every instance: what a subscription resumes from. */
+  seq: number;
+}
+
+export interface QuoteFrame extends PairFrameHead {
   subscribe?: { sb: string; sq: string; auto: boolean }[];
   unsubscribe?: { sb: string; sq: string; auto: boolean }[];
   updates: (
@@ -119,32 +127,72 @@ export interface QuoteFrame {
   )[];
 }
 
-/** What `/quote-stream` says of the chain: its slot has stood still for `age_ms`, or moves again. */
+/** One level of a `/book-stream` side: its price and the base one direct `/order` can take out to it. */
+export interface BookLevel {
+  price: number;
+  cumulative_size_human: number;
+}
+
+export interface BookFrame extends PairFrameHead {
+  subscribe?: { sb: string; sq: string }[];
+  unsubscribe?: { sb: string; sq: string }[];
+  updates: (
+    | { sb: string; sq: string; mid: number; tick: number; crossed: boolean; b: BookLevel[]; a: BookLevel[] }
+    | { sb: string; sq: string; e: "no_market" }
+  )[];
+  /** Slots this connection missed since its previous frame. */
+  skipped: number;
+}
+
+/** What a pair stream says of the chain: its slot has stood still for `age_ms`, or moves again. */
 export type ChainStaleness =
   | { type: "stale"; age_ms: number; ts: number }
   | { type: "recovered"; silent_ms: number; ts: number };
 
-/** The `/quote-stream` client: pairs and the all-prediction-markets subscription survive reconnections. */
-export class QuoteStreamClient extends StreamClient<
-  QuoteFrame | ChainStaleness | { type: "bad_request"; message: string }
-> {
-  /** Calls `listener` when the server says the chain stands still (again, with its age), and when it moves again. */
-  onStale(listener: (state: ChainStaleness) => void): () => void {
-    return this.onMessage((message) => {
-      if ("type" in message && (message.type === "stale" || message.type === "recovered")) listener(message);
-    });
-  }
+/**
+ * A resume a pair stream could not serve, for one pair (`sb`, `sq`) or the prediction-market
+ * subscription (`all`): values in between were not replayed; the current value follows at once.
+ */
+export type PairGap =
+  | { type: "gap"; sb: string; sq: string; seq: number; ts: number }
+  | { type: "gap"; all: true; seq: number; ts: number };
 
-  /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080. */
-  static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): QuoteStreamClient {
-    return new QuoteStreamClient({
-      ...options,
-      url: `${baseUrl.replace(/^http/, "ws").replace(/\/+$/, "")}/quote-stream`,
-    });
+/** A message of a pair stream: a frame, the chain's state, a gap, or a refusal. */
+export type PairStreamMessage<Frame> =
+  | Frame
+  | ChainStaleness
+  | PairGap
+  | { type: "bad_request"; message: string };
+
+/** The key a pair stream client remembers a subscription under. */
+const pairKey = (baseMint: string, quoteMint: string) => `${baseMint}|${quoteMint}`;
+const ALL = "all";
+
+/**
+ * What the pair-stream clients share: pairs survive reconnections, resumed from the last position
+ * seen for each (`since`), so that only what changed comes again, or a `gap` reported by `onGap`.
+ */
+export class PairStreamClient<
+  Frame extends PairFrameHead & {
+    subscribe?: { sb: string; sq: string; auto?: boolean }[];
+    unsubscribe?: { sb: string; sq: string; auto?: boolean }[];
+  },
+> extends StreamClient<PairStreamMessage<Frame>> {
+  /** The last position seen per remembered subscription (a pair's key, or "all"). */
+  private readonly positions = new Map<string, number>();
+  /** The subscriptions acknowledged on the current connection: every frame on it brings them up to date. */
+  private readonly confirmed = new Set<string>();
+  private readonly gapListeners = new Set<(gap: PairGap) => void>();
+
+  constructor(options: StreamClientOptions) {
+    super(options);
+    // A new connection has acknowledged nothing yet (its resubscriptions were just sent).
+    this.onOpen(() => this.confirmed.clear());
+    this.onMessage((message) => this.observe(message));
   }
 
   subscribe(baseMint: string, quoteMint: string): void {
-    this.remember(`${baseMint}|${quoteMint}`, {
+    this.remember(pairKey(baseMint, quoteMint), {
       op: "subscribe",
       base_mint: baseMint,
       quote_mint: quoteMint,
@@ -152,20 +200,95 @@ export class QuoteStreamClient extends StreamClient<
   }
 
   unsubscribe(baseMint: string, quoteMint: string): void {
-    this.forget(`${baseMint}|${quoteMint}`, {
-      op: "unsubscribe",
-      base_mint: baseMint,
-      quote_mint: quoteMint,
+    const key = pairKey(baseMint, quoteMint);
+    this.positions.delete(key);
+    this.confirmed.delete(key);
+    this.forget(key, { op: "unsubscribe", base_mint: baseMint, quote_mint: quoteMint });
+  }
+
+  /** The last position seen for a pair (undefined before its acknowledgement). */
+  position(baseMint: string, quoteMint: string): number | undefined {
+    return this.positions.get(pairKey(baseMint, quoteMint));
+  }
+
+  /** Calls `listener` when a resume could not be served: the pair's current value follows at once. */
+  onGap(listener: (gap: PairGap) => void): () => void {
+    this.gapListeners.add(listener);
+    return () => this.gapListeners.delete(listener);
+  }
+
+  /** Calls `listener` when the server says the chain stands still (again, with its age), and when it moves again. */
+  onStale(listener: (state: ChainStaleness) => void): () => void {
+    return this.onMessage((message) => {
+      if ("type" in message && (message.type === "stale" || message.type === "recovered")) listener(message);
     });
   }
 
+  protected override resubscription(message: unknown): unknown {
+    const subscription = message as { op?: string; base_mint?: string; quote_mint?: string };
+    const key =
+      subscription.op === "subscribe"
+        ? pairKey(subscription.base_mint ?? "", subscription.quote_mint ?? "")
+        : subscription.op === "subscribe_all_prediction_markets"
+          ? ALL
+          : undefined;
+    const since = key === undefined ? undefined : this.positions.get(key);
+    return since === undefined ? message : { ...subscription, since };
+  }
+
+  /** Forgets the position of the prediction-market subscription (for `QuoteStreamClient`). */
+  protected forgetAll(): void {
+    this.positions.delete(ALL);
+    this.confirmed.delete(ALL);
+  }
+
+  private observe(message: PairStreamMessage<Frame>): void {
+    if ("type" in message) {
+      if (message.type !== "gap") return;
+      // The client holds nothing current for it until the acknowledgement brings the value.
+      this.positions.delete("all" in message ? ALL : pairKey(message.sb, message.sq));
+      for (const listener of this.gapListeners) listener(message);
+      return;
+    }
+    for (const ack of message.subscribe ?? []) this.confirmed.add(ack.auto ? ALL : pairKey(ack.sb, ack.sq));
+    for (const ack of message.unsubscribe ?? []) {
+      if (ack.auto) continue;
+      this.confirmed.delete(pairKey(ack.sb, ack.sq));
+      this.positions.delete(pairKey(ack.sb, ack.sq));
+    }
+    // A frame brings every pair of the connection up to date as of its position.
+    if (message.seq > 0) for (const key of this.confirmed) this.positions.set(key, message.seq);
+  }
+}
+
+/** The `/quote-stream` client: pairs and the all-prediction-markets subscription survive reconnections, resumed. */
+export class QuoteStreamClient extends PairStreamClient<QuoteFrame> {
+  /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080. */
+  static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): QuoteStreamClient {
+    return new QuoteStreamClient({ ...options, url: streamUrl(baseUrl, "/quote-stream") });
+  }
+
   subscribeAllPredictionMarkets(): void {
-    this.remember("all", { op: "subscribe_all_prediction_markets" });
+    this.remember(ALL, { op: "subscribe_all_prediction_markets" });
   }
 
   unsubscribeAllPredictionMarkets(): void {
-    this.forget("all", { op: "unsubscribe_all_prediction_markets" });
+    this.forgetAll();
+    this.forget(ALL, { op: "unsubscribe_all_prediction_markets" });
   }
+}
+
+/** The `/book-stream` client: pairs survive reconnections, resumed. */
+export class BookStreamClient extends PairStreamClient<BookFrame> {
+  /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080. */
+  static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): BookStreamClient {
+    return new BookStreamClient({ ...options, url: streamUrl(baseUrl, "/book-stream") });
+  }
+}
+
+/** The ws:// URL of a stream from the venue's HTTP base URL. */
+function streamUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/^http/, "ws").replace(/\/+$/, "")}${path}`;
 }
 
 export type MarketChannel = "prices" | "trades" | "orderbook";
@@ -235,10 +358,7 @@ export class MarketStreamClient extends StreamClient<MarketStreamMessage> {
 
   /** `baseUrl` is the venue's HTTP base URL, e.g. http://127.0.0.1:8080 (no /api/v1). */
   static connect(baseUrl: string, options: Omit<StreamClientOptions, "url"> = {}): MarketStreamClient {
-    return new MarketStreamClient({
-      ...options,
-      url: `${baseUrl.replace(/^http/, "ws").replace(/\/+$/, "")}/api/v1/ws`,
-    });
+    return new MarketStreamClient({ ...options, url: streamUrl(baseUrl, "/api/v1/ws") });
   }
 
   /** Follows `tickers` on `channel`, or every market when `tickers` is "all". */

@@ -171,18 +171,27 @@ const mint = (description: string) =>
     .max(44)
     .meta({ description: `${description}, base58`, examples: [USDC_MINT] });
 
+const pairSince = z.number().int().min(0).optional().meta({
+  description:
+    "Resume: the last seq this client saw for the subscription (from any instance). The acknowledgement then comes with the value only if it changed after that position (the latest value is what was missed), or, when the position is not known (older than the retention of at least 120 s, from the future or another deployment), after a gap frame and with the value",
+});
+
 /** `/quote-stream` and `/book-stream`: follow (or stop following) one pair. */
 export const PairStreamRequest = z
   .object({
     op: z.enum(["subscribe", "unsubscribe"]),
     base_mint: mint("The base token's mint"),
     quote_mint: mint("The quote token's mint"),
+    since: pairSince,
   })
   .meta({ title: "PairStreamRequest" });
 
-/** `/quote-stream` only: follow every prediction market's outcome mints against USDC, or stop. */
+/** `/quote-stream` only: follow every prediction market's outcome mints against USDC, or stop (since applies to every pair it adds). */
 export const AllPredictionMarketsRequest = z
-  .object({ op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]) })
+  .object({
+    op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]),
+    since: pairSince,
+  })
   .meta({ title: "AllPredictionMarketsRequest" });
 
 const eightDecimals = (description: string) =>
@@ -194,6 +203,10 @@ const eightDecimals = (description: string) =>
 const frameHead = {
   u: z.number().int().meta({ description: "The slot the frame was priced at" }),
   ts: z.number().int().meta({ description: "Unix seconds" }),
+  seq: z.number().int().min(0).meta({
+    description:
+      "The position the frame's values are as of, the same on every instance of the deployment (it increases when a value changes; 0 before the first); resume a subscription from the last one seen",
+  }),
 };
 
 /** `/quote-stream`: one frame per slot to each connection with something new. */
@@ -265,7 +278,25 @@ export const BookFrame = z
   })
   .meta({ title: "BookFrame" });
 
-/** `/quote-stream`: the chain's slot has not moved for `age_ms`; repeated while it lasts. */
+const serverMs = z.number().int().meta({ description: "Server time, Unix milliseconds" });
+const gapSeq = z.number().int().min(0).meta({
+  description: "The position to continue from; the subscription's acknowledgement and value follow",
+});
+
+/** `/quote-stream` and `/book-stream`: a resume that could not be served; the current value follows. */
+export const PairStreamGap = z
+  .union([
+    z.object({ type: z.literal("gap"), sb: z.string(), sq: z.string(), seq: gapSeq, ts: serverMs }),
+    z.object({
+      type: z.literal("gap"),
+      all: z.literal(true).meta({ description: "The prediction-market subscription (/quote-stream)" }),
+      seq: gapSeq,
+      ts: serverMs,
+    }),
+  ])
+  .meta({ title: "PairStreamGap" });
+
+/** `/quote-stream` and `/book-stream`: the chain's slot has not moved for `age_ms`; repeated while it lasts. */
 export const ChainStale = z
   .object({
     type: z.literal("stale"),
@@ -274,7 +305,7 @@ export const ChainStale = z
   })
   .meta({ title: "ChainStale" });
 
-/** `/quote-stream`: the chain's slot moves again after being stale. */
+/** `/quote-stream` and `/book-stream`: the chain's slot moves again after being stale. */
 export const ChainRecovered = z
   .object({
     type: z.literal("recovered"),
@@ -295,6 +326,9 @@ export interface StreamChannel {
   /** What the server sends, by message name. */
   readonly frames: Readonly<Record<string, z.ZodType>>;
 }
+
+const RESUME =
+  "Every frame carries seq, its position, the same on every instance; subscribe again with since (the last seq seen) to get only the values that changed, or a gap frame and the current value.";
 
 const LIVENESS =
   "The server pings every 15 s and closes a peer silent for 30 s; messages are rate limited, and a consumer that falls behind is sent the latest values, then closed (1013).";
@@ -321,18 +355,18 @@ export const QUOTE_STREAM: StreamChannel = {
   id: "quoteStream",
   address: "/quote-stream",
   title: "Quotes",
-  description: `Per slot, the best bid and ask of each followed pair (10 USDC probes through the router), changes only; the first frame after a subscription carries its quote. stale frames say the chain's slot has stood still (with the age), recovered that it moves again. ${LIVENESS}`,
+  description: `Per slot, the best bid and ask of each followed pair (10 USDC probes through the router), changes only; the first frame after a subscription carries its quote. stale frames say the chain's slot has stood still (with the age), recovered that it moves again. ${RESUME} ${LIVENESS}`,
   requests: { PairStreamRequest, AllPredictionMarketsRequest },
-  frames: { QuoteFrame, ChainStale, ChainRecovered, StreamBadRequest },
+  frames: { QuoteFrame, PairStreamGap, ChainStale, ChainRecovered, StreamBadRequest },
 };
 
 export const BOOK_STREAM: StreamChannel = {
   id: "bookStream",
   address: "/book-stream",
   title: "Books",
-  description: `Per slot, ten levels a side of each followed pair's direct pools, exact from the curve, changes only. ${LIVENESS}`,
+  description: `Per slot, ten levels a side of each followed pair's direct pools, exact from the curve, changes only. stale frames say the chain's slot has stood still (with the age), recovered that it moves again. ${RESUME} ${LIVENESS}`,
   requests: { PairStreamRequest },
-  frames: { BookFrame, StreamBadRequest },
+  frames: { BookFrame, PairStreamGap, ChainStale, ChainRecovered, StreamBadRequest },
 };
 
 /** `/priority-fees/stream`, whose frames are `GET /priority-fees`'s body (`levels`). */

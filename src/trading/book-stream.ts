@@ -6,7 +6,9 @@
  * an update is `{"sb","sq","mid","tick","crossed","b":[{"price","cumulative_size_human"}...],"a":[...]}`
  * (what the levels are: `book-levels.ts`), or `{"sb","sq","e":"no_market"}` for a pair without a
  * direct pool. `skipped` counts the slots this connection missed since its previous frame because it,
- * or the server, fell behind (0 when it kept up).
+ * or the server, fell behind (0 when it kept up). Frames carry `seq`, and subscriptions resume from
+ * it (`since`, `gap`), and a chain whose slot stands still is told with `stale`/`recovered` frames, as
+ * on every pair stream.
  */
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";

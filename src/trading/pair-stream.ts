@@ -6,6 +6,13 @@
  * subscription carries the pair's current value. A consumer that falls behind gets the latest value per
  * pair when it catches up, and is closed if it stays behind. What a pair's value is (a best bid and
  * ask, ten levels a side) is the stream's own.
+ *
+ * Resuming (`pair-positions.ts`): every frame carries `seq`, the position its values are as of, the
+ * same on every instance. A subscribe may carry `since`, the last `seq` the client saw for that pair:
+ * if the position is known, the acknowledgement comes with the pair's value only when it changed after
+ * `since`; otherwise a `{"type":"gap","sb","sq","seq","ts"}` frame goes out first, and the value with
+ * the acknowledgement, as for a new subscription. When the chain's slot stands still, every connection
+ * hears `stale` frames, then `recovered` (`chain-watch.ts`).
  */
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
@@ -13,7 +20,9 @@ import { z } from "zod";
 import { isAddressText } from "../chain/base58.js";
 import { badRequest, StreamHub } from "../http/stream-peers.js";
 import type { TradingBook } from "./book.js";
-import type { PairQuotes, SharedQuotes } from "./shared-quotes.js";
+import { ChainWatch } from "./chain-watch.js";
+import { DEFAULT_PAIR_RETENTION_MS, PairPositions, type Publication } from "./pair-positions.js";
+import type { SharedQuotes } from "./shared-quotes.js";
 
 export interface PairStreamOptions {
   /** How often the server pings (default 15 s). */
@@ -28,6 +37,13 @@ export interface PairStreamOptions {
   maxBufferedBytes?: number;
   /** Frames a consumer may stay behind before it is closed. */
   maxFramesBehind?: number;
+  /** How long the chain's slot may stand still before connections hear `stale` (default 5 s); also how often it is repeated. */
+  staleMs?: number;
+  /**
+   * How long positions are kept for resuming, and a pair nobody follows any more is still priced
+   * (default 120 s); with Redis, the shared positions keep theirs (`SharedQuotesOptions.retentionMs`).
+   */
+  retentionMs?: number;
 }
 
 const DEFAULTS: Required<PairStreamOptions> = {
@@ -38,6 +54,8 @@ const DEFAULTS: Required<PairStreamOptions> = {
   maxMessagesPerSecond: 50,
   maxBufferedBytes: 1 << 20,
   maxFramesBehind: 25,
+  staleMs: 5_000,
+  retentionMs: DEFAULT_PAIR_RETENTION_MS,
 };
 
 /** A mint address in a client's message, branded once checked. */
@@ -47,19 +65,42 @@ const MintField = (name: string) =>
     `${name} must be a base58 mint address`,
   );
 
-/** `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint"}`: what every pair stream understands. */
+/** A resume position in a client's subscribe: the last `seq` it saw for the subscription. */
+export const SinceField = z
+  .number("since must be a seq the stream sent")
+  .int("since must be a seq the stream sent")
+  .min(0, "since must be a seq the stream sent")
+  .max(Number.MAX_SAFE_INTEGER, "since must be a seq the stream sent")
+  .optional();
+
+/** `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint","since"?}`: what every pair stream understands. */
 export const PairMessage = z.object({
   op: z.enum(["subscribe", "unsubscribe"]),
   base_mint: MintField("base_mint"),
   quote_mint: MintField("quote_mint"),
+  since: SinceField,
 });
 export type PairMessage = z.infer<typeof PairMessage>;
 
 /** What `PairMessage` expects, for a `bad_request` frame. */
-export const PAIR_MESSAGE_USAGE = `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint"}`;
+export const PAIR_MESSAGE_USAGE = `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint","since"?:seq}`;
 
 function isPairMessage(message: { op: string }): message is PairMessage {
   return message.op === "subscribe" || message.op === "unsubscribe";
+}
+
+/**
+ * What a refused message got wrong: of a union of messages (a stream with messages of its own), the
+ * complaint of the message whose `op` it has, rather than zod's bare "Invalid input".
+ */
+function whatIsWrong(issue: z.core.$ZodIssue | undefined): string {
+  if (issue?.code === "invalid_union") {
+    for (const branch of issue.errors) {
+      const inner = branch.find((candidate) => candidate.path[0] !== "op");
+      if (inner && !branch.some((candidate) => candidate.path[0] === "op")) return inner.message;
+    }
+  }
+  return issue?.message ?? "invalid";
 }
 
 /**
@@ -77,8 +118,11 @@ interface FollowedPair {
   version: number;
   /** The frame pass that last priced it. */
   pricedInPass: number;
-  /** The frame pass that last found it followed; pairs nobody follows are forgotten. */
-  followedInPass: number;
+  /**
+   * When a pass last found it followed (ms). A pair nobody follows is still priced for the retention
+   * (`retentionMs`), so that a client resuming meanwhile is not sent a value it has; then forgotten.
+   */
+  followedAt: number;
 }
 
 /** A connection's subscription to one pair. */
@@ -88,6 +132,8 @@ export interface PairSubscription {
   readonly auto: boolean;
   /** The version of the value last sent on this connection (0: none yet), so only changes go out. */
   sentVersion: number;
+  /** A resumed subscription's `since`, until its first frame: the value goes out only if it changed after it. */
+  resumeFrom: number | undefined;
 }
 
 /** One connection of a pair stream; a stream extends it with state of its own. */
@@ -127,8 +173,10 @@ class FramePass<P extends PairPeer> {
 
   constructor(
     readonly number: number,
-    /** The start every frame of the pass shares: slot and time. */
+    /** The start every frame of the pass shares: slot, time and position. */
     readonly head: string,
+    /** The values (with their positions) the pass sends, as of the position in `head`. */
+    readonly published: Publication | undefined,
     readonly remaining: Iterator<P>,
     private readonly observer: ((seconds: number) => void) | undefined,
   ) {}
@@ -171,6 +219,9 @@ export abstract class PairStreamHub<
   /** Slots skipped because the previous pass was still going out. */
   private skippedPasses = 0;
   private readonly continueFanout = (): void => this.fanOut();
+  /** This instance's positions, when it prices alone (with Redis, the shared ones are used). */
+  private readonly ownPositions: PairPositions;
+  private readonly chainWatch: ChainWatch;
 
   constructor(
     protected readonly book: TradingBook,
@@ -181,6 +232,18 @@ export abstract class PairStreamHub<
     const rules = { ...DEFAULTS, ...options };
     super(rules);
     this.options = rules;
+    this.ownPositions = new PairPositions(rules.retentionMs);
+    this.chainWatch = new ChainWatch(
+      () => {
+        try {
+          return this.book.clock.slot;
+        } catch {
+          return undefined;
+        }
+      },
+      rules.staleMs,
+      (frame) => this.tellAll(frame),
+    );
   }
 
   /** The pair's current value, serialized as the update a frame carries. */
@@ -211,12 +274,13 @@ export abstract class PairStreamHub<
   start(): void {
     this.frameTimer = setInterval(() => this.sendFrames(), this.options.frameMs).unref();
     this.subscribers.start();
+    this.chainWatch.start();
   }
 
-  /** Stops the frames, closes every connection and leaves the Redis sharing. */
   /** Stops the frames, closes every connection and, when shared, leaves Redis. */
   async stop(): Promise<void> {
     clearInterval(this.frameTimer);
+    this.chainWatch.stop();
     this.passInProgress = undefined;
     this.subscribers.stop();
     await this.shared?.close();
@@ -235,6 +299,30 @@ export abstract class PairStreamHub<
     this.shared = shared;
   }
 
+  /** The positions clients resume from: the deployment's with Redis, this instance's without. */
+  private get positions(): PairPositions {
+    return this.shared?.positions ?? this.ownPositions;
+  }
+
+  /** Sends a frame to every open connection now (`stale`, `recovered`). */
+  protected tellAll(frame: string): void {
+    for (const peer of this.subscribers)
+      if (peer.socket.readyState === peer.socket.OPEN) peer.socket.send(frame);
+  }
+
+  /**
+   * Checks a subscribe's `since`: true when the subscription can resume from it; otherwise the
+   * connection is sent a `gap` frame saying which subscription (`target`) will start afresh, from which
+   * position.
+   */
+  protected resumable(peer: P, since: number | undefined, target: Record<string, unknown>): boolean {
+    if (since === undefined) return false;
+    if (this.positions.knows(since)) return true;
+    const seq = this.positions.latest?.seq ?? 0;
+    peer.socket.send(JSON.stringify({ type: "gap", ...target, seq, ts: Date.now() }));
+    return false;
+  }
+
   /** Prices the given pairs (`base|quote` keys), serialized as updates: what the leader publishes. */
   computeQuotes(pairs: readonly string[]): Map<string, string> {
     const quotes = new Map<string, string>();
@@ -250,10 +338,7 @@ export abstract class PairStreamHub<
   protected handle(peer: P, parsed: unknown): void {
     const message = this.messages.schema.safeParse(parsed);
     if (!message.success) {
-      badRequest(
-        peer.socket,
-        `expected ${this.messages.usage}: ${message.error.issues[0]?.message ?? "invalid"}`,
-      );
+      badRequest(peer.socket, `expected ${this.messages.usage}: ${whatIsWrong(message.error.issues[0])}`);
       return;
     }
     this.handleMessage(peer, message.data);
@@ -273,17 +358,28 @@ export abstract class PairStreamHub<
       badRequest(peer.socket, `at most ${this.options.maxSubscriptions} subscriptions per connection`);
       return;
     }
-    this.addPair(peer, key, base, quote, false);
+    const resume = this.resumable(peer, message.since, { sb: base, sq: quote });
+    this.addPair(peer, key, base, quote, false, resume ? message.since : undefined);
   }
 
-  /** Subscribes a connection to a pair; its next frame acknowledges it and carries the current value. */
-  protected addPair(peer: P, key: string, base: Address, quote: Address, auto: boolean): void {
+  /**
+   * Subscribes a connection to a pair; its next frame acknowledges it and carries the current value
+   * (with `resumeFrom`, only if the value changed after that position).
+   */
+  protected addPair(
+    peer: P,
+    key: string,
+    base: Address,
+    quote: Address,
+    auto: boolean,
+    resumeFrom?: number,
+  ): void {
     let followed = this.followedPairs.get(key);
     if (!followed) {
-      followed = { key, base, quote, json: "", version: 0, pricedInPass: 0, followedInPass: this.passes };
+      followed = { key, base, quote, json: "", version: 0, pricedInPass: 0, followedAt: Date.now() };
       this.followedPairs.set(key, followed);
     }
-    peer.pairs.set(key, { followed, auto, sentVersion: 0 });
+    peer.pairs.set(key, { followed, auto, sentVersion: 0, resumeFrom });
     peer.subscribed.push(this.acknowledgement(base, quote, auto));
   }
 
@@ -300,6 +396,7 @@ export abstract class PairStreamHub<
    * per slot (with Redis, once across all instances; a pair not yet published is priced here
    * meanwhile), so a connection's frame is its acknowledgements and the JSON of its changed pairs
    * joined together. The frames go out in slices of `FANOUT_SLICE_MS`, letting other work run between.
+   * Every frame of a pass carries the position of the publication the pass began with.
    */
   private sendFrames(): void {
     if (this.subscribers.size === 0 || !this.book.loaded) return;
@@ -314,36 +411,50 @@ export abstract class PairStreamHub<
       return;
     }
     this.passes += 1;
+    const published = this.followAndPrice(this.passes);
     this.passInProgress = new FramePass(
       this.passes,
-      `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)}`,
+      `{"u":${Number(clock.slot)},"ts":${Math.floor(Date.now() / 1000)},"seq":${published?.seq ?? 0}`,
+      published,
       this.subscribers[Symbol.iterator](),
       this.fanoutObserver,
     );
-    this.followAndPrice(this.passes);
     this.fanOut();
   }
 
   /**
-   * Lets the stream bring each connection up to date, forgets pairs nobody follows any more, tells
-   * Redis what this instance follows, and prices every followed pair once, from one state of the book.
+   * Lets the stream bring each connection up to date, forgets pairs nobody has followed for the
+   * retention, tells Redis what this instance follows, and prices every followed pair once, from one
+   * state of the book: alone, it publishes them at a position itself; with Redis it takes the leader's
+   * latest publication. Pricing a pair until it is forgotten is what makes its positions exact: a pair
+   * priced again after a pause counts as changed, whatever its value.
    */
-  private followAndPrice(pass: number): void {
+  private followAndPrice(pass: number): Publication | undefined {
+    const now = Date.now();
     for (const peer of this.subscribers) {
       this.beforePass(peer, pass);
-      for (const pair of peer.pairs.values()) pair.followed.followedInPass = pass;
+      for (const pair of peer.pairs.values()) pair.followed.followedAt = now;
     }
     for (const [key, followed] of this.followedPairs) {
-      if (followed.followedInPass !== pass) this.followedPairs.delete(key);
+      if (now - followed.followedAt > this.options.retentionMs) this.followedPairs.delete(key);
     }
-    this.shared?.follow(this.followedPairs.keys());
-    const published = this.shared?.latest;
+    let published: Publication | undefined;
+    if (this.shared) {
+      this.shared.follow(this.followedPairs.keys());
+      published = this.shared.publication;
+    } else {
+      const values = new Map<string, string>();
+      for (const followed of this.followedPairs.values())
+        values.set(followed.key, this.price(followed.base, followed.quote));
+      published = this.ownPositions.issue(values);
+    }
     for (const followed of this.followedPairs.values()) this.reprice(followed, pass, published);
+    return published;
   }
 
   /** Takes the pair's latest value, keeping the previous string (and version) when nothing changed. */
-  private reprice(followed: FollowedPair, pass: number, published: PairQuotes | undefined): void {
-    const json = published?.get(followed.key) ?? this.price(followed.base, followed.quote);
+  private reprice(followed: FollowedPair, pass: number, published: Publication | undefined): void {
+    const json = published?.values.get(followed.key)?.json ?? this.price(followed.base, followed.quote);
     followed.pricedInPass = pass;
     if (json === followed.json) return;
     followed.json = json;
@@ -391,7 +502,14 @@ export abstract class PairStreamHub<
     for (const pair of peer.pairs.values()) {
       const { followed } = pair;
       // Subscribed since the pass began: priced now, so that the acknowledgement comes with the value.
-      if (followed.pricedInPass !== fanout.number) this.reprice(followed, fanout.number, this.shared?.latest);
+      if (followed.pricedInPass !== fanout.number) this.reprice(followed, fanout.number, fanout.published);
+      if (pair.resumeFrom !== undefined) {
+        // Resumed: the client has the value as of `resumeFrom`; unchanged since, it is not sent again.
+        const value = fanout.published?.values.get(followed.key);
+        if (value && value.json === followed.json && value.changedAt <= pair.resumeFrom)
+          pair.sentVersion = followed.version;
+        pair.resumeFrom = undefined;
+      }
       if (followed.version === pair.sentVersion) continue;
       pair.sentVersion = followed.version;
       updates = updates === "" ? followed.json : `${updates},${followed.json}`;

@@ -6,9 +6,9 @@
  * after a subscription carries the pair's current quote; later frames carry only what changed. A
  * consumer that falls behind gets the latest value per pair when it catches up, and is closed if it
  * stays behind. All of that but the quotes and the prediction-market subscription is every pair
- * stream's (`pair-stream.ts`). When the chain's slot has not moved for `staleMs`, every connection
- * hears `{"type":"stale","age_ms","ts"}` (again every `staleMs` while that lasts), then
- * `{"type":"recovered","silent_ms","ts"}` once it moves: a silent chain is not a quiet market.
+ * stream's (`pair-stream.ts`), and so are the positions clients resume from (`seq`, `since`, `gap`)
+ * and the `stale`/`recovered` frames of a chain whose slot stands still. The prediction-market
+ * subscription resumes too: its `since` applies to every pair it adds at once.
  */
 import type { Address } from "@solana/kit";
 import type { WebSocket } from "ws";
@@ -23,19 +23,18 @@ import {
   PairPeer,
   PairStreamHub,
   type PairStreamOptions,
+  SinceField,
 } from "./pair-stream.js";
 import { PREDICTION_VENUE } from "./venues/prediction.js";
 
 /** What a probe is worth: 10 USDC. */
 const PROBE_USDC = 10_000_000n;
 
-export interface QuoteStreamOptions extends PairStreamOptions {
-  /** How long the chain's slot may stand still before connections hear `stale` (default 5 s); also how often it is repeated. */
-  staleMs?: number;
-}
+export type QuoteStreamOptions = PairStreamOptions;
 
 const AllMessage = z.object({
   op: z.enum(["subscribe_all_prediction_markets", "unsubscribe_all_prediction_markets"]),
+  since: SinceField,
 });
 type AllMessage = z.infer<typeof AllMessage>;
 const ClientMessage = z.union([PairMessage, AllMessage]);
@@ -48,6 +47,8 @@ class Subscriber extends PairPeer {
   allPredictionMarkets = false;
   /** The prediction pair list this connection was last brought up to date with (see `refreshPredictionList`). */
   predictionListSynced = -1;
+  /** A resumed subscribe-all's `since`, for the pairs it adds first. */
+  resumeAllFrom: number | undefined;
 }
 
 /** Every stream connection of this instance, and the per-slot frames they receive. */
@@ -58,65 +59,12 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
   };
   /** The pass that last read the prediction markets (see `beforePass`). */
   private predictionListCheckedInPass = -1;
-  private readonly staleMs: number;
-  /** The last slot seen and when it was first seen; while stale, since when and when it was last said. */
-  private chain: { slot: bigint | undefined; at: number; staleFrom: number | undefined; told: number } = {
-    slot: undefined,
-    at: Date.now(),
-    staleFrom: undefined,
-    told: 0,
-  };
-  private chainWatch: NodeJS.Timeout | undefined;
 
   constructor(book: TradingBook, options: QuoteStreamOptions = {}) {
     super(book, options, {
       schema: ClientMessage,
-      usage: `${PAIR_MESSAGE_USAGE} or {"op":"subscribe_all_prediction_markets"|"unsubscribe_all_prediction_markets"}`,
+      usage: `${PAIR_MESSAGE_USAGE} or {"op":"subscribe_all_prediction_markets"|"unsubscribe_all_prediction_markets","since"?:seq}`,
     });
-    this.staleMs = options.staleMs ?? 5_000;
-  }
-
-  override start(): void {
-    super.start();
-    this.chain = { slot: undefined, at: Date.now(), staleFrom: undefined, told: 0 };
-    this.chainWatch = setInterval(() => this.watchChain(), Math.min(250, this.staleMs)).unref();
-  }
-
-  override async stop(): Promise<void> {
-    clearInterval(this.chainWatch);
-    await super.stop();
-  }
-
-  /** Says when the chain's slot has stood still for `staleMs` (with its age, repeated), and when it moves again. */
-  private watchChain(): void {
-    const now = Date.now();
-    let slot: bigint | undefined;
-    try {
-      slot = this.book.clock.slot;
-    } catch {
-      slot = undefined;
-    }
-    const chain = this.chain;
-    if (slot !== undefined && slot !== chain.slot) {
-      const silentMs = chain.staleFrom === undefined ? 0 : now - chain.staleFrom;
-      chain.slot = slot;
-      chain.at = now;
-      if (chain.staleFrom === undefined) return;
-      chain.staleFrom = undefined;
-      this.tellAll(JSON.stringify({ type: "recovered", silent_ms: silentMs, ts: now }));
-      return;
-    }
-    const age = now - chain.at;
-    if (age < this.staleMs) return;
-    if (chain.staleFrom !== undefined && now - chain.told < this.staleMs) return;
-    chain.staleFrom ??= chain.at;
-    chain.told = now;
-    this.tellAll(JSON.stringify({ type: "stale", age_ms: age, ts: now }));
-  }
-
-  private tellAll(frame: string): void {
-    for (const subscriber of this.subscribers)
-      if (subscriber.socket.readyState === subscriber.socket.OPEN) subscriber.socket.send(frame);
   }
 
   protected createPeer(socket: WebSocket): Subscriber {
@@ -141,8 +89,14 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
       super.handleMessage(subscriber, message);
       return;
     }
+    const already = subscriber.allPredictionMarkets;
     subscriber.allPredictionMarkets = message.op === "subscribe_all_prediction_markets";
-    if (subscriber.allPredictionMarkets) return;
+    if (subscriber.allPredictionMarkets) {
+      if (!already && this.resumable(subscriber, message.since, { all: true }))
+        subscriber.resumeAllFrom = message.since;
+      return;
+    }
+    subscriber.resumeAllFrom = undefined;
     for (const [key, pair] of subscriber.pairs) if (pair.auto) this.removePair(subscriber, key);
   }
 
@@ -162,11 +116,13 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
     const { pairs, version } = this.predictionList;
     for (const [key, [base, quote]] of pairs) {
       if (subscriber.pairs.has(key) || subscriber.pairs.size >= this.options.maxSubscriptions) continue;
-      this.addPair(subscriber, key, base, quote, true);
+      this.addPair(subscriber, key, base, quote, true, subscriber.resumeAllFrom);
     }
     for (const [key, pair] of subscriber.pairs)
       if (pair.auto && !pairs.has(key)) this.removePair(subscriber, key);
     subscriber.predictionListSynced = version;
+    // Pairs listed later are new to the client: they come with their value.
+    subscriber.resumeAllFrom = undefined;
   }
 
   /**

@@ -4,11 +4,22 @@
  * once per slot and publishes the result; every instance builds its clients' frames from what was
  * published. If the leader stops, its key expires within three slots and another takes over. Each
  * stream (`/quote-stream`, `/book-stream`) shares through keys of its own, under its `name`.
+ *
+ * What the leader publishes is positioned (`pair-positions.ts`): `{"seq","values":{pair:[update,
+ * changedAt]}}`, so a position means the same on every instance and a client resumes on any of them.
+ * The leader also keeps the positions of the retention window in a sorted set, from which an instance
+ * that starts learns them, so that a client moving to it from a stopped instance resumes there too.
  */
 import type { Redis } from "ioredis";
 import { every, type Repeating } from "../every.js";
 import { StreamLeadership } from "../http/stream-leader.js";
 import { connectRedisPair } from "../storage/redis.js";
+import {
+  DEFAULT_PAIR_RETENTION_MS,
+  PairPositions,
+  type PairValue,
+  type Publication,
+} from "./pair-positions.js";
 
 /** Pair key (`base|quote`) → the serialized update the stream sends for it. */
 export type PairQuotes = ReadonlyMap<string, string>;
@@ -19,6 +30,8 @@ export interface SharedQuotesOptions {
   /** The stream whose values are shared, naming its keys and channel (default `quote-stream`). */
   name?: "quote-stream" | "book-stream";
   slotMs: number;
+  /** How long positions are kept for resuming (default 120 s). */
+  retentionMs?: number;
   /** Quotes the given pairs (called on the leader only). */
   compute(pairs: readonly string[]): PairQuotes;
   logger?: { error(object: object, message: string): void };
@@ -27,9 +40,11 @@ export interface SharedQuotesOptions {
 /** One instance's side of the shared quotes: announces its pairs, leads when it can, receives what the leader publishes. */
 export class SharedQuotes {
   private readonly followed = new Set<string>();
-  private latestQuotes: PairQuotes = new Map();
   private slots: Repeating | undefined;
   private readonly leadership: StreamLeadership;
+  /** The positions issued (when leading) or heard, and the latest publication. */
+  readonly positions: PairPositions;
+  private readonly retentionMs: number;
 
   private constructor(
     private readonly redis: Redis,
@@ -37,6 +52,8 @@ export class SharedQuotes {
     private readonly options: SharedQuotesOptions,
   ) {
     this.leadership = new StreamLeadership(redis, `${this.keyPrefix}leader`, options.slotMs * 3);
+    this.retentionMs = options.retentionMs ?? DEFAULT_PAIR_RETENTION_MS;
+    this.positions = new PairPositions(this.retentionMs);
   }
 
   /** Connects both Redis connections (commands, and the subscription) and starts the slot loop. */
@@ -45,6 +62,9 @@ export class SharedQuotes {
     const shared = new SharedQuotes(redis, subscriber, options);
     await subscriber.subscribe(shared.channel);
     subscriber.on("message", (_channel, message) => shared.receive(message));
+    // Positions issued before this instance started, so that a client from another instance resumes here.
+    const recent = await redis.zrangebyscore(shared.positionsKey, Date.now() - shared.retentionMs, "+inf");
+    shared.positions.remember(recent.map(Number).filter(Number.isSafeInteger));
     // A slow Redis delays the next slot rather than piling slots up.
     shared.slots = every(options.slotMs, () => shared.slot(), {
       onError: (error) => options.logger?.error({ err: error }, "shared quotes: a slot failed"),
@@ -58,9 +78,15 @@ export class SharedQuotes {
     for (const pair of pairs) this.followed.add(pair);
   }
 
-  /** The quotes published last (by whichever instance leads). */
+  /** The quotes published last (by whichever instance leads), without their positions. */
   get latest(): PairQuotes {
-    return this.latestQuotes;
+    const values = this.positions.latest?.values ?? new Map<string, PairValue>();
+    return new Map([...values].map(([key, value]) => [key, value.json]));
+  }
+
+  /** The publication heard last, with its position and each pair's. */
+  get publication(): Publication | undefined {
+    return this.positions.latest;
   }
 
   /** Whether this instance is the one quoting for all. */
@@ -89,6 +115,11 @@ export class SharedQuotes {
     return `${this.keyPrefix}wanted`;
   }
 
+  /** The positions of the retention window, each its own score. */
+  private get positionsKey(): string {
+    return `${this.keyPrefix}positions`;
+  }
+
   /** One slot: announce, keep or take the lead, and on the leader quote and publish. */
   private async slot(): Promise<void> {
     const { redis, options } = this;
@@ -106,14 +137,44 @@ export class SharedQuotes {
     for (const [pair, expiry] of Object.entries(wanted)) (Number(expiry) > now ? live : stale).push(pair);
     if (stale.length > 0) await redis.hdel(this.wantedKey, ...stale);
     if (live.length === 0) return;
-    await redis.publish(this.channel, JSON.stringify(Object.fromEntries(options.compute(live))));
+    const previous = this.positions.latest?.seq;
+    const publication = this.positions.issue(options.compute(live));
+    const values: Record<string, [string, number]> = {};
+    for (const [key, value] of publication.values) values[key] = [value.json, value.changedAt];
+    const send = redis.multi().publish(this.channel, JSON.stringify({ seq: publication.seq, values }));
+    if (publication.seq !== previous) {
+      send
+        .zadd(this.positionsKey, publication.seq, String(publication.seq))
+        .zremrangebyscore(this.positionsKey, "-inf", `(${now - this.retentionMs}`)
+        .pexpire(this.positionsKey, this.retentionMs * 2);
+    }
+    await send.exec();
   }
 
   private receive(message: string): void {
-    try {
-      this.latestQuotes = new Map(Object.entries(JSON.parse(message) as Record<string, string>));
-    } catch {
-      // Not ours: keep the previous quotes.
-    }
+    const publication = parsePublication(message);
+    // Not ours (or from an instance of an older version): keep the previous publication.
+    if (publication) this.positions.adopt(publication);
   }
+}
+
+/** A publication as the leader sends it, or undefined for anything else. */
+function parsePublication(message: string): Publication | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null) return undefined;
+  const { seq, values } = parsed as { seq?: unknown; values?: unknown };
+  if (!Number.isSafeInteger(seq) || typeof values !== "object" || values === null) return undefined;
+  const out = new Map<string, PairValue>();
+  for (const [key, value] of Object.entries(values)) {
+    if (!Array.isArray(value)) return undefined;
+    const [json, changedAt] = value as unknown[];
+    if (typeof json !== "string" || !Number.isSafeInteger(changedAt)) return undefined;
+    out.set(key, { json, changedAt: changedAt as number });
+  }
+  return { seq: seq as number, values: out };
 }

@@ -382,7 +382,7 @@ describe("/book-stream", () => {
       // The quote stream's prediction-market subscription is not one of this stream's messages.
       client.send({ op: "subscribe_all_prediction_markets" });
       expect((await client.next((frame) => frame.type === "bad_request")).message).toContain(
-        `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint"}`,
+        `{"op":"subscribe"|"unsubscribe","base_mint","quote_mint","since"?:seq}`,
       );
       client.send({ op: "subscribe", base_mint: dETH, quote_mint: USDC_MINT });
       const frame = await client.next((f) => f.subscribe !== undefined);
