@@ -251,3 +251,43 @@ export class ChainError extends Error {
     return typeof detail === "object" && "Custom" in detail ? detail.Custom : null;
   }
 }
+
+/**
+ * A sent transaction whose fate the sender cannot know: the node could not be reached, did not
+ * answer, answered with an internal error, or failed after the transaction may have executed. It may
+ * have landed, or may still land until its blockhash expires; only its signature's status tells.
+ */
+export class TransactionOutcomeUnknown extends ChainError {
+  override name = "TransactionOutcomeUnknown";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(RPC_ERROR.internalError, message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * What a failed `sendTransaction` says about its transaction. `refused`: it did not land and cannot
+ * as sent (preflight or simulation failed, signatures or encoding refused, blockhash expired);
+ * `landed`: the chain already holds it (AlreadyProcessed); `unknown`: anything else, since a
+ * transport failure, a timeout or a node's internal error can come after it executed.
+ */
+export type SendFailure = "refused" | "landed" | "unknown";
+
+// JSON-RPC errors a node answers only for a transaction it did not execute and will not execute as sent.
+const REFUSAL_CODES: ReadonlySet<number> = new Set([
+  RPC_ERROR.parseError,
+  RPC_ERROR.invalidRequest,
+  RPC_ERROR.methodNotFound,
+  RPC_ERROR.invalidParams,
+  RPC_ERROR.sendTransactionPreflightFailure,
+  RPC_ERROR.transactionSignatureVerificationFailure,
+  RPC_ERROR.transactionPrecompileVerificationFailure,
+  RPC_ERROR.transactionSignatureLengthMismatch,
+]);
+
+/** Classifies an error `sendTransaction` rejected with (see SendFailure); unknown unless proven otherwise. */
+export function sendFailureOf(error: unknown): SendFailure {
+  if (!(error instanceof ChainError) || error instanceof TransactionOutcomeUnknown) return "unknown";
+  if (error.kind === "AlreadyProcessed") return "landed";
+  return REFUSAL_CODES.has(error.code) ? "refused" : "unknown";
+}

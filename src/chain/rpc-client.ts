@@ -29,9 +29,15 @@ import type {
   TokenAccountFilter,
   TransactionRecord,
 } from "./chain.js";
-import { ChainError, RPC_ERROR, type TransactionError } from "./errors.js";
+import {
+  ChainError,
+  RPC_ERROR,
+  sendFailureOf,
+  type TransactionError,
+  TransactionOutcomeUnknown,
+} from "./errors.js";
 import { decodeMint, decodeTokenAccount, tokenAccountAmount } from "./token-layout.js";
-import { parseWireTransaction, transactionId } from "./wire.js";
+import { parseWireTransaction, transactionId, type WireTransaction } from "./wire.js";
 
 // Limits a node enforces per call (getMultipleAccounts, getSignatureStatuses).
 const MAX_ACCOUNTS_PER_CALL = 100;
@@ -160,9 +166,25 @@ export class RpcChain implements Chain {
     return this.rpc.getSlot({ commitment: this.commitment }).send();
   }
 
-  /** Sends, then waits until the signature reaches this client's commitment or its blockhash expires. */
+  /**
+   * Sends, then waits until the signature reaches this client's commitment or its blockhash expires.
+   * Rejects with the node's ChainError when it refused the transaction, and with
+   * TransactionOutcomeUnknown when it may have landed (the node unreachable, no answer, an internal error).
+   */
   async sendTransaction(wire: Uint8Array, options: SendOptions = {}): Promise<Signature> {
     const tx = parseWireTransaction(wire);
+    try {
+      return await this.sendAndWait(wire, tx, options);
+    } catch (error) {
+      if (sendFailureOf(error) !== "unknown") throw error;
+      throw new TransactionOutcomeUnknown(
+        `the outcome of transaction ${transactionId(tx)} is not known: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  private async sendAndWait(wire: Uint8Array, tx: WireTransaction, options: SendOptions): Promise<Signature> {
     const signature = await this.rpc
       .sendTransaction(base64Of(wire), {
         encoding: "base64",

@@ -210,6 +210,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "open_transaction_simulation_failed",
     ...BODY_RENAMED,
     "blockhash_unavailable",
+    "not_ready",
     "internal",
   ],
   order_status: ["invalid_signature", "not_found", "internal_server_error"],

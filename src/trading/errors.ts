@@ -65,6 +65,23 @@ export class IntentRefused extends Error {
   }
 }
 
+/**
+ * A submitted intent whose open transaction the chain neither confirmed nor refused (the chain
+ * unreachable, no answer, an internal error): it may have landed. The order stays with the keeper,
+ * which settles it if it landed and expires it (nothing moved) once its blockhash is past.
+ */
+export class IntentOutcomeUnknown extends Error {
+  override name = "IntentOutcomeUnknown";
+}
+
+/** Storage a trade needs could not be reached (a database outage): the request can be retried. */
+export class StorageUnavailable extends Error {
+  override name = "StorageUnavailable";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 /** State the venue has yet to load before it can quote: its pools, or the chain's clock. */
 export class TradingNotReady extends Error {
   override name = "TradingNotReady";

@@ -3,6 +3,11 @@
  * venue's secret; `POST /submit-intent` accepts only that transaction, unchanged, signed by the
  * quote's user, before it expires, with the quote exactly as issued, and sends it itself. The same
  * signed transaction submitted again gets the first answer, and is never executed twice.
+ *
+ * Only a definite refusal by the chain fails the order. When the send's outcome is unknown (the chain
+ * unreachable or silent: the transaction may have landed) the order stays pending with the keeper,
+ * which settles it once if it landed and expires it once its blockhash is past; the caller is told to
+ * poll `/order-status`, and a resubmission is answered from where the order stands then.
  */
 import { randomBytes } from "node:crypto";
 import type { Address } from "@solana/kit";
@@ -11,11 +16,18 @@ import type { Kysely } from "kysely";
 import { addressBytes, addressOf, encodeSignature, isAddressText } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { verifySignature } from "../../chain/ed25519.js";
+import { sendFailureOf } from "../../chain/errors.js";
 import { parseWireTransaction, type WireTransaction } from "../../chain/wire.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../../contract/trade.js";
 import type { Tables } from "../../storage/database.js";
 import type { TradingBook } from "../book.js";
-import { type IntentRefusal, IntentRefused, OrderRefused } from "../errors.js";
+import {
+  IntentOutcomeUnknown,
+  type IntentRefusal,
+  IntentRefused,
+  OrderRefused,
+  StorageUnavailable,
+} from "../errors.js";
 import { formatFraction, type OrderDesk } from "../order.js";
 import type { OrderRequest } from "../order-terms.js";
 import type { PoolAuthorities } from "../pools/authority.js";
@@ -27,8 +39,11 @@ import {
   insertOrder,
   type NewOrder,
   newOrderRecord,
+  type OrderRecord,
+  orderById,
   orderBySignature,
   recordAnswer,
+  storageOutageCode,
   transition,
 } from "./store.js";
 
@@ -40,8 +55,14 @@ export interface IntentRequest extends OrderRequest {
 
 export type { IntentQuoteResponse, SubmitIntentResponse };
 
-/** A stored answer: what `/submit-intent` said the first time. */
-type StoredAnswer = { ok: SubmitIntentResponse } | { error: { code: IntentRefusal; msg: string } };
+/**
+ * A stored answer: what `/submit-intent` said the first time. `unknown`: the chain neither confirmed
+ * nor refused the open transaction, so a resubmission is answered from the order's status then.
+ */
+type StoredAnswer =
+  | { ok: SubmitIntentResponse }
+  | { error: { code: IntentRefusal; msg: string } }
+  | { unknown: SubmitIntentResponse };
 
 /** The input and output tokens of an intent. */
 interface IntentTokens {
@@ -101,12 +122,32 @@ export class IntentDesk {
     return quote;
   }
 
-  /** Checks a signed open transaction against what the venue issued, then sends it (once). */
+  /**
+   * Checks a signed open transaction against what the venue issued, then sends it (once). Throws
+   * IntentRefused when it is not accepted or the chain refused it, IntentOutcomeUnknown when the
+   * chain did not say, StorageUnavailable when storage is out of reach.
+   */
   async submit(quote: IntentQuoteResponse, signedOpenTransaction: string): Promise<SubmitIntentResponse> {
+    try {
+      return await this.checkAndSend(quote, signedOpenTransaction);
+    } catch (error) {
+      const outage = storageOutageCode(error);
+      if (outage === undefined) throw error;
+      throw new StorageUnavailable(
+        `storage is unavailable (${outage}); retry: submitting the same signed transaction again is safe`,
+        { cause: error },
+      );
+    }
+  }
+
+  private async checkAndSend(
+    quote: IntentQuoteResponse,
+    signedOpenTransaction: string,
+  ): Promise<SubmitIntentResponse> {
     const tx = parse(signedOpenTransaction);
     const signature = encodeSignature(tx.signatures[0] as Uint8Array);
     const known = await orderBySignature(this.deps.db, signature);
-    if (known) return answerOf(known.answer);
+    if (known) return answerOf(known);
 
     const user = addressOf(tx.accountKeys[0] as Uint8Array);
     const memo = openMemoOf(tx);
@@ -178,20 +219,51 @@ export class IntentDesk {
     try {
       await this.deps.chain.sendTransaction(Buffer.from(signedOpenTransaction, "base64"));
     } catch (error) {
-      const refusal = {
-        code: "open_transaction_simulation_failed",
-        msg: `the chain refused the open transaction: ${(error as Error).message}`,
-      } as const;
-      await recordAnswer(
-        this.deps.db,
-        memo.orderId,
-        JSON.stringify({ error: refusal } satisfies StoredAnswer),
-      );
-      await transition(this.deps.db, memo.orderId, "pending", { status: "failed" });
-      throw new IntentRefused(refusal.code, refusal.msg);
+      const failure = sendFailureOf(error);
+      if (failure === "refused") return this.refused(order, error);
+      if (failure === "unknown") return this.outcomeUnknown(order, answer);
+      // "landed": a keeper sent it first (it sends pending orders' transactions again); it goes on as sent.
     }
     this.deps.keeper.opened(newOrderRecord(order));
     return answer;
+  }
+
+  /**
+   * The chain refused the open transaction, so nothing moved: the order fails, with the answer a
+   * resubmission gets, in one write. Should the keeper have moved it on first (it saw the
+   * transaction land), it answers from there instead.
+   */
+  private async refused(order: NewOrder, error: unknown): Promise<SubmitIntentResponse> {
+    const refusal = {
+      code: "open_transaction_simulation_failed",
+      msg: `the chain refused the open transaction: ${error instanceof Error ? error.message : String(error)}`,
+    } as const;
+    const failed = await transition(this.deps.db, order.id, "pending", {
+      status: "failed",
+      answer: JSON.stringify({ error: refusal } satisfies StoredAnswer),
+    });
+    if (failed) throw new IntentRefused(refusal.code, refusal.msg);
+    const stored = await orderById(this.deps.db, order.id);
+    if (!stored) throw new Error(`order ${order.id} is gone`);
+    return answerOf(stored);
+  }
+
+  /**
+   * The send failed without saying whether the transaction landed. The order stays pending, where
+   * the keeper watches its signature (and sends it again while it can land); resubmissions are
+   * answered from its status. Throws the retryable answer.
+   */
+  private async outcomeUnknown(order: NewOrder, answer: SubmitIntentResponse): Promise<never> {
+    // Best effort: the caller must hear that the outcome is unknown even if storage fails too; the
+    // order is stored pending either way, so the keeper follows it, and a resubmission then gets
+    // the first answer (the order's address and signature) rather than this one.
+    await recordAnswer(
+      this.deps.db,
+      order.id,
+      JSON.stringify({ unknown: answer } satisfies StoredAnswer),
+    ).catch(() => {});
+    this.deps.keeper.opened(newOrderRecord(order));
+    throw outcomeUnknownError(order);
   }
 
   /** A token the venue trades, named by a quote's mint (text from the request). */
@@ -249,7 +321,9 @@ export class IntentDesk {
   private async firstAnswer(signature: string): Promise<SubmitIntentResponse> {
     for (let attempt = 0; attempt < 100; attempt++) {
       const order = await orderBySignature(this.deps.db, signature);
-      if (order && (order.status !== "pending" || attempt === 99)) return answerOf(order.answer);
+      if (order && (order.status !== "pending" || storedAnswer(order).unknown || attempt === 99)) {
+        return answerOf(order);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error("the first submission of this transaction did not finish");
@@ -269,9 +343,54 @@ function parse(base64: string): WireTransaction {
   }
 }
 
-function answerOf(stored: string | null): SubmitIntentResponse {
-  const answer = JSON.parse(stored ?? "null") as StoredAnswer | null;
+/** A stored answer with each variant as an optional field. */
+interface StoredAnswerFields {
+  ok?: SubmitIntentResponse;
+  error?: { code: IntentRefusal; msg: string };
+  unknown?: SubmitIntentResponse;
+}
+
+/** An order's stored answer. */
+function storedAnswer(order: OrderRecord): StoredAnswerFields {
+  const answer = JSON.parse(order.answer ?? "null") as StoredAnswer | null;
   if (!answer) throw new Error("the order has no recorded answer");
-  if ("error" in answer) throw new IntentRefused(answer.error.code, answer.error.msg);
-  return answer.ok;
+  return answer;
+}
+
+/**
+ * What a resubmission of an order's open transaction is answered: the first answer, or, when that
+ * was an unknown outcome, what the order's status says now.
+ */
+function answerOf(order: OrderRecord): SubmitIntentResponse {
+  const answer = storedAnswer(order);
+  if (answer.error) throw new IntentRefused(answer.error.code, answer.error.msg);
+  if (answer.ok) return answer.ok;
+  if (!answer.unknown) throw new Error("the order has no recorded answer");
+  switch (order.status) {
+    case "pending":
+      throw outcomeUnknownError(order);
+    case "expired":
+      throw new IntentRefused(
+        "open_transaction_expired",
+        `the open transaction never landed and expired at block height ${order.openValidHeight}; nothing moved; request a new intent`,
+      );
+    case "failed":
+      throw new IntentRefused(
+        "open_transaction_simulation_failed",
+        "the open transaction failed on the chain; nothing but its fee was taken",
+      );
+    default:
+      return answer.unknown;
+  }
+}
+
+/** The retryable answer for an order whose open transaction may or may not have landed. */
+function outcomeUnknownError(
+  order: Pick<OrderRecord, "openSignature" | "openValidHeight">,
+): IntentOutcomeUnknown {
+  return new IntentOutcomeUnknown(
+    `the chain did not confirm the open transaction ${order.openSignature}, and whether it landed is not known yet. ` +
+      `The venue keeps following it: the order settles if it landed, or expires with nothing moved once block height ` +
+      `${order.openValidHeight} is past. Poll /order-status?signature=${order.openSignature}; submitting the same signed transaction again is safe`,
+  );
 }

@@ -235,6 +235,8 @@ export async function recordAnswer(db: Kysely<Tables>, id: string, answer: strin
 
 export interface OrderChange {
   status?: OrderStatus;
+  /** What a resubmission of the order's open transaction is answered (see IntentDesk). */
+  answer?: string;
   openSignature?: Signature;
   openSlot?: bigint;
   close?: OrderRecord["close"];
@@ -252,10 +254,11 @@ export async function advanceOrder(
   change: OrderChange,
 ): Promise<OrderRecord | undefined> {
   if (!(await transition(db, order.id, order.status, change, settledTrades(order, change)))) return undefined;
-  const { status, openSignature, openSlot, close, fills, reverts } = change;
+  const { status, answer, openSignature, openSlot, close, fills, reverts } = change;
   return {
     ...order,
     ...(status ? { status } : {}),
+    ...(answer !== undefined ? { answer } : {}),
     ...(openSignature !== undefined ? { openSignature } : {}),
     ...(openSlot !== undefined ? { openSlot } : {}),
     ...(close !== undefined ? { close } : {}),
@@ -296,6 +299,7 @@ export async function transition(
 ): Promise<boolean> {
   const set: Partial<OrdersTable> = { updated_at: now() };
   if (change.status) set.status = change.status;
+  if (change.answer !== undefined) set.answer = change.answer;
   if (change.openSignature !== undefined) set.open_signature = change.openSignature;
   if (change.openSlot !== undefined) set.open_slot = change.openSlot.toString();
   if (change.close !== undefined) {
@@ -321,4 +325,40 @@ export async function transition(
     trades.length === 0 || db.isTransaction ? update(db) : db.transaction().execute(update),
   );
   return result.numUpdatedRows > 0n;
+}
+
+// The driver's and the socket's codes for a database that cannot be reached or went away mid-query,
+// and PostgreSQL's for a server shutting down, starting up or out of connections (class 08 too).
+const OUTAGE_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+  "SQLITE_BUSY",
+]);
+
+/**
+ * The code of a storage error that says the database is out of reach (not that the query was wrong),
+ * else undefined: a retry can succeed once it is back.
+ */
+export function storageOutageCode(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; depth < 3; depth++) {
+    if (typeof cause !== "object" || cause === null) return undefined;
+    const code: unknown = Reflect.get(cause, "code");
+    if (typeof code === "string" && (OUTAGE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return code;
+    cause = Reflect.get(cause, "cause");
+  }
+  return undefined;
 }

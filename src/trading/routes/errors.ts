@@ -7,6 +7,8 @@
  *   IntentRefused(reason)           → POST /submit-intent's code for it (SUBMIT_INTENT_CODES)
  *   TradingNotReady("pools")        → amm_map_not_initialized (503)
  *   TradingNotReady("clock")        → blockhash_unavailable (503)
+ *   IntentOutcomeUnknown            → not_ready (503: the reference has no code for "not confirmed yet")
+ *   StorageUnavailable              → not_ready (503: the catalogue's code for a part that is down)
  *   FirmQuoteRefused(insufficient_funds)          → insufficient_funds
  *   FirmQuoteRefused(wallet_limit | client_limit) → too_many_firm_quotes (429)
  *   UnsafeTransactionError          → the code of the account the order named that it names, else
@@ -18,7 +20,14 @@
 import type { FastifyError } from "fastify";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
 import { toWireError, validationMessage } from "../../http/errors.js";
-import { type IntentRefusal, IntentRefused, OrderRefused, TradingNotReady } from "../errors.js";
+import {
+  IntentOutcomeUnknown,
+  type IntentRefusal,
+  IntentRefused,
+  OrderRefused,
+  StorageUnavailable,
+  TradingNotReady,
+} from "../errors.js";
 import { FirmQuoteRefused } from "../firm-quotes.js";
 import { UnsafeTransactionError } from "../signing-guard.js";
 import { INTENT_PARAM_CODES } from "./get-intent.js";
@@ -144,6 +153,9 @@ export function tradeApiError(
 function domainError(error: unknown, query: unknown): ApiError | undefined {
   if (error instanceof OrderRefused) return new ApiError(error.reason, error.message);
   if (error instanceof IntentRefused) return new ApiError(SUBMIT_INTENT_CODES[error.reason], error.message);
+  if (error instanceof IntentOutcomeUnknown || error instanceof StorageUnavailable) {
+    return new ApiError("not_ready", error.message);
+  }
   if (error instanceof TradingNotReady) {
     return new ApiError(
       error.missing === "pools" ? "amm_map_not_initialized" : "blockhash_unavailable",

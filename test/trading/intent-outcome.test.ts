@@ -1,0 +1,363 @@
+/**
+ * POST /submit-intent when the chain does not say what became of the open transaction. Two instances
+ * on one PostgreSQL database: the first runs the sandbox chain (its keeper stopped), the second uses
+ * it over SOLANA_RPC_URL through a JSON-RPC proxy that can lose a send's answer after the chain
+ * executed it (the chain's instance killed mid-send) or lose the send itself, and reaches PostgreSQL
+ * through a TCP proxy that can cut it. An unknown outcome is a retryable 503 and the order stays with
+ * the keeper, which settles it exactly once if it landed (no funds stay in escrow) and expires it with
+ * nothing moved if it never did; a definite refusal is still a 400 and a failed order; a storage
+ * outage is a retryable 503; a resubmission of the same transaction never opens or fills twice.
+ */
+import { once } from "node:events";
+import http from "node:http";
+import net from "node:net";
+import type { Address, Signature } from "@solana/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/app/start-server.js";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { parseWireTransaction, transactionId } from "../../src/chain/wire.js";
+import { loadConfig } from "../../src/config.js";
+import { ERRORS } from "../../src/contract/errors.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
+import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
+import { orderBySignature } from "../../src/trading/orders/store.js";
+import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
+import { BACKENDS } from "../support/backends.js";
+import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { submitIntent } from "../support/orders.js";
+import { validateAgainstReference } from "../support/reference-schema.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { postgresAvailable } from "../support/services.js";
+
+const POSTGRES = BACKENDS.find((backend) => backend.name === "postgres");
+const VENUE_SEED = "intent-outcome-test";
+const dETH = (() => {
+  const token = demoTokens(VENUE_SEED).find((each) => each.symbol === "dETH");
+  if (!token) throw new Error("the demo tokens have no dETH");
+  return token.address;
+})();
+
+/** What the JSON-RPC proxy does with a `sendTransaction` of a given wire transaction. */
+type SendFault = "answerLost" | "neverSent";
+
+/**
+ * A JSON-RPC proxy in front of `target`. A send whose transaction has a fault set is either
+ * forwarded and its answer lost (the connection cut once the chain has answered), or never
+ * forwarded (the connection cut at once); every other call passes through.
+ */
+async function startRpcProxy(target: string) {
+  const faults = new Map<string, SendFault>();
+  const sends = new Map<string, number>();
+  const server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const call = JSON.parse(body.toString("utf8")) as { method?: string; params?: unknown[] };
+    const wire = call.method === "sendTransaction" ? String(call.params?.[0]) : undefined;
+    if (wire !== undefined) sends.set(wire, (sends.get(wire) ?? 0) + 1);
+    const fault = wire === undefined ? undefined : faults.get(wire);
+    if (fault === "neverSent") {
+      request.socket.destroy();
+      return;
+    }
+    const answer = await fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    const text = await answer.text();
+    if (fault === "answerLost") {
+      request.socket.destroy();
+      return;
+    }
+    response.writeHead(answer.status, { "content-type": "application/json" }).end(text);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    faults,
+    /** How many times a send of this wire transaction (base64) reached the proxy. */
+    sendsOf: (wire: string) => sends.get(wire) ?? 0,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+/** A TCP proxy in front of PostgreSQL that can go down (every connection cut, new ones too) and up. */
+async function startPostgresProxy(databaseUrl: string) {
+  const upstream = new URL(databaseUrl);
+  const sockets = new Set<net.Socket>();
+  let down = false;
+  const server = net.createServer((client) => {
+    if (down) {
+      client.destroy();
+      return;
+    }
+    const backend = net.connect(Number(upstream.port || 5432), upstream.hostname);
+    for (const socket of [client, backend]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {});
+    }
+    client.on("close", () => backend.destroy());
+    backend.on("close", () => client.destroy());
+    client.pipe(backend).pipe(client);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  const url = new URL(databaseUrl);
+  url.hostname = "127.0.0.1";
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    setDown(value: boolean) {
+      down = value;
+      if (down) for (const socket of sockets) socket.destroy();
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is lost", () => {
+  let first: TestServer;
+  let second: RunningServer;
+  let rpcProxy: Awaited<ReturnType<typeof startRpcProxy>>;
+  let pgProxy: Awaited<ReturnType<typeof startPostgresProxy>>;
+  let chain: RpcChain;
+
+  beforeAll(async () => {
+    first = await startTestServer({ backend: POSTGRES, settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
+    // The second instance's keeper alone settles, over the proxy: nothing reaches the chain past it.
+    await first.server.trading.keeper.stop();
+    rpcProxy = await startRpcProxy(first.server.chain.rpcUrl);
+    pgProxy = await startPostgresProxy(first.settings.DATABASE_URL as string);
+    second = await startServer(
+      loadConfig(
+        {},
+        { ...first.settings, PORT: "0", SOLANA_RPC_URL: rpcProxy.url, DATABASE_URL: pgProxy.url },
+      ),
+    );
+    chain = new RpcChain({ url: first.server.chain.rpcUrl });
+  }, 180_000);
+  afterAll(async () => {
+    await second?.close();
+    await pgProxy?.close();
+    await rpcProxy?.close();
+    await first?.stop();
+  });
+
+  /** A wallet with 2 SOL and `usdc` of USDC. */
+  const fundedWallet = (usdc: bigint) =>
+    newFundedWallet(first.url, chain, 2_000_000_000n, [[USDC_MINT, usdc]]);
+
+  async function intent(url: string, wallet: Address, amount: bigint): Promise<IntentQuoteResponse> {
+    const response = await fetch(
+      `${url}/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=${amount}&userPublicKey=${wallet}`,
+    );
+    const body = (await response.json()) as IntentQuoteResponse;
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    return body;
+  }
+
+  async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
+    const accounts = await chain.getTokenAccountsByOwner(owner, { mint });
+    return accounts.reduce((sum, account) => sum + account.amount, 0n);
+  }
+
+  /** POSTs /submit-intent; the status, the body and the Retry-After header. */
+  async function submit(url: string, quote: IntentQuoteResponse, signed: string) {
+    const response = await fetch(`${url}/submit-intent`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ quoteResponse: quote, signedOpenTransaction: signed }),
+    });
+    const body = (await response.json()) as Record<string, string>;
+    return { status: response.status, body, retryAfter: response.headers.get("retry-after") };
+  }
+
+  async function ordersWith(signature: string): Promise<number> {
+    const rows = await first.server.storage.db
+      .selectFrom("orders")
+      .select("id")
+      .where("open_signature", "=", signature)
+      .execute();
+    return rows.length;
+  }
+
+  it("answers a send whose answer was lost after the chain executed it with a retryable 503, and the keeper settles it exactly once", async () => {
+    const wallet = await fundedWallet(10_000_000n);
+    const quote = await intent(second.url, wallet.address, 2_480_000n);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    const signature = signatureOf(signed);
+    rpcProxy.faults.set(signed, "answerLost");
+
+    const answer = await submit(second.url, quote, signed);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+    expect(answer.body.code).toBe("not_ready");
+    expect(ERRORS.not_ready.retryable).toBe(true);
+    expect(answer.retryAfter).toBe("1");
+    expect(answer.body.msg).toContain("not known yet");
+    expect(answer.body.msg).toContain(`/order-status?signature=${signature}`);
+    // The chain did execute it: the user's input went into the escrow.
+    const [landed] = await chain.getSignatureStatuses([signature]);
+    expect(landed?.err).toBeNull();
+    const stored = await orderBySignature(first.server.storage.db, signature);
+    expect(stored?.status).not.toBe("failed");
+
+    // Resubmitted at once: still not known (503) or already opened (200), never a refusal.
+    const early = await submit(second.url, quote, signed);
+    expect([200, 503], JSON.stringify(early.body)).toContain(early.status);
+    if (early.status === 503) expect(early.body.code).toBe("not_ready");
+
+    // /order-status follows it (each answer a reference-valid 200) until the keeper has closed it.
+    const status = await settledOrderWithin(second.url, signature);
+    expect(status.status).toBe("closed");
+    expect(status.fills).toHaveLength(1);
+    expect(status.inAmount).toBe("2480000");
+    const fill = status.fills?.[0];
+    expect(BigInt(fill?.outAmount ?? 0)).toBeGreaterThanOrEqual(BigInt(quote.otherAmountThreshold));
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 2_480_000n);
+    expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
+    // Nothing stays in escrow: its token account is closed and its authority holds no lamports.
+    const escrow = stored?.escrow;
+    if (!escrow) throw new Error("the order was not stored");
+    expect(
+      await chain.getTokenAccount(await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM)),
+    ).toBeNull();
+    expect(await chain.getBalance(escrow)).toBe(0n);
+
+    // The same transaction again, on either instance: the order as it stands, no second order or fill.
+    const expected = { programId: TOKEN_PROGRAM, orderAddress: escrow, openTransactionSignature: signature };
+    for (const url of [second.url, first.url]) {
+      const again = await submitIntent(url, quote, signed);
+      expect(again).toEqual({ status: 200, body: expected });
+      expect(validateAgainstReference("IntentSwapResponse", again.body)).toEqual([]);
+    }
+    rpcProxy.faults.delete(signed);
+    const after = await submit(second.url, quote, signed);
+    expect(after.body).toEqual(expected);
+    expect(await ordersWith(signature)).toBe(1);
+    expect((await settledOrderWithin(second.url, signature)).fills).toHaveLength(1);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 2_480_000n);
+    expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
+  }, 60_000);
+
+  it("still fails an order the chain definitely refuses, with 400 open_transaction_simulation_failed", async () => {
+    // Over JSON-RPC (the second instance: a preflight failure) and in process (the first: the sandbox).
+    for (const url of [second.url, first.url]) {
+      const wallet = await fundedWallet(5_000_000n);
+      // Two intents for all of the wallet's USDC: once the first has opened, the second cannot.
+      const spent = await intent(url, wallet.address, 5_000_000n);
+      const refused = await intent(url, wallet.address, 5_000_000n);
+      const spentSigned = await signWithKit(wallet, spent.openTransaction as string);
+      expect((await submit(url, spent, spentSigned)).status).toBe(200);
+      const signed = await signWithKit(wallet, refused.openTransaction as string);
+      const answer = await submit(url, refused, signed);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body.code).toBe("open_transaction_simulation_failed");
+      expect(answer.body.msg).toContain("the chain refused the open transaction");
+      expect(validateAgainstReference("SubmitIntentBadRequestResponse", answer.body)).toEqual([]);
+      const signature = signatureOf(signed);
+      expect((await orderBySignature(first.server.storage.db, signature))?.status).toBe("failed");
+      expect(await chain.getSignatureStatuses([signature])).toEqual([null]);
+      expect((await submit(url, refused, signed)).body).toEqual(answer.body);
+      expect((await settledOrderWithin(url, signatureOf(spentSigned))).status).toBe("closed");
+    }
+  }, 60_000);
+
+  it("fills nothing for an open transaction that never reaches the chain: it expires with nothing moved", async () => {
+    const wallet = await fundedWallet(3_000_000n);
+    // Issued and signed, never submitted: there is no order and nothing moves.
+    const unsent = await intent(second.url, wallet.address, 1_000_000n);
+    const unsentSignature = signatureOf(await signWithKit(wallet, unsent.openTransaction as string));
+    const missing = await fetch(`${second.url}/order-status?signature=${unsentSignature}`);
+    expect(missing.status).toBe(404);
+
+    const quote = await intent(second.url, wallet.address, 3_000_000n);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    const signature = signatureOf(signed);
+    const lamports = await chain.getBalance(wallet.address);
+    // Every send of it is lost before the chain sees it: the venue's, and the keeper's again.
+    rpcProxy.faults.set(signed, "neverSent");
+    const answer = await submit(second.url, quote, signed);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+    expect(answer.body.code).toBe("not_ready");
+
+    // Its blockhash lives 150 slots (about a minute): until then /order-status says pending.
+    const status = await settledOrderWithin(second.url, signature, 120_000);
+    expect(status).toEqual({ status: "expired", inAmount: "0", outAmount: "0" });
+    // The keeper sent it again while it could land.
+    expect(rpcProxy.sendsOf(signed)).toBeGreaterThan(1);
+    expect(await chain.getSignatureStatuses([signature])).toEqual([null]);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(3_000_000n);
+    expect(await tokenBalance(wallet.address, dETH)).toBe(0n);
+    expect(await chain.getBalance(wallet.address)).toBe(lamports);
+    // Resubmitted now: it expired, nothing is sent.
+    const again = await submit(second.url, quote, signed);
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe("open_transaction_simulation_failed");
+    expect(again.body.msg).toContain("expired");
+    expect(await ordersWith(signature)).toBe(1);
+  }, 150_000);
+
+  it("answers a retryable 503 while PostgreSQL is out of reach, and takes the same transaction once it is back", async () => {
+    const wallet = await fundedWallet(2_000_000n);
+    const quote = await intent(second.url, wallet.address, 2_000_000n);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    pgProxy.setDown(true);
+    try {
+      const answer = await submit(second.url, quote, signed);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.body.code).toBe("not_ready");
+      expect(answer.body.msg).toContain("storage is unavailable");
+      expect(answer.retryAfter).toBe("1");
+    } finally {
+      pgProxy.setDown(false);
+    }
+    // Nothing was sent while it was down.
+    expect(await chain.getSignatureStatuses([signatureOf(signed)])).toEqual([null]);
+    const retried = await submit(second.url, quote, signed);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    const status = await settledOrderWithin(second.url, signatureOf(signed));
+    expect(status.status).toBe("closed");
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(0n);
+  }, 60_000);
+});
+
+/**
+ * Polls `/order-status` at `url` until the order opened by `signature` is closed, expired or failed,
+ * for up to `withinMs`; every answer on the way must be a 200 the reference schema accepts.
+ */
+async function settledOrderWithin(
+  url: string,
+  signature: string,
+  withinMs = 30_000,
+): Promise<OrderStatusResponse> {
+  for (const deadline = Date.now() + withinMs; Date.now() < deadline; ) {
+    const response = await fetch(`${url}/order-status?signature=${signature}`);
+    const body = (await response.json()) as OrderStatusResponse;
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
+    if (["closed", "expired", "failed"].includes(body.status)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`order ${signature} did not settle within ${withinMs} ms`);
+}
+
+/** The id (first signature) of a base64 wire transaction. */
+function signatureOf(signed: string): Signature {
+  return transactionId(parseWireTransaction(Buffer.from(signed, "base64")));
+}
