@@ -43,7 +43,10 @@ export type Following = Record<MarketChannel, { all: boolean; tickers: string[] 
 /** How the feed tells an instance's hub what happened; entries of a channel arrive in order, without holes. */
 export interface FeedListener {
   entries(channel: MarketChannel, entries: readonly FeedEntry[]): void;
-  /** Entries up to `head` were lost to this instance; `values` are the current prices or books (none for trades). */
+  /**
+   * Entries up to `head` were lost to this instance, or belong to a log that was reset (later entries
+   * continue from `head`); `values` are the current prices or books (none for trades).
+   */
   reset(channel: MarketChannel, head: number, values: readonly FeedEntry[]): void;
   /** These markets are followed nowhere any more: their values are forgotten. */
   forget(channel: MarketChannel, tickers: readonly string[]): void;

@@ -8,7 +8,16 @@
  * is appended to the channel's Redis stream (kept `retentionMs`, for resumes on any instance) and is
  * published on one pub/sub channel that every instance hears. An instance that misses a pub/sub
  * message (a hole in the numbers) reads it back from the stream; when it is gone, it says so (`reset`).
+ *
+ * Each channel's log has an epoch: a random id stored with it when it is created, carried by every
+ * published message. A log that disappears (Redis restarted empty, its keys evicted or deleted) is
+ * created again under a new id, numbered from Redis's clock in microseconds (and above the creating
+ * instance's head), so its positions lie above every position of the log it replaces and a `since` from
+ * that one is a gap. An instance that hears a new id (or sees one in Redis at its next tick) tells its
+ * subscribers with a gap and then hands them the new log from its start, so nothing published into it
+ * is lost; when Redis drops an instance's subscription for a while, the entries it missed are read back.
  */
+import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { StreamLeadership } from "../http/stream-leader.js";
 import { connectRedisPair } from "../storage/redis.js";
@@ -29,12 +38,43 @@ import {
 } from "./market-feed.js";
 
 /**
- * KEYS: seq, log, last, pub/sub channel. ARGV: channel, now, max entries, trade key prefix, trade
- * memory (ms), then (ticker, message, trade id or "") per item. Entries are JSON [seq, ts, ticker, message].
+ * Lua shared by the scripts that write or load a log: `num` writes a sequence number in full (Lua's own
+ * conversion keeps 14 digits), `ensure` creates the log's epoch when it is missing. A log whose numbering
+ * exists without an epoch (written before epochs were kept) is adopted as it is; otherwise a new one
+ * starts above Redis's clock in microseconds and `floor`, and what remains of an older log is dropped.
+ * Scripts that call `ensure` begin with `redis.replicate_commands`, as TIME requires before Redis 5.
  */
-const PUBLISH = `
+const ENSURE = `
+if redis.replicate_commands then redis.replicate_commands() end
+local function num(n) return string.format('%.0f', n) end
+local function ensure(epochKey, seqKey, logKey, lastKey, candidate, floor)
+  local id = redis.call('HGET', epochKey, 'id')
+  local head = redis.call('GET', seqKey)
+  if id and head then return id end
+  if head then
+    redis.call('HSET', epochKey, 'id', candidate, 'base', '0')
+    return candidate
+  end
+  local time = redis.call('TIME')
+  local base = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  if tonumber(floor) > base then base = tonumber(floor) end
+  redis.call('DEL', logKey, lastKey)
+  redis.call('SET', seqKey, num(base))
+  redis.call('HSET', epochKey, 'id', candidate, 'base', num(base))
+  return candidate
+end
+`;
+
+/**
+ * KEYS: seq, log, last, pub/sub channel, epoch. ARGV: channel, now, max entries, trade key prefix,
+ * trade memory (ms), candidate epoch id, floor, then (ticker, message, trade id or "") per item.
+ * Entries are JSON [seq, ts, ticker, message] (and the trade id for a trade); a message is
+ * {"c": channel, "x": epoch id, "e": entries}.
+ */
+const PUBLISH = `${ENSURE}
+local epoch = ensure(KEYS[5], KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7])
 local out = {}
-for i = 6, #ARGV, 3 do
+for i = 8, #ARGV, 3 do
   local ticker, message, id = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local fresh = true
   if id ~= '' then
@@ -44,26 +84,47 @@ for i = 6, #ARGV, 3 do
     if previous and cjson.decode(previous)[4] == message then fresh = false end
   end
   if fresh then
-    local seq = redis.call('INCR', KEYS[1])
-    local entry = cjson.encode({seq, tonumber(ARGV[2]), ticker, message})
+    local seq = num(redis.call('INCR', KEYS[1]))
+    local entry = '[' .. seq .. ',' .. ARGV[2] .. ',' .. cjson.encode(ticker) .. ',' .. cjson.encode(message)
+    if id ~= '' then entry = entry .. ',' .. cjson.encode(id) end
+    entry = entry .. ']'
     redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'e', entry)
     if id == '' then redis.call('HSET', KEYS[3], ticker, entry) end
     out[#out + 1] = entry
   end
 end
 if #out > 0 then
-  redis.call('PUBLISH', KEYS[4], '{"c":"' .. ARGV[1] .. '","e":[' .. table.concat(out, ',') .. ']}')
+  redis.call('PUBLISH', KEYS[4], '{"c":"' .. ARGV[1] .. '","x":"' .. epoch .. '","e":[' .. table.concat(out, ',') .. ']}')
 end
 return #out`;
 
-/** KEYS: cursor, seq, log, pub/sub channel. ARGV: seconds, now, max entries. Starts the tape with a restart mark. */
-const START_TRADES = `
+/**
+ * KEYS: cursor, seq, log, pub/sub channel, epoch, last. ARGV: seconds, now, max entries, candidate
+ * epoch id, floor. Starts the tape with a restart mark.
+ */
+const START_TRADES = `${ENSURE}
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
-local seq = redis.call('INCR', KEYS[2])
-local entry = cjson.encode({seq, tonumber(ARGV[2]), '', ''})
+local epoch = ensure(KEYS[5], KEYS[2], KEYS[3], KEYS[6], ARGV[4], ARGV[5])
+local seq = num(redis.call('INCR', KEYS[2]))
+local entry = '[' .. seq .. ',' .. ARGV[2] .. ',"",""]'
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'e', entry)
-redis.call('PUBLISH', KEYS[4], '{"c":"trades","e":[' .. entry .. ']}')
-return seq`;
+redis.call('PUBLISH', KEYS[4], '{"c":"trades","x":"' .. epoch .. '","e":[' .. entry .. ']}')
+return 1`;
+
+/**
+ * KEYS: epoch, seq, log, last. ARGV: candidate epoch id, floor, the epoch id the caller knew ("": it
+ * wants no entries), max entries. Answers the log's epoch id, base, head and current values (flat
+ * field/value list), and, when its epoch is not the one the caller knew, its entries from its start.
+ */
+const LOAD = `${ENSURE}
+local id = ensure(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2])
+local base = redis.call('HGET', KEYS[1], 'base')
+local entries = {}
+if ARGV[3] ~= '' and ARGV[3] ~= id then
+  local items = redis.call('XRANGE', KEYS[3], num(tonumber(base) + 1) .. '-0', '+', 'COUNT', ARGV[4])
+  for _, item in ipairs(items) do entries[#entries + 1] = item[2][2] end
+end
+return {id, base, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[4]), entries}`;
 
 /** KEYS: log. ARGV: cutoff (ms). Drops entries published before the cutoff. */
 const TRIM = `
@@ -94,25 +155,54 @@ export interface RedisMarketFeedOptions {
   logger?: { error(object: object, message: string): void };
 }
 
+/** A published entry: [seq, ts, ticker, message] and, for a trade, its id. */
+type RawEntry = [number, number, string, string, string?];
+
 type Envelope =
-  | { c: MarketChannel; e: [number, number, string, string][] }
+  | { c: MarketChannel; x?: string; e: RawEntry[] }
   | { c: MarketChannel; forget: string[] }
   | { c: MarketChannel; healthy: number };
 
+/** An entry as heard, with its trade id when it is a trade. */
+interface Heard extends FeedEntry {
+  id?: string;
+}
+
+/** What an instance knows of a channel's log. */
+interface LogState {
+  /** The log's epoch id (undefined before it is loaded). */
+  epoch: string | undefined;
+  /** The last sequence number handed to the hub. */
+  head: number;
+  /** The log's head in Redis at the last check: still above `head` at the next one, entries went unheard. */
+  seen: number;
+}
+
 /** Longest replay answered at once; a client further behind gets a gap. */
 const MAX_REPLAY = 100_000;
+
+/**
+ * How long an instance remembers the ids of trades it heard, so that as leader it publishes none of
+ * them again when Redis has lost its own memory of them (a log reset re-reads the latest seconds).
+ */
+const HEARD_TRADES_MS = 60_000;
 
 /** One instance's side of the shared market feed. */
 export class RedisMarketFeed implements MarketFeed {
   private listener: FeedListener | undefined;
   private following: Following = emptyFollowing();
-  private readonly heads = new Map<MarketChannel, number>(MARKET_CHANNELS.map((c) => [c, 0]));
+  private readonly logs = new Map<MarketChannel, LogState>(
+    MARKET_CHANNELS.map((c) => [c, { epoch: undefined, head: 0, seen: 0 }]),
+  );
+  /** Trade ids heard, in the order heard, with when. */
+  private readonly heardTrades = new Map<string, number>();
   private readonly leadership: StreamLeadership;
   private readonly options: Required<Omit<RedisMarketFeedOptions, "logger">> & RedisMarketFeedOptions;
   /** Messages are handled one after another, so that a hole is filled before later entries go out. */
   private receiving: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private lastTrim = 0;
+  private started = false;
   private closed = false;
 
   private constructor(
@@ -148,9 +238,13 @@ export class RedisMarketFeed implements MarketFeed {
       loaded = resolve;
     });
     this.subscriber.on("message", (_channel, message: string) => {
-      this.receiving = this.receiving
-        .then(() => this.receive(message))
-        .catch((error: unknown) => this.logError(error, "market feed: a message could not be handled"));
+      this.enqueue(() => this.receive(message), "market feed: a message could not be handled");
+    });
+    // Messages published while the subscription was down were not heard: read them back (or say they are gone).
+    this.subscriber.on("ready", () => {
+      if (!this.started) return;
+      for (const channel of MARKET_CHANNELS)
+        this.enqueue(() => this.resync(channel), "market feed: catching up after a reconnection failed");
     });
     await this.subscriber.subscribe(this.key("events"));
     try {
@@ -159,6 +253,7 @@ export class RedisMarketFeed implements MarketFeed {
       for (const [channel, at] of Object.entries(health))
         if (isChannel(channel)) listener.healthy(channel, Number(at));
     } finally {
+      this.started = true;
       loaded();
     }
     await this.tick().catch((error: unknown) => this.logError(error, "market feed: a tick failed"));
@@ -201,19 +296,25 @@ export class RedisMarketFeed implements MarketFeed {
   async publish(channel: MarketChannel, items: readonly Publication[]): Promise<void> {
     if (items.length === 0 || !this.isLeader) return;
     const args: string[] = [];
-    for (const item of items) args.push(item.ticker, item.message, item.id ?? "");
+    for (const item of items)
+      if (item.id === undefined || !this.heardTrades.has(item.id))
+        args.push(item.ticker, item.message, item.id ?? "");
+    if (args.length === 0) return;
     await this.redis.eval(
       PUBLISH,
-      4,
+      5,
       this.key(`seq:${channel}`),
       this.key(`log:${channel}`),
       this.key(`last:${channel}`),
       this.key("events"),
+      this.key(`epoch:${channel}`),
       channel,
       String(Date.now()),
       String(this.options.maxEntries),
       this.key("trade:"),
       String(TRADE_MEMORY_MS),
+      randomUUID(),
+      String(this.head(channel) + 1),
       ...args,
     );
   }
@@ -242,26 +343,33 @@ export class RedisMarketFeed implements MarketFeed {
   async startTrades(seconds: number): Promise<void> {
     await this.redis.eval(
       START_TRADES,
-      4,
+      6,
       this.key("trades-cursor"),
       this.key("seq:trades"),
       this.key("log:trades"),
       this.key("events"),
+      this.key("epoch:trades"),
+      this.key("last:trades"),
       String(seconds),
       String(Date.now()),
       String(this.options.maxEntries),
+      randomUUID(),
+      String(this.head("trades") + 1),
     );
   }
 
   async replay(channel: MarketChannel, since: number): Promise<Replay> {
     const answers = await this.redis
       .multi()
+      .hget(this.key(`epoch:${channel}`), "base")
       .get(this.key(`seq:${channel}`))
       .xrange(this.key(`log:${channel}`), `${since + 1}-0`, "+", "COUNT", MAX_REPLAY)
       .exec();
-    const head = Number(answers?.[0]?.[1] ?? 0);
-    const items = (answers?.[1]?.[1] ?? []) as [string, string[]][];
-    if (since > head) return undefined;
+    const base = Number(answers?.[0]?.[1] ?? 0);
+    const head = Number(answers?.[1]?.[1] ?? 0);
+    const items = (answers?.[2]?.[1] ?? []) as [string, string[]][];
+    // A position below the log's base belongs to a log that was reset: what came after it is gone.
+    if (since > head || since < base) return undefined;
     const entries = items.map(([, fields]) => parseEntry(fields[1] as string));
     if (entries.length === 0) return since === head ? [] : undefined;
     const first = entries[0] as FeedEntry;
@@ -271,7 +379,7 @@ export class RedisMarketFeed implements MarketFeed {
   }
 
   head(channel: MarketChannel): number {
-    return this.heads.get(channel) ?? 0;
+    return this.log(channel).head;
   }
 
   async close(): Promise<void> {
@@ -283,6 +391,15 @@ export class RedisMarketFeed implements MarketFeed {
     this.subscriber.disconnect();
   }
 
+  private log(channel: MarketChannel): LogState {
+    return this.logs.get(channel) as LogState;
+  }
+
+  /** Runs `task` after every message and task before it. */
+  private enqueue(task: () => Promise<void>, failure: string): void {
+    this.receiving = this.receiving.then(task).catch((error: unknown) => this.logError(error, failure));
+  }
+
   private schedule(): void {
     if (this.closed) return;
     this.timer = setTimeout(() => {
@@ -292,10 +409,23 @@ export class RedisMarketFeed implements MarketFeed {
     }, this.options.tickMs).unref();
   }
 
-  /** Announces what this instance follows, claims or renews the lead, and (leading) trims the logs. */
+  /**
+   * Announces what this instance follows, checks its logs against Redis, claims or renews the lead,
+   * and (leading) trims the logs.
+   */
   private async tick(): Promise<void> {
-    await this.announce();
-    if (!(await this.leadership.claim())) return;
+    this.forgetHeardTrades();
+    let failure: unknown;
+    await this.announce().catch((error: unknown) => {
+      failure = error;
+    });
+    await this.check().catch((error: unknown) => {
+      failure ??= error;
+    });
+    // Claimed whatever failed before: without Redis the claim fails, and this instance stops leading at once.
+    const leading = await this.leadership.claim();
+    if (failure !== undefined) throw failure;
+    if (!leading) return;
     const now = Date.now();
     if (now - this.lastTrim < 5_000) return;
     this.lastTrim = now;
@@ -314,21 +444,86 @@ export class RedisMarketFeed implements MarketFeed {
     if (fields.length > 0) await this.redis.hset(this.key("wanted"), ...fields);
   }
 
-  /** Loads a channel's head and its current values, and hands them to the hub. */
-  private async reload(channel: MarketChannel): Promise<void> {
+  /**
+   * Notices, without waiting for the next message, a log that was reset (another epoch in Redis) and
+   * entries that stayed unheard for a whole tick (pub/sub messages Redis dropped), and catches up.
+   */
+  private async check(): Promise<void> {
+    const multi = this.redis.multi();
+    for (const channel of MARKET_CHANNELS)
+      multi.hget(this.key(`epoch:${channel}`), "id").get(this.key(`seq:${channel}`));
+    const answers = (await multi.exec()) ?? [];
+    MARKET_CHANNELS.forEach((channel, i) => {
+      const [idError, id] = answers[2 * i] ?? [];
+      const [headError, head] = answers[2 * i + 1] ?? [];
+      if (idError || headError) return;
+      const log = this.log(channel);
+      const behind = log.seen > log.head;
+      log.seen = id === log.epoch ? Number(head ?? 0) : 0;
+      // A log without an epoch has not been written since it vanished: there is nothing to hear yet.
+      if ((typeof id === "string" && id !== log.epoch) || (id === log.epoch && behind))
+        this.enqueue(() => this.resync(channel), "market feed: catching up failed");
+    });
+  }
+
+  /** Catches up with a channel's log as Redis has it now: a new epoch, or entries not heard. */
+  private async resync(channel: MarketChannel): Promise<void> {
+    if (!this.listener) return;
     const answers = await this.redis
       .multi()
+      .hget(this.key(`epoch:${channel}`), "id")
       .get(this.key(`seq:${channel}`))
-      .hgetall(this.key(`last:${channel}`))
       .exec();
-    const head = Number(answers?.[0]?.[1] ?? 0);
-    const values =
-      channel === "trades"
-        ? []
-        : Object.values((answers?.[1]?.[1] ?? {}) as Record<string, string>)
-            .map(parseEntry)
-            .filter((entry) => entry.seq <= head);
-    this.heads.set(channel, head);
+    const id = answers?.[0]?.[1] as string | null | undefined;
+    const head = Number(answers?.[1]?.[1] ?? 0);
+    const log = this.log(channel);
+    if (typeof id !== "string") return;
+    if (id !== log.epoch) await this.reload(channel);
+    else if (head > log.head) await this.fill(channel, []);
+  }
+
+  /**
+   * Loads a channel's log and hands it to the hub. The first time, or within the same epoch (entries
+   * this instance missed are gone): its head and current values, after a gap. When the epoch changed:
+   * a gap at the new log's start, then every entry of the new log (a gap at its head and the current
+   * values instead when the new log no longer holds its start).
+   */
+  private async reload(channel: MarketChannel): Promise<void> {
+    const log = this.log(channel);
+    const known = log.epoch ?? "";
+    const [id, baseText, headText, flat, texts] = (await this.redis.eval(
+      LOAD,
+      4,
+      this.key(`epoch:${channel}`),
+      this.key(`seq:${channel}`),
+      this.key(`log:${channel}`),
+      this.key(`last:${channel}`),
+      randomUUID(),
+      String(log.head + 1),
+      known,
+      String(MAX_REPLAY),
+    )) as [string, string, string | null, string[], string[]];
+    const base = Number(baseText);
+    const head = Number(headText ?? base);
+    log.epoch = id;
+    log.seen = head;
+    const entries = texts.map(parseEntry);
+    if (known !== "" && known !== id && entries.length === head - base && entries[0]?.seq === base + 1) {
+      // The new log from its start: after the gap, nothing published into it is missed.
+      let at = base;
+      while (entries[0] && isRestartMark(entries[0])) at = (entries.shift() as FeedEntry).seq;
+      log.head = at;
+      this.listener?.reset(channel, at, []);
+      this.hand(channel, entries);
+      return;
+    }
+    const values: FeedEntry[] = [];
+    if (channel !== "trades")
+      for (let i = 1; i < flat.length; i += 2) {
+        const value = parseEntry(flat[i] as string);
+        if (value.seq <= head) values.push(value);
+      }
+    log.head = head;
     this.listener?.reset(channel, head, values);
   }
 
@@ -346,23 +541,59 @@ export class RedisMarketFeed implements MarketFeed {
       listener.healthy(channel, envelope.healthy);
       return;
     }
-    const head = this.head(channel);
-    let entries = envelope.e
-      .map(([seq, ts, ticker, message]) => ({ seq, ts, ticker, message }))
-      .filter((entry) => entry.seq > head);
-    const first = entries[0];
-    if (!first) return;
-    if (first.seq > head + 1) {
-      // A pub/sub message went missing (Redis dropped this connection for a moment): read it back.
-      const missed = await this.replay(channel, head);
-      if (missed === undefined) {
-        await this.reload(channel);
-        entries = entries.filter((entry) => entry.seq > this.head(channel));
-      } else entries = [...missed.filter((entry) => entry.seq < first.seq), ...entries];
+    const log = this.log(channel);
+    if (envelope.x !== undefined && envelope.x !== log.epoch) {
+      // The log was reset: its subscribers hear of it, then get the new one from its start.
+      await this.reload(channel);
+      // A log already replaced again: its entries lie within the gap just sent.
+      if (envelope.x !== log.epoch) return;
     }
-    if (entries.length === 0) return;
-    this.heads.set(channel, (entries[entries.length - 1] as FeedEntry).seq);
-    listener.entries(channel, entries);
+    const entries = envelope.e
+      .map(([seq, ts, ticker, message, id]) => ({ seq, ts, ticker, message, id }))
+      .filter((entry) => entry.seq > log.head);
+    if (entries.length > 0) await this.fill(channel, entries);
+  }
+
+  /**
+   * Hands the hub `entries` (all beyond its head; none: whatever the log holds beyond it), after the
+   * ones before them it has not had, read back from the log; when those are gone, after a reset.
+   */
+  private async fill(channel: MarketChannel, entries: Heard[]): Promise<void> {
+    const log = this.log(channel);
+    const first = entries[0];
+    if (first && first.seq === log.head + 1) {
+      this.hand(channel, entries);
+      return;
+    }
+    // A pub/sub message went missing (Redis dropped this connection for a moment): read it back.
+    const missed = await this.replay(channel, log.head);
+    if (missed === undefined) {
+      await this.reload(channel);
+      this.hand(
+        channel,
+        entries.filter((entry) => entry.seq > log.head),
+      );
+    } else this.hand(channel, [...missed.filter((entry) => !first || entry.seq < first.seq), ...entries]);
+  }
+
+  /** Gives the hub entries that follow its head, and remembers the trades among them. */
+  private hand(channel: MarketChannel, entries: readonly Heard[]): void {
+    const last = entries[entries.length - 1];
+    if (!last) return;
+    const log = this.log(channel);
+    log.head = last.seq;
+    const now = Date.now();
+    for (const entry of entries) if (entry.id !== undefined) this.heardTrades.set(entry.id, now);
+    this.listener?.entries(channel, entries);
+  }
+
+  /** Drops trade ids heard longer ago than they are remembered (the map is in the order heard). */
+  private forgetHeardTrades(): void {
+    const cutoff = Date.now() - HEARD_TRADES_MS;
+    for (const [id, at] of this.heardTrades) {
+      if (at >= cutoff) break;
+      this.heardTrades.delete(id);
+    }
   }
 
   private key(name: string): string {
@@ -374,9 +605,9 @@ export class RedisMarketFeed implements MarketFeed {
   }
 }
 
-function parseEntry(text: string): FeedEntry {
-  const [seq, ts, ticker, message] = JSON.parse(text) as [number, number, string, string];
-  return { seq, ts, ticker, message };
+function parseEntry(text: string): Heard {
+  const [seq, ts, ticker, message, id] = JSON.parse(text) as RawEntry;
+  return id === undefined ? { seq, ts, ticker, message } : { seq, ts, ticker, message, id };
 }
 
 function isChannel(value: string): value is MarketChannel {

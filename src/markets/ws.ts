@@ -461,7 +461,10 @@ export class MarketStreamHub extends StreamHub<Subscriber> {
     }
   }
 
-  /** Entries were lost to this instance: every subscriber of the channel hears of the gap, then gets the current values. */
+  /**
+   * Entries were lost to this instance, or the log was reset (Redis lost it): every subscriber of the
+   * channel hears of the gap, then gets the current values (after a reset, as the leader publishes them again).
+   */
   private reset(channel: Channel, head: number, values: readonly FeedEntry[]): void {
     if (channel !== "trades") {
       const cache = this.values[channel];
@@ -496,8 +499,10 @@ export class MarketStreamHub extends StreamHub<Subscriber> {
 
   private sendGap(subscriber: Subscriber, channel: Channel, head: number): void {
     const state = subscriber.channels[channel];
+    // Never behind what the connection already has (it resumed into a reset log this instance had not
+    // heard of yet): a client continuing from an earlier position would be sent those frames again.
     state.position = Math.max(state.position, head);
-    this.sendControl(subscriber, { channel, type: "gap", seq: head, ts: Date.now() });
+    this.sendControl(subscriber, { channel, type: "gap", seq: state.position, ts: Date.now() });
   }
 
   /** Control frames (`subscribed`, `gap`, `stale`, `recovered`) are never coalesced away. */
