@@ -25,11 +25,13 @@ const HEALTH_CHECK = {
 const HEALTH_LIVE = {
   operationId: "health_live",
   tags: ["Operations"],
-  summary: "Whether the process answers: always 200, with the health report",
+  summary: "Whether the process should keep running: 200 with the health report, or 503",
   description:
-    "For a liveness probe: answers at once from the last probes (never waits for a dependency), " +
-    "whatever the report says.",
-  response: { 200: HealthReport },
+    "For a liveness probe: answers at once from the last probes (never waits for a dependency). 200 " +
+    "whatever the dependencies' state, except when a required part (storage, the chain) has left a probe " +
+    "unanswered for over a minute: its client is wedged and will not recover by itself, so 503 " +
+    "`not_ready` naming it asks the orchestrator to restart the process.",
+  response: { 200: HealthReport, 503: ErrorBody },
 };
 
 const HEALTH_READY = {
@@ -50,7 +52,17 @@ export function registerHealthRoutes(app: ZodApp, deps: { catalog: CatalogHolder
     deps.catalog.require();
     return reply.type("text/plain; charset=utf-8").send(await deps.health.summary());
   });
-  app.get("/health-check/live", { schema: HEALTH_LIVE }, async () => deps.health.latest());
+  app.get("/health-check/live", { schema: HEALTH_LIVE }, async () => {
+    const report = deps.health.latest();
+    if (!report.live) {
+      const stuck = deps.health.stuckParts().join(", ") || "a required part";
+      throw new ApiError(
+        "not_ready",
+        `not live: ${stuck} left a probe unanswered for over ${deps.health.stuckMs / 1000} s; restart the process`,
+      );
+    }
+    return report;
+  });
   app.get("/health-check/ready", { schema: HEALTH_READY }, async () => {
     const report = await deps.health.report();
     if (!report.ready) throw new ApiError("not_ready", `not ready: ${notReadyReasons(report)}`);

@@ -17,6 +17,12 @@ import type { UpstreamClient } from "../upstream/client.js";
 export const HEALTH_CACHE_MS = 1_000;
 /** How long one probe may take before its part is reported `timeout`. */
 export const HEALTH_TIMEOUT_MS = 1_000;
+/**
+ * A required part whose probe has not answered for this long is taken as wedged (a dependency's client
+ * that will not recover by itself, as a PostgreSQL pool can after a restart): the process is not live.
+ */
+export const PROBE_STUCK_MS = 60_000;
+
 /** A chain whose slot has not moved for this long is reported `stalled` (slots are 400 ms). */
 export const CHAIN_STALL_MS = 10_000;
 
@@ -50,7 +56,11 @@ export const HealthReport = z
     status: z
       .enum(["ok", "starting", "degraded"])
       .describe("`degraded` when any part is down, else `starting` until start-up work is done, else `ok`"),
-    live: z.literal(true).describe("the process answers"),
+    live: z
+      .boolean()
+      .describe(
+        "false once a required part has left a probe unanswered for over a minute (a connection pool that will not recover on its own): restart the process",
+      ),
     ready: z.boolean().describe("every required part is ok: this instance can take trades"),
     checkedAt: z.string().describe("when the dependencies were last probed (ISO 8601)"),
     parts: z.object({
@@ -89,14 +99,23 @@ export class HealthMonitor {
   /** Bumped when a part announces a change: a report composed before it is stale. */
   private epoch = 0;
   private refreshing: Promise<void> | undefined;
-  private readonly inFlight = new Map<PartName, Promise<PartState>>();
+  /** How long a required part may leave a probe unanswered before the process is not live. */
+  readonly stuckMs: number;
+  /** Probes still running, and since when: one a required part leaves unanswered past `stuckMs` ends liveness. */
+  private readonly inFlight = new Map<PartName, { running: Promise<PartState>; since: number }>();
 
   constructor(
     private readonly probes: Partial<Record<PartName, Probe>>,
-    private readonly options: { mode: Config["MODE"]; cacheMs?: number; timeoutMs?: number },
+    private readonly options: {
+      mode: Config["MODE"];
+      cacheMs?: number;
+      timeoutMs?: number;
+      stuckMs?: number;
+    },
   ) {
     this.cacheMs = options.cacheMs ?? HEALTH_CACHE_MS;
     this.timeoutMs = options.timeoutMs ?? HEALTH_TIMEOUT_MS;
+    this.stuckMs = options.stuckMs ?? PROBE_STUCK_MS;
     for (const probe of Object.values(probes)) {
       probe.onChange?.(() => {
         this.epoch++;
@@ -170,13 +189,13 @@ export class HealthMonitor {
         return { ok: false, state: "down", detail: messageOf(error) };
       }
     }
-    let running = this.inFlight.get(name);
+    let running = this.inFlight.get(name)?.running;
     if (!running) {
       running = Promise.resolve()
         .then(() => probe.check())
         .catch((error: unknown) => ({ ok: false, state: "down", detail: messageOf(error) }))
         .finally(() => this.inFlight.delete(name));
-      this.inFlight.set(name, running);
+      this.inFlight.set(name, { running, since: Date.now() });
     }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<PartState>((resolve) => {
@@ -202,14 +221,23 @@ export class HealthMonitor {
     }
     const all = Object.values(parts);
     const ready = all.every((part) => part.ok || !part.required);
+    const stuck = this.stuckParts();
     const down = all.some((part) => !part.ok && !STARTING.has(part.state));
     return {
       status: down ? "degraded" : ready ? "ok" : "starting",
-      live: true,
+      live: stuck.length === 0,
       ready,
       checkedAt: new Date(at).toISOString(),
       parts,
     };
+  }
+
+  /** Required parts whose probe has gone unanswered for over `stuckMs` at `at`. */
+  stuckParts(at = Date.now()): PartName[] {
+    const stuck: PartName[] = [];
+    for (const [name, { since }] of this.inFlight)
+      if (this.probes[name]?.required && at - since > this.stuckMs) stuck.push(name);
+    return stuck;
   }
 }
 

@@ -216,7 +216,12 @@ describe("in production, with Redis cut", () => {
 /** An app over a loaded catalogue whose health report comes from `probes`. */
 async function appWith(
   probes: Record<string, Probe>,
-  options: { mode?: "development" | "production"; cacheMs?: number; timeoutMs?: number } = {},
+  options: {
+    mode?: "development" | "production";
+    cacheMs?: number;
+    timeoutMs?: number;
+    stuckMs?: number;
+  } = {},
 ): Promise<{ app: ZodApp; url: string }> {
   const catalog = new CatalogHolder();
   const dir = tempDir();
@@ -226,6 +231,7 @@ async function appWith(
     mode: options.mode ?? "development",
     cacheMs: options.cacheMs ?? 0,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.stuckMs ? { stuckMs: options.stuckMs } : {}),
   });
   const app = await buildApp({ config: QUIET_DEVELOPMENT, catalog, access: openAccess(), health });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
@@ -353,6 +359,26 @@ describe("the chain", () => {
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(ready.status).toBe(503);
     expect(ready.json().msg).toBe("not ready: chain timeout");
+  });
+
+  it("never answering: live until the probe has hung past its bound, then /live says restart", async () => {
+    const { chain } = fakeChain(() => new Promise(() => {}));
+    const hungRedis: Probe = { required: false, io: true, check: () => new Promise(() => {}) };
+    const { url } = await appWith(
+      { chain: chainProbe(chain), redis: hungRedis },
+      { timeoutMs: 50, stuckMs: 300 },
+    );
+    const live = await get(url, "/health-check/live");
+    expect(live.status).toBe(200);
+    expect(live.json()).toMatchObject({ live: true, ready: false });
+    // Only a required part's hung probe ends liveness: redis hangs as long and is named by nothing.
+    await expect
+      .poll(async () => (await get(url, "/health-check/live")).status, { timeout: 5_000, interval: 50 })
+      .toBe(503);
+    expect((await get(url, "/health-check/live")).json()).toEqual({
+      code: "not_ready",
+      msg: "not live: chain left a probe unanswered for over 0.3 s; restart the process",
+    });
   });
 
   it("failing: down, with the failure shown in development only", async () => {
