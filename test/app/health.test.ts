@@ -28,54 +28,7 @@ import { tempDir } from "../support/backends.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { createPostgresDatabase, REDIS_TEST_URL, redisTestPrefix } from "../support/services.js";
-
-/** A TCP proxy to a real service that the test can cut (refusing and dropping connections) and restore. */
-class CuttableProxy {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  /** Listens (again on the same port once it has been opened before). */
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
-        socket.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  /** Refuses new connections and drops the open ones. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
-
-function proxied(url: string, proxy: CuttableProxy): string {
-  const target = new URL(url);
-  target.hostname = "127.0.0.1";
-  target.port = String(proxy.port);
-  return target.toString();
-}
-
-function targetOf(url: string): { host: string; port: number } {
-  const parsed = new URL(url);
-  return { host: parsed.hostname, port: Number(parsed.port) };
-}
+import { CuttableProxy, proxied, targetOf } from "../support/tcp-proxy.js";
 
 async function get(base: string, path: string, headers: Record<string, string> = {}) {
   const response = await fetch(`${base}${path}`, { headers });

@@ -1,7 +1,9 @@
 /**
  * PostgreSQL dropping the venue's connections (a restart, a failover, an administrator) must cost the
- * queries in flight, never the process: postgres.js 3.4.9 threw from a timer, and handed closed
- * connections back to its pool, where every later query on them failed (patches/postgres+3.4.9.patch).
+ * queries in flight, never the process nor the pool: postgres.js 3.4.9 threw from a timer, handed
+ * closed connections back to its pool, and, once the server had refused connections for a while, let
+ * requests it had already failed take the connections that came back, until none was left
+ * (patches/postgres+3.4.9.patch).
  */
 import { sql } from "kysely";
 import postgres from "postgres";
@@ -10,6 +12,7 @@ import { loadConfig } from "../../src/config.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { BACKENDS, type Backend } from "../support/backends.js";
 import { POSTGRES_ADMIN_URL, postgresAvailable } from "../support/services.js";
+import { CuttableProxy, proxied, targetOf } from "../support/tcp-proxy.js";
 
 const backend = BACKENDS.find((each) => each.name === "postgres") as Backend;
 
@@ -61,6 +64,45 @@ describe.skipIf(!postgresAvailable)("storage on PostgreSQL when the server drops
       }
       expect(after.filter((outcome) => outcome !== "answered").length).toBeLessThanOrEqual(10);
       expect(after.slice(-20).every((outcome) => outcome === "answered")).toBe(true);
+    }
+  });
+
+  it("answers again once a server that refused every connection for seconds is back", async () => {
+    const created = await backend.create();
+    const url = created.settings.DATABASE_URL as string;
+    const proxy = new CuttableProxy(targetOf(url));
+    await proxy.open();
+    const behind = await openStorage(
+      loadConfig({}, { DATA_DIR: "unused", DATABASE_URL: proxied(url, proxy) }),
+    );
+    const readBehind = () => sql<{ one: number }>`select 1 as one`.execute(behind.db);
+    try {
+      await Promise.all(Array.from({ length: 20 }, readBehind));
+      await proxy.cut();
+      // Requests keep coming while the server is away, as an instance's do: each fails or waits.
+      const during: Promise<unknown>[] = [];
+      for (let tick = 0; tick < 30; tick += 1) {
+        during.push(...Array.from({ length: 5 }, () => readBehind().catch(() => "failed")));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await proxy.open();
+      await expect
+        .poll(
+          () =>
+            readBehind().then(
+              () => "answered",
+              () => "failed",
+            ),
+          { timeout: 15_000, interval: 100 },
+        )
+        .toBe("answered");
+      // Every connection of the pool serves again: twenty reads at once all answer.
+      expect(await Promise.all(Array.from({ length: 20 }, readBehind))).toHaveLength(20);
+      await Promise.all(during);
+    } finally {
+      await behind.close();
+      await proxy.cut();
+      await created.cleanup();
     }
   });
 });

@@ -10,7 +10,7 @@
  */
 import { once } from "node:events";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import type { Address, Signature } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
@@ -31,6 +31,7 @@ import { submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { postgresAvailable } from "../support/services.js";
+import { CuttableProxy, proxied, targetOf } from "../support/tcp-proxy.js";
 
 const POSTGRES = BACKENDS.find((backend) => backend.name === "postgres");
 const VENUE_SEED = "intent-outcome-test";
@@ -91,51 +92,11 @@ async function startRpcProxy(target: string) {
   };
 }
 
-/** A TCP proxy in front of PostgreSQL that can go down (every connection cut, new ones too) and up. */
-async function startPostgresProxy(databaseUrl: string) {
-  const upstream = new URL(databaseUrl);
-  const sockets = new Set<net.Socket>();
-  let down = false;
-  const server = net.createServer((client) => {
-    if (down) {
-      client.destroy();
-      return;
-    }
-    const backend = net.connect(Number(upstream.port || 5432), upstream.hostname);
-    for (const socket of [client, backend]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => {});
-    }
-    client.on("close", () => backend.destroy());
-    backend.on("close", () => client.destroy());
-    client.pipe(backend).pipe(client);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  const url = new URL(databaseUrl);
-  url.hostname = "127.0.0.1";
-  url.port = String(port);
-  return {
-    url: url.toString(),
-    setDown(value: boolean) {
-      down = value;
-      if (down) for (const socket of sockets) socket.destroy();
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, "close");
-    },
-  };
-}
-
 describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is lost", () => {
   let first: TestServer;
   let second: RunningServer;
   let rpcProxy: Awaited<ReturnType<typeof startRpcProxy>>;
-  let pgProxy: Awaited<ReturnType<typeof startPostgresProxy>>;
+  let pgProxy: CuttableProxy;
   let chain: RpcChain;
 
   beforeAll(async () => {
@@ -143,18 +104,24 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     // The second instance's keeper alone settles, over the proxy: nothing reaches the chain past it.
     await first.server.trading.keeper.stop();
     rpcProxy = await startRpcProxy(first.server.chain.rpcUrl);
-    pgProxy = await startPostgresProxy(first.settings.DATABASE_URL as string);
+    pgProxy = new CuttableProxy(targetOf(first.settings.DATABASE_URL as string));
+    await pgProxy.open();
     second = await startServer(
       loadConfig(
         {},
-        { ...first.settings, PORT: "0", SOLANA_RPC_URL: rpcProxy.url, DATABASE_URL: pgProxy.url },
+        {
+          ...first.settings,
+          PORT: "0",
+          SOLANA_RPC_URL: rpcProxy.url,
+          DATABASE_URL: proxied(first.settings.DATABASE_URL as string, pgProxy),
+        },
       ),
     );
     chain = new RpcChain({ url: first.server.chain.rpcUrl });
   }, 180_000);
   afterAll(async () => {
     await second?.close();
-    await pgProxy?.close();
+    await pgProxy?.cut();
     await rpcProxy?.close();
     await first?.stop();
   });
@@ -317,7 +284,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     const wallet = await fundedWallet(2_000_000n);
     const quote = await intent(second.url, wallet.address, 2_000_000n);
     const signed = await signWithKit(wallet, quote.openTransaction as string);
-    pgProxy.setDown(true);
+    await pgProxy.cut();
     try {
       const answer = await submit(second.url, quote, signed);
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
@@ -325,7 +292,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
       expect(answer.body.msg).toContain("storage is unavailable");
       expect(answer.retryAfter).toBe("1");
     } finally {
-      pgProxy.setDown(false);
+      await pgProxy.open();
     }
     // Nothing was sent while it was down.
     expect(await chain.getSignatureStatuses([signatureOf(signed)])).toEqual([null]);
