@@ -283,6 +283,7 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
         });
       const small = 1_000_000n;
       const before = await ask(second.url, small);
+      expect(before.status, JSON.stringify(before.body)).toBe(200);
 
       const whole = await ask(first.url, budget, buyer.address);
       expect(whole.status, JSON.stringify(whole.body)).toBe(200);
