@@ -222,6 +222,27 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
   }, 60_000);
 
+  it("answers an open transaction the caller landed itself before submitting from the order's status, not with an unchecked 200", async () => {
+    const wallet = await fundedWallet(10_000_000n);
+    const quote = await intent(second.url, wallet.address, 1_000_000n);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    const signature = signatureOf(signed);
+    // Sent straight to the chain: the venue's own send then meets AlreadyProcessed, which says the chain
+    // holds it but not whether it succeeded there.
+    await chain.sendTransaction(Buffer.from(signed, "base64"));
+    const first = await submit(second.url, quote, signed);
+    expect(first.status, JSON.stringify(first.body)).toBe(503);
+    expect(first.body.code).toBe("not_ready");
+    const status = await settledOrderWithin(second.url, signature);
+    expect(status.status).toBe("closed");
+    expect(status.fills).toHaveLength(1);
+    const again = await submit(second.url, quote, signed);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.openTransactionSignature).toBe(signature);
+    expect(await ordersWith(signature)).toBe(1);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 1_000_000n);
+  }, 60_000);
+
   it("still fails an order the chain definitely refuses, with 400 open_transaction_simulation_failed", async () => {
     // Over JSON-RPC (the second instance: a preflight failure) and in process (the first: the sandbox).
     for (const url of [second.url, first.url]) {

@@ -20,6 +20,7 @@ import { sendFailureOf } from "../../chain/errors.js";
 import { parseWireTransaction, type WireTransaction } from "../../chain/wire.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../../contract/trade.js";
 import type { Tables } from "../../storage/database.js";
+import { storageOutageCode } from "../../storage/outage.js";
 import type { TradingBook } from "../book.js";
 import {
   IntentOutcomeUnknown,
@@ -43,7 +44,6 @@ import {
   orderById,
   orderBySignature,
   recordAnswer,
-  storageOutageCode,
   transition,
 } from "./store.js";
 
@@ -219,10 +219,11 @@ export class IntentDesk {
     try {
       await this.deps.chain.sendTransaction(Buffer.from(signedOpenTransaction, "base64"));
     } catch (error) {
-      const failure = sendFailureOf(error);
-      if (failure === "refused") return this.refused(order, error);
-      if (failure === "unknown") return this.outcomeUnknown(order, answer);
-      // "landed": a keeper sent it first (it sends pending orders' transactions again); it goes on as sent.
+      // "landed" (the chain already holds it: the caller, or a keeper resending, sent it first) says
+      // nothing of whether it succeeded there: like an unknown outcome, the keeper's reading of its
+      // status decides, and the caller is answered from the order's status.
+      if (sendFailureOf(error) === "refused") return this.refused(order, error);
+      return this.outcomeUnknown(order, answer);
     }
     this.deps.keeper.opened(newOrderRecord(order));
     return answer;
