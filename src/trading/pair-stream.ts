@@ -44,6 +44,8 @@ export interface PairStreamOptions {
    * (default 120 s); with Redis, the shared positions keep theirs (`SharedQuotesOptions.retentionMs`).
    */
   retentionMs?: number;
+  /** Pairs of closed connections still priced for their resumes, at most (the oldest go first). */
+  maxLingeringPairs?: number;
 }
 
 const DEFAULTS: Required<PairStreamOptions> = {
@@ -56,6 +58,7 @@ const DEFAULTS: Required<PairStreamOptions> = {
   maxFramesBehind: 25,
   staleMs: 5_000,
   retentionMs: DEFAULT_PAIR_RETENTION_MS,
+  maxLingeringPairs: 10_000,
 };
 
 /** A mint address in a client's message, branded once checked. */
@@ -388,6 +391,10 @@ export abstract class PairStreamHub<
     const pair = peer.pairs.get(key);
     if (!pair) return;
     peer.pairs.delete(key);
+    // Asked to stop, not dropped: no resume needs it kept, so it goes at the next pass unless another
+    // connection follows it (which marks it followed again). Otherwise a client subscribing and
+    // unsubscribing fresh pairs would keep thousands priced for the retention.
+    pair.followed.followedAt = Number.NEGATIVE_INFINITY;
     peer.unsubscribed.push(this.acknowledgement(pair.followed.base, pair.followed.quote, pair.auto));
   }
 
@@ -435,8 +442,18 @@ export abstract class PairStreamHub<
       this.beforePass(peer, pass);
       for (const pair of peer.pairs.values()) pair.followed.followedAt = now;
     }
+    const lingering: FollowedPair[] = [];
     for (const [key, followed] of this.followedPairs) {
       if (now - followed.followedAt > this.options.retentionMs) this.followedPairs.delete(key);
+      else if (followed.followedAt < now) lingering.push(followed);
+    }
+    // Pairs of closed connections are kept for their resumes, but only so many: connections that open
+    // with new pairs and close must not grow what is priced every slot without bound.
+    const { maxLingeringPairs } = this.options;
+    if (lingering.length > maxLingeringPairs) {
+      lingering.sort((a, b) => a.followedAt - b.followedAt);
+      for (const followed of lingering.slice(0, lingering.length - maxLingeringPairs))
+        this.followedPairs.delete(followed.key);
     }
     let published: Publication | undefined;
     if (this.shared) {

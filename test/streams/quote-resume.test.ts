@@ -25,6 +25,7 @@ interface Frame {
   ts?: number;
   seq?: number;
   subscribe?: { sb: string; sq: string; auto: boolean }[];
+  unsubscribe?: { sb: string; sq: string; auto: boolean }[];
   updates?: Record<string, string>[];
   type?: string;
   sb?: string;
@@ -121,6 +122,55 @@ describe("/quote-stream positions", () => {
       current.send({ op: "subscribe", ...pair, since: moved.seq });
       expect((await current.next(isAck)).updates).toEqual([]);
       for (const client of [resumed, late, current]) client.socket.close();
+    } finally {
+      await served.close();
+    }
+  });
+
+  it("stops pricing a pair at once when its last follower unsubscribes (only a dropped connection's pairs wait for a resume)", async () => {
+    const served = await serveHub();
+    try {
+      const client = await connectStream<Frame>(served.url);
+      client.send({ op: "subscribe", ...pair });
+      const seen = (await client.next(isAck)).seq as number;
+      client.send({ op: "unsubscribe", ...pair });
+      await client.next((frame) => frame.unsubscribe !== undefined);
+      // A later pass (it acknowledges another pair) forgets the pair nobody asked to keep.
+      client.send({ op: "subscribe", ...reverse });
+      await client.next((frame) => frame.subscribe?.[0]?.sb === USDC_MINT);
+      // Priced again from nothing, the pair counts as changed: a resume gets its quote.
+      client.send({ op: "subscribe", ...pair, since: seen });
+      const again = await client.next((frame) => frame.subscribe?.[0]?.sb === WRAPPED_SOL_MINT);
+      expect(solQuote(again)?.b).toMatch(/^\d+\.\d{8}$/);
+      client.socket.close();
+    } finally {
+      await served.close();
+    }
+  });
+
+  it("keeps at most maxLingeringPairs pairs of closed connections priced, dropping the oldest", async () => {
+    const served = await serveHub({ maxLingeringPairs: 1 });
+    try {
+      const client = await connectStream<Frame>(served.url);
+      client.send({ op: "subscribe", ...pair });
+      const seen = (await client.next(isAck)).seq as number;
+      client.socket.close();
+      await waitUntil(() => served.hub.size === 0);
+      const other = await connectStream<Frame>(served.url);
+      other.send({ op: "subscribe", ...reverse });
+      await other.next(isAck);
+      other.socket.close();
+      await waitUntil(() => served.hub.size === 0);
+      // Two pairs linger now, one more than allowed: the next pass, which acknowledges a third pair,
+      // forgets the older (SOL/USDC).
+      const resumed = await connectStream<Frame>(served.url);
+      const unknownBase = (await generateKeyPairSigner()).address;
+      resumed.send({ op: "subscribe", base_mint: unknownBase, quote_mint: USDC_MINT });
+      await resumed.next(isAck);
+      resumed.send({ op: "subscribe", ...pair, since: seen });
+      const again = await resumed.next((frame) => frame.subscribe?.[0]?.sb === WRAPPED_SOL_MINT);
+      expect(solQuote(again)?.b).toMatch(/^\d+\.\d{8}$/);
+      resumed.socket.close();
     } finally {
       await served.close();
     }
