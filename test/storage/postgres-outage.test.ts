@@ -106,4 +106,39 @@ describe.skipIf(!postgresAvailable)("storage on PostgreSQL when the server drops
       await created.cleanup();
     }
   });
+
+  it("survives connections dropped while they fetch the server's types, and then answers", async () => {
+    const created = await backend.create();
+    const url = created.settings.DATABASE_URL as string;
+    // postgres.js reads the array types on each new connection, from a message handler nothing awaits.
+    let dropped = 0;
+    const proxy = new CuttableProxy(targetOf(url), (fromClient) => {
+      if (!fromClient.includes("pg_catalog.pg_type") || dropped === 6) return false;
+      dropped += 1;
+      return true;
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    await proxy.open();
+    const behind = await openStorage(
+      loadConfig({}, { DATA_DIR: "unused", DATABASE_URL: proxied(url, proxy) }),
+    ).catch((error: Error) => error);
+    try {
+      expect(behind).not.toBeInstanceOf(Error);
+      const storageBehind = behind as Storage;
+      const readBehind = () => sql<{ one: number }>`select 1 as one`.execute(storageBehind.db);
+      const answers = await Promise.all(Array.from({ length: 10 }, readBehind));
+      expect(answers.map((result) => result.rows[0]?.one)).toEqual(Array(10).fill(1));
+      expect(dropped).toBeGreaterThan(0);
+      // A turn of the event loop lets any rejection nothing handled reach the process.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      if (!(behind instanceof Error)) await behind.close();
+      await proxy.cut();
+      await created.cleanup();
+    }
+  });
 });

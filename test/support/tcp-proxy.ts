@@ -7,7 +7,11 @@ export class CuttableProxy {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
 
-  constructor(private readonly target: { host: string; port: number }) {}
+  /** `dropWhen` sees what each client sends; when it answers true the proxy drops that connection. */
+  constructor(
+    private readonly target: { host: string; port: number },
+    private readonly dropWhen: (fromClient: Buffer) => boolean = () => false,
+  ) {}
 
   /** Listens (again on the same port once it has been opened before). */
   async open(): Promise<void> {
@@ -21,7 +25,12 @@ export class CuttableProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      client.on("data", (chunk: Buffer) => {
+        if (!this.dropWhen(chunk)) return void upstream.write(chunk);
+        client.destroy();
+        upstream.destroy();
+      });
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
     this.port = (server.address() as net.AddressInfo).port;
