@@ -1,5 +1,5 @@
 /**
- * Rebuilds dist/ (`tsc -b`, incremental) only when a source file or build setting changed since the
+ * Rebuilds dist/ (`tsc -b`, incremental, then the bundle) only when a source file or build setting changed since the
  * last build, so `npm run cli` starts at once otherwise: comparing file times takes milliseconds,
  * where tsc's own up-to-date check first loads the compiler, about a second.
  */
@@ -25,5 +25,8 @@ const built = fs.statSync(BUILD_INFO, { throwIfNoEntry: false })?.mtimeMs ?? 0;
 if (INPUTS.some((input) => lastChange(input) > built)) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const build = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { stdio: "inherit" });
-  process.exitCode = build.status ?? 1;
+  // dist/cli/main.js is the bundle of the whole command: remade after every compile, or it runs old code.
+  const bundle =
+    build.status === 0 ? spawnSync(process.execPath, ["scripts/bundle.mjs"], { stdio: "inherit" }) : build;
+  process.exitCode = bundle.status ?? 1;
 }

@@ -1,0 +1,117 @@
+/**
+ * The built command (`npm start`, the `oddsgate` bin) is one bundled file, dist/cli/main.js
+ * (scripts/bundle.mjs), while every other test runs the sources. This one runs what users run: the
+ * venue starts from the bundle, serves its pages and documents, settles a swap on its chain (the
+ * signature-verifier worker checks it, the SQLite writer worker stores it) and finds it again after a
+ * restart. `npm run build` makes the bundle; CI builds it at install.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { Address } from "@solana/kit";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import { tempDir } from "../support/backends.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+
+const BUNDLE = path.resolve("dist/cli/main.js");
+const VENUE_SEED = "bundle-test";
+const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  }
+});
+
+/** Starts the bundled venue and resolves once it says it is ready. */
+async function startBundle(dataDir: string, port: number, rpcPort: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BUNDLE, "serve"], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      RPC_PORT: String(rpcPort),
+      SIMULATOR_PORT: "0",
+      SYNC_INTERVAL: "0",
+      VENUE_SEED,
+      MODE: "development",
+      RATE_LIMIT_ANONYMOUS: "0",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the bundled venue exited (${child.exitCode})`);
+    const ready = await fetch(`http://127.0.0.1:${port}/health-check/ready`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ready) return child;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the bundled venue did not become ready");
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+describe("the bundled command", () => {
+  it("serves the venue, settles a swap on its chain, and keeps it across a restart", async () => {
+    expect(existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`).toBe(true);
+    const dir = tempDir();
+    const port = 22_000 + Math.floor(Math.random() * 9_000);
+    const rpcPort = port + 10_000;
+    const url = `http://127.0.0.1:${port}`;
+    const chain = new RpcChain({ url: `http://127.0.0.1:${rpcPort}` });
+    try {
+      let venue = await startBundle(dir.dir, port, rpcPort);
+      // The explorer and the API reference find their files from the bundle's place in dist/.
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="app">');
+      expect((await fetch(`${url}/docs/`)).status).toBe(200);
+      const document = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: object };
+      expect(Object.keys(document.paths)).toContain("/order");
+      const events = (await (await fetch(`${url}/api/v1/events?limit=1`)).json()) as { events: unknown[] };
+      expect(events.events).toHaveLength(1);
+
+      const wallet = await newFundedWallet(url, chain, 1_000_000_000n, [[USDC_MINT, 10_000_000n]]);
+      const query = new URLSearchParams({
+        inputMint: USDC_MINT,
+        outputMint: dETH,
+        amount: "5000000",
+        userPublicKey: wallet.address,
+        priceImpactTolerancePct: "100",
+      });
+      const order = (await (await fetch(`${url}/order?${query}`)).json()) as { transaction: string };
+      await signAndSendWithKit(`http://127.0.0.1:${rpcPort}`, chain, wallet, order.transaction);
+      const held = async (mint: Address) =>
+        (await chain.getTokenAccountsByOwner(wallet.address, { mint })).reduce(
+          (sum, a) => sum + a.amount,
+          0n,
+        );
+      const bought = await held(dETH);
+      expect(bought).toBeGreaterThan(0n);
+      expect(await held(USDC_MINT)).toBe(5_000_000n);
+
+      await stop(venue);
+      venue = await startBundle(dir.dir, port, rpcPort);
+      expect(await held(dETH)).toBe(bought);
+      expect(await held(USDC_MINT)).toBe(5_000_000n);
+      await stop(venue);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
