@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { deriveMarketAddresses, resolveVenueSeed } from "../../src/markets/accounts.js";
+import { deriveCashRail, deriveMarketAddresses, resolveVenueSeed } from "../../src/markets/accounts.js";
 import {
   isCatalogueEmpty,
   loadCatalogue,
@@ -116,5 +116,19 @@ describe("market addresses", () => {
     expect(deriveMarketAddresses("seed-two-1234", "KXHIGHNY-26NOV23-B47.5").yesMint).not.toBe(a.yesMint);
     expect(deriveMarketAddresses("seed-one-1234", "KXHIGHNY-26NOV23-T52").yesMint).not.toBe(a.yesMint);
     for (const address of Object.values(a)) expect(address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+  });
+
+  it("stay where earlier versions put them (a database made by one finds its markets' accounts)", () => {
+    const usdc = deriveMarketAddresses("seed-one-1234", "KXHIGHNY-26NOV23-B47.5");
+    expect(usdc).toEqual({
+      marketLedger: "8CjH9V9GEzsp3SYRRQc6V9Vby7ZJnh9k8cmE3hqkqm4",
+      yesMint: "7o7fSeHYZwvneuWjrSyGW9cbQzt34THDud6Zma7bnMnQ",
+      noMint: "BvbpdEPNnCbB64LqUasEvZd77kycgkHJupWFPRHAP1gp",
+    });
+    expect(deriveCashRail(usdc)).toEqual({
+      marketLedger: "GpGT8ZjJd2NgZdY1V29kSRkk3hUuyyc74ozzVxAt5rra",
+      yesMint: "FbVTnNrWhUjws6JJAPsqUHJdpLEoJ5jTn42wEVT7oSXb",
+      noMint: "XNu6YV4wXHupoFDWudNSZhqHVXf9rEfArY96sdFXuJz",
+    });
   });
 });
