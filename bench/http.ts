@@ -16,8 +16,10 @@ import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
 import {
   cpuTimeUs,
+  healthCheckRate,
   importCatalogue,
   pickPort,
+  rawLiteSvmRate,
   rssMb,
   runAutocannon,
   sized,
@@ -344,8 +346,14 @@ async function main(): Promise<void> {
   if (sections.includes("access")) await accessControl();
   if (!sections.includes("startup")) return;
 
+  // Machines differ several-fold: the figures below are read against this machine's baselines.
+  const baselineServer = await startServer();
+  const health = await healthCheckRate(baselineServer.url, 3);
+  await stopServer(baselineServer);
+  const litesvm = await rawLiteSvmRate();
   console.log(
-    "\nstart-up (process start to /health-check 200, reads served, and to /health-check/ready 200) and memory:",
+    `\nstart-up (process start to /health-check 200, reads served, and to /health-check/ready 200) and memory` +
+      ` (baselines: /health-check ${health.toFixed(0)} req/s, raw LiteSVM ${litesvm.toFixed(0)} tx/s):`,
   );
   await startup("demo catalogue, fresh data dir (generates + imports)", () => {});
   // A first start stores the demo; the measured start is the second one.

@@ -5,7 +5,8 @@
  * files); a handful of bundled files halve that part of start-up. tsc still emits the rest of dist/.
  *
  * Left outside the bundle: native addons, and packages that find their own files at run time (pino's
- * transport workers, the API reference's browser script) or are imported only when configured.
+ * transport workers) or are imported only when configured. The API reference looks for its browser
+ * script beside its module, so the script is copied beside the chunks.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -21,7 +22,6 @@ const EXTERNAL = [
   "pino",
   "pino-pretty",
   "thread-stream",
-  "@scalar/fastify-api-reference",
   "@fastify/swagger",
   "postgres",
   "ioredis",
@@ -31,6 +31,10 @@ const EXTERNAL = [
 for (const name of fs.readdirSync(OUT_DIR, { withFileTypes: true })) {
   if (name.isFile() && name.name.startsWith("chunk-")) fs.rmSync(path.join(OUT_DIR, name.name));
 }
+
+const REFERENCE_SCRIPT = "node_modules/@scalar/fastify-api-reference/dist/js/standalone.js";
+fs.mkdirSync(path.join(OUT_DIR, "js"), { recursive: true });
+fs.copyFileSync(REFERENCE_SCRIPT, path.join(OUT_DIR, "js", "standalone.js"));
 
 await build({
   entryPoints: ["src/cli/main.ts"],

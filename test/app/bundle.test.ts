@@ -81,6 +81,9 @@ describe("the bundled command", () => {
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="app">');
       expect((await fetch(`${url}/docs/`)).status).toBe(200);
+      const referenceScript = await fetch(`${url}/docs/js/scalar.js`);
+      expect(referenceScript.status).toBe(200);
+      expect((await referenceScript.text()).length).toBeGreaterThan(100_000);
       const document = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: object };
       expect(Object.keys(document.paths)).toContain("/order");
       const events = (await (await fetch(`${url}/api/v1/events?limit=1`)).json()) as { events: unknown[] };
