@@ -5,7 +5,10 @@
  */
 
 export interface EveryOptions {
-  /** Called with whatever a run throws or rejects with; the schedule goes on. */
+  /**
+   * Called with whatever a run throws or rejects with; the schedule goes on. Not called for a run that
+   * fails after stop(): what it used was being closed (a shutdown), which is no failure to report.
+   */
   onError(error: unknown): void;
   /** Run once at once instead of after the first interval. */
   immediately?: boolean;
@@ -44,7 +47,7 @@ export function every(
     try {
       await task();
     } catch (error) {
-      options.onError(error);
+      if (!stopped) options.onError(error);
     }
     for (const wake of woken) wake();
     if (stopped) return;
