@@ -243,7 +243,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 1_000_000n);
   }, 60_000);
 
-  it("still fails an order the chain definitely refuses, with 400 open_transaction_simulation_failed", async () => {
+  it("refuses an open transaction the chain refuses with 400 open_transaction_simulation_failed, and still settles it if the user lands it later", async () => {
     // Over JSON-RPC (the second instance: a preflight failure) and in process (the first: the sandbox).
     for (const url of [second.url, first.url]) {
       const wallet = await fundedWallet(5_000_000n);
@@ -259,12 +259,33 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
       expect(answer.body.msg).toContain("the chain refused the open transaction");
       expect(validateAgainstReference("SubmitIntentBadRequestResponse", answer.body)).toEqual([]);
       const signature = signatureOf(signed);
-      expect((await orderBySignature(first.server.storage.db, signature))?.status).toBe("failed");
+      // Nothing landed and the venue does not send it again, but the user holds the signed
+      // transaction: until its blockhash expires the order waits for it, pending.
+      const order = await orderBySignature(first.server.storage.db, signature);
+      expect(order?.status).toBe("pending");
       expect(await chain.getSignatureStatuses([signature])).toEqual([null]);
       expect((await submit(url, refused, signed)).body).toEqual(answer.body);
       expect((await settledOrderWithin(url, signatureOf(spentSigned))).status).toBe("closed");
+      // Funds arrive and the user lands it himself: its escrow is settled like any other's, not stranded.
+      const grant = await fetch(`${first.url}/dev/faucet`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ wallet: wallet.address, mint: USDC_MINT, amount: "5000000" }),
+      });
+      expect(grant.status).toBe(200);
+      await chain.sendTransaction(Buffer.from(signed, "base64"));
+      const landed = await settledOrderWithin(url, signature);
+      expect(landed.status).toBe("closed");
+      const escrowUsdc = await chain.getTokenAccount(
+        await associatedTokenAddress(order?.escrow as Address, USDC_MINT, TOKEN_PROGRAM),
+      );
+      expect(escrowUsdc?.amount ?? 0n).toBe(0n);
+      expect(
+        BigInt(landed.outAmount ?? "0") > 0n ||
+          (await tokenBalance(wallet.address, USDC_MINT)) === 5_000_000n,
+      ).toBe(true);
     }
-  }, 60_000);
+  }, 90_000);
 
   it("fills nothing for an open transaction that never reaches the chain: it expires with nothing moved", async () => {
     const wallet = await fundedWallet(3_000_000n);

@@ -230,8 +230,11 @@ export class IntentDesk {
   }
 
   /**
-   * The chain refused the open transaction, so nothing moved: the order fails, with the answer a
-   * resubmission gets, in one write. Should the keeper have moved it on first (it saw the
+   * The chain refused the open transaction, so nothing moved yet: the caller is refused, and a
+   * resubmission gets the same answer. The order stays pending, watched but never sent again, until
+   * its blockhash expires: the user holds the signed transaction and may land it himself once it can
+   * pass (funds arrive), and its escrow must then be settled like any other, not stranded by a
+   * `failed` the keeper no longer looks at. Should the keeper have moved it on first (it saw the
    * transaction land), it answers from there instead.
    */
   private async refused(order: NewOrder, error: unknown): Promise<SubmitIntentResponse> {
@@ -239,11 +242,11 @@ export class IntentDesk {
       code: "open_transaction_simulation_failed",
       msg: `the chain refused the open transaction: ${error instanceof Error ? error.message : String(error)}`,
     } as const;
-    const failed = await transition(this.deps.db, order.id, "pending", {
-      status: "failed",
+    const recorded = await transition(this.deps.db, order.id, "pending", {
+      openWire: null,
       answer: JSON.stringify({ error: refusal } satisfies StoredAnswer),
     });
-    if (failed) throw new IntentRefused(refusal.code, refusal.msg);
+    if (recorded) throw new IntentRefused(refusal.code, refusal.msg);
     const stored = await orderById(this.deps.db, order.id);
     if (!stored) throw new Error(`order ${order.id} is gone`);
     return answerOf(stored);

@@ -238,6 +238,8 @@ export interface OrderChange {
   /** What a resubmission of the order's open transaction is answered (see IntentDesk). */
   answer?: string;
   openSignature?: Signature;
+  /** null: the keeper no longer sends the open transaction (the chain refused it), it only watches for it. */
+  openWire?: null;
   openSlot?: bigint;
   close?: OrderRecord["close"];
   fills?: Fill[];
@@ -301,6 +303,7 @@ export async function transition(
   if (change.status) set.status = change.status;
   if (change.answer !== undefined) set.answer = change.answer;
   if (change.openSignature !== undefined) set.open_signature = change.openSignature;
+  if (change.openWire === null) set.open_wire = null;
   if (change.openSlot !== undefined) set.open_slot = change.openSlot.toString();
   if (change.close !== undefined) {
     set.close_signature = change.close?.signature ?? null;
