@@ -193,6 +193,38 @@ describe("intents", () => {
   });
 });
 
+describe("refused intents", () => {
+  it("stay watched in one status read a pass, however many callers leave pending", async () => {
+    // Intents for more than the wallet holds: the chain refuses each at preflight, and each order
+    // waits for its transaction until the blockhash expires (its user may still land it).
+    const wallet = await fundedWallet(1_000_000n);
+    for (let i = 0; i < 5; i++) {
+      const quote = await intent(wallet.address, 5_000_000n + BigInt(i));
+      const answer = await submitIntent(
+        t.url,
+        quote,
+        await signWithKit(wallet, quote.openTransaction as string),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    }
+    const chainUnderTest = t.server.chain.chain;
+    const read = chainUnderTest.getSignatureStatuses.bind(chainUnderTest);
+    let calls = 0;
+    chainUnderTest.getSignatureStatuses = (signatures: Parameters<typeof read>[0]) => {
+      calls += 1;
+      return read(signatures);
+    };
+    try {
+      await t.server.trading.keeper.nextPass();
+      calls = 0;
+      await t.server.trading.keeper.nextPass();
+      expect(calls).toBe(1);
+    } finally {
+      chainUnderTest.getSignatureStatuses = read;
+    }
+  });
+});
+
 describe("tampering", () => {
   it("refuses an open transaction past its last valid block height", async () => {
     const wallet = await fundedWallet(1_000_000n);

@@ -13,7 +13,7 @@
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import { encodeSignature, parseAddress } from "../../chain/base58.js";
-import type { Chain, LatestBlockhash } from "../../chain/chain.js";
+import type { Chain, LatestBlockhash, SignatureStatus } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import type { GenesisMarket } from "../../chain/sandbox/genesis.js";
 import { every, type Repeating } from "../../every.js";
@@ -47,6 +47,13 @@ import {
   type OrderTerms,
   orderById,
 } from "./store.js";
+
+/** The chain's answer for each pending intent's open transaction, as one pass read them. */
+interface OpenStatuses {
+  /** The block height known just before the statuses were read. */
+  heightBefore: bigint;
+  bySignature: Map<string, SignatureStatus | null>;
+}
 
 export interface OrderKeeperOptions {
   db: Kysely<Tables>;
@@ -111,8 +118,10 @@ export class OrderKeeper {
   async stop(): Promise<void> {
     this.schedule?.stop();
     this.schedule = undefined;
-    // Its failure was reported when it ended.
-    await this.running?.catch(() => {});
+    // every() reports no failure after stop(): a last pass that failed is said here.
+    await this.running?.catch((error: unknown) =>
+      this.options.logger?.error({ err: error }, "the order keeper's last pass failed"),
+    );
   }
 
   /** Resolves once the next pass over the active orders has finished (immediately when stopped). */
@@ -134,28 +143,50 @@ export class OrderKeeper {
     // The pass's own read names every escrow still in play unless it was cut at its limit.
     const complete = orders.length < ACTIVE_ORDERS_PER_PASS;
     book.followOrderEscrows(complete ? orders.map((order) => order.escrow) : await activeEscrows(db));
-    for (const order of orders) await this.advance(order);
+    const opens = await this.openStatuses(orders);
+    for (const order of orders) await this.advance(order, opens);
+  }
+
+  /**
+   * Where every pending intent's open transaction stands, read in one call for the pass: each would
+   * otherwise cost a call of its own every slot (and anyone can leave refused intents pending).
+   */
+  private async openStatuses(orders: readonly OrderRecord[]): Promise<OpenStatuses | undefined> {
+    const watched = orders.flatMap((order) =>
+      order.status === "pending" && order.kind === "intent" && order.openSignature
+        ? [order.openSignature]
+        : [],
+    );
+    if (watched.length === 0) return undefined;
+    // Read before the statuses: a transaction not landed once the chain was past its height never lands.
+    const heightBefore = this.options.book.clock.blockHeight;
+    const statuses = await this.options.chain.getSignatureStatuses(watched);
+    return {
+      heightBefore,
+      bySignature: new Map(watched.map((signature, i) => [signature, statuses[i] ?? null])),
+    };
   }
 
   /** Takes one order one or more steps on; never works on the same order twice at once. */
-  private async advance(order: OrderRecord): Promise<void> {
+  private async advance(order: OrderRecord, opens?: OpenStatuses): Promise<void> {
     if (this.busy.has(order.id)) return;
     this.busy.add(order.id);
     try {
       // Each step returns the order as it stored it, so the next one needs no read.
       let current: OrderRecord | undefined = order;
-      for (let steps = 0; current && steps < 4; steps++) current = await this.step(current);
+      for (let steps = 0; current && steps < 4; steps++)
+        current = await this.step(current, steps === 0 ? opens : undefined);
     } finally {
       this.busy.delete(order.id);
     }
   }
 
   /** Returns the order as changed, or undefined when it did not change. */
-  private async step(order: OrderRecord): Promise<OrderRecord | undefined> {
+  private async step(order: OrderRecord, opens?: OpenStatuses): Promise<OrderRecord | undefined> {
     switch (order.status) {
       case "pending":
         if (order.kind === "init") return this.checkInitFunded(order);
-        return order.kind === "async" ? this.checkFunded(order) : this.checkOpenLanded(order);
+        return order.kind === "async" ? this.checkFunded(order) : this.checkOpenLanded(order, opens);
       case "open":
         return this.settle(order);
       case "pendingClose":
@@ -195,15 +226,23 @@ export class OrderKeeper {
     return undefined;
   }
 
-  /** An intent: the venue sent its open transaction, and watches that signature land, fail or expire. */
-  private async checkOpenLanded(order: OrderRecord): Promise<OrderRecord | undefined> {
+  /**
+   * An intent: the venue sent its open transaction, and watches that signature land, fail or expire
+   * (from the pass's reading in `opens` when it has one).
+   */
+  private async checkOpenLanded(order: OrderRecord, opens?: OpenStatuses): Promise<OrderRecord | undefined> {
     const { chain, db, book } = this.options;
-    if (!order.openSignature) return undefined;
-    const [status] = await chain.getSignatureStatuses([order.openSignature]);
+    const signature = order.openSignature;
+    if (!signature) return undefined;
+    const read = opens?.bySignature.has(signature) ? opens : undefined;
+    const status = read
+      ? read.bySignature.get(signature)
+      : (await chain.getSignatureStatuses([signature]))[0];
     if (status) {
       return status.err ? advanceOrder(db, order, { status: "failed" }) : this.openLanded(order, status.slot);
     }
-    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
+    const height = read ? read.heightBefore : book.clock.blockHeight;
+    if (height > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
     // Sent before a restart, or never: send it again (a duplicate is refused by the chain).
     if (order.openWire) await chain.sendTransaction(Buffer.from(order.openWire, "base64")).catch(() => {});
     return undefined;
