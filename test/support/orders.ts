@@ -3,22 +3,31 @@ import { expect } from "vitest";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { validateAgainstReference } from "./reference-schema.js";
 
-/** POSTs `/submit-intent` to the server at `url`; returns the status and the JSON body. */
+/** POSTs `/submit-intent` to the server at `url`; returns the status, the JSON body and any Retry-After. */
 export async function submitIntent(url: string, quoteResponse: unknown, signedOpenTransaction: string) {
   const response = await fetch(`${url}/submit-intent`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ quoteResponse, signedOpenTransaction }),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, string> };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, string>,
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 /**
  * Polls `/order-status` of the server at `url` until the order opened by `signature` is closed,
- * expired or failed; every answer on the way must be a 200 the reference schema accepts.
+ * expired or failed, for up to `withinMs`; every answer on the way must be a 200 the reference
+ * schema accepts.
  */
-export async function settledOrder(url: string, signature: string): Promise<OrderStatusResponse> {
-  for (let attempt = 0; attempt < 150; attempt++) {
+export async function settledOrder(
+  url: string,
+  signature: string,
+  withinMs = 30_000,
+): Promise<OrderStatusResponse> {
+  for (const deadline = Date.now() + withinMs; Date.now() < deadline; ) {
     const response = await fetch(`${url}/order-status?signature=${signature}`);
     const body = (await response.json()) as OrderStatusResponse;
     expect(response.status, JSON.stringify(body)).toBe(200);
@@ -26,5 +35,5 @@ export async function settledOrder(url: string, signature: string): Promise<Orde
     if (["closed", "expired", "failed"].includes(body.status)) return body;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`order ${signature} did not settle`);
+  throw new Error(`order ${signature} did not settle within ${withinMs} ms`);
 }

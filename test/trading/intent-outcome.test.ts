@@ -21,13 +21,12 @@ import { parseWireTransaction, transactionId } from "../../src/chain/wire.js";
 import { loadConfig } from "../../src/config.js";
 import { ERRORS } from "../../src/contract/errors.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import { orderBySignature } from "../../src/trading/orders/store.js";
 import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
 import { BACKENDS } from "../support/backends.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
-import { submitIntent } from "../support/orders.js";
+import { settledOrder, submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { postgresAvailable } from "../support/services.js";
@@ -144,17 +143,6 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     return accounts.reduce((sum, account) => sum + account.amount, 0n);
   }
 
-  /** POSTs /submit-intent; the status, the body and the Retry-After header. */
-  async function submit(url: string, quote: IntentQuoteResponse, signed: string) {
-    const response = await fetch(`${url}/submit-intent`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ quoteResponse: quote, signedOpenTransaction: signed }),
-    });
-    const body = (await response.json()) as Record<string, string>;
-    return { status: response.status, body, retryAfter: response.headers.get("retry-after") };
-  }
-
   async function ordersWith(signature: string): Promise<number> {
     const rows = await first.server.storage.db
       .selectFrom("orders")
@@ -171,7 +159,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     const signature = signatureOf(signed);
     rpcProxy.faults.set(signed, "answerLost");
 
-    const answer = await submit(second.url, quote, signed);
+    const answer = await submitIntent(second.url, quote, signed);
     expect(answer.status, JSON.stringify(answer.body)).toBe(503);
     expect(answer.body.code).toBe("not_ready");
     expect(ERRORS.not_ready.retryable).toBe(true);
@@ -185,12 +173,12 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(stored?.status).not.toBe("failed");
 
     // Resubmitted at once: still not known (503) or already opened (200), never a refusal.
-    const early = await submit(second.url, quote, signed);
+    const early = await submitIntent(second.url, quote, signed);
     expect([200, 503], JSON.stringify(early.body)).toContain(early.status);
     if (early.status === 503) expect(early.body.code).toBe("not_ready");
 
     // /order-status follows it (each answer a reference-valid 200) until the keeper has closed it.
-    const status = await settledOrderWithin(second.url, signature);
+    const status = await settledOrder(second.url, signature);
     expect(status.status).toBe("closed");
     expect(status.fills).toHaveLength(1);
     expect(status.inAmount).toBe("2480000");
@@ -210,14 +198,14 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     const expected = { programId: TOKEN_PROGRAM, orderAddress: escrow, openTransactionSignature: signature };
     for (const url of [second.url, first.url]) {
       const again = await submitIntent(url, quote, signed);
-      expect(again).toEqual({ status: 200, body: expected });
+      expect(again).toEqual({ status: 200, body: expected, retryAfter: null });
       expect(validateAgainstReference("IntentSwapResponse", again.body)).toEqual([]);
     }
     rpcProxy.faults.delete(signed);
-    const after = await submit(second.url, quote, signed);
+    const after = await submitIntent(second.url, quote, signed);
     expect(after.body).toEqual(expected);
     expect(await ordersWith(signature)).toBe(1);
-    expect((await settledOrderWithin(second.url, signature)).fills).toHaveLength(1);
+    expect((await settledOrder(second.url, signature)).fills).toHaveLength(1);
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 2_480_000n);
     expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
   }, 60_000);
@@ -230,13 +218,13 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     // Sent straight to the chain: the venue's own send then meets AlreadyProcessed, which says the chain
     // holds it but not whether it succeeded there.
     await chain.sendTransaction(Buffer.from(signed, "base64"));
-    const first = await submit(second.url, quote, signed);
+    const first = await submitIntent(second.url, quote, signed);
     expect(first.status, JSON.stringify(first.body)).toBe(503);
     expect(first.body.code).toBe("not_ready");
-    const status = await settledOrderWithin(second.url, signature);
+    const status = await settledOrder(second.url, signature);
     expect(status.status).toBe("closed");
     expect(status.fills).toHaveLength(1);
-    const again = await submit(second.url, quote, signed);
+    const again = await submitIntent(second.url, quote, signed);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.openTransactionSignature).toBe(signature);
     expect(await ordersWith(signature)).toBe(1);
@@ -251,9 +239,9 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
       const spent = await intent(url, wallet.address, 5_000_000n);
       const refused = await intent(url, wallet.address, 5_000_000n);
       const spentSigned = await signWithKit(wallet, spent.openTransaction as string);
-      expect((await submit(url, spent, spentSigned)).status).toBe(200);
+      expect((await submitIntent(url, spent, spentSigned)).status).toBe(200);
       const signed = await signWithKit(wallet, refused.openTransaction as string);
-      const answer = await submit(url, refused, signed);
+      const answer = await submitIntent(url, refused, signed);
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       expect(answer.body.code).toBe("open_transaction_simulation_failed");
       expect(answer.body.msg).toContain("the chain refused the open transaction");
@@ -264,8 +252,8 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
       const order = await orderBySignature(first.server.storage.db, signature);
       expect(order?.status).toBe("pending");
       expect(await chain.getSignatureStatuses([signature])).toEqual([null]);
-      expect((await submit(url, refused, signed)).body).toEqual(answer.body);
-      expect((await settledOrderWithin(url, signatureOf(spentSigned))).status).toBe("closed");
+      expect((await submitIntent(url, refused, signed)).body).toEqual(answer.body);
+      expect((await settledOrder(url, signatureOf(spentSigned))).status).toBe("closed");
       // Funds arrive and the user lands it himself: its escrow is settled like any other's, not stranded.
       const grant = await fetch(`${first.url}/dev/faucet`, {
         method: "POST",
@@ -273,17 +261,22 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
         body: JSON.stringify({ wallet: wallet.address, mint: USDC_MINT, amount: "5000000" }),
       });
       expect(grant.status).toBe(200);
+      const dethBefore = await tokenBalance(wallet.address, dETH);
       await chain.sendTransaction(Buffer.from(signed, "base64"));
-      const landed = await settledOrderWithin(url, signature);
+      const landed = await settledOrder(url, signature);
       expect(landed.status).toBe("closed");
+      // Its resubmission is now answered as a landed order's, not with the refusal.
+      const afterLanding = await submitIntent(url, refused, signed);
+      expect(afterLanding.status, JSON.stringify(afterLanding.body)).toBe(200);
+      expect(afterLanding.body.openTransactionSignature).toBe(signature);
       const escrowUsdc = await chain.getTokenAccount(
         await associatedTokenAddress(order?.escrow as Address, USDC_MINT, TOKEN_PROGRAM),
       );
       expect(escrowUsdc?.amount ?? 0n).toBe(0n);
-      expect(
-        BigInt(landed.outAmount ?? "0") > 0n ||
-          (await tokenBalance(wallet.address, USDC_MINT)) === 5_000_000n,
-      ).toBe(true);
+      // Filled (its output arrives and its input is spent) or refunded (its input is back), never neither.
+      const filled = BigInt(landed.outAmount ?? "0");
+      expect(await tokenBalance(wallet.address, dETH)).toBe(dethBefore + filled);
+      expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(filled > 0n ? 0n : 5_000_000n);
     }
   }, 90_000);
 
@@ -301,12 +294,12 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     const lamports = await chain.getBalance(wallet.address);
     // Every send of it is lost before the chain sees it: the venue's, and the keeper's again.
     rpcProxy.faults.set(signed, "neverSent");
-    const answer = await submit(second.url, quote, signed);
+    const answer = await submitIntent(second.url, quote, signed);
     expect(answer.status, JSON.stringify(answer.body)).toBe(503);
     expect(answer.body.code).toBe("not_ready");
 
     // Its blockhash lives 150 slots (about a minute): until then /order-status says pending.
-    const status = await settledOrderWithin(second.url, signature, 120_000);
+    const status = await settledOrder(second.url, signature, 120_000);
     expect(status).toEqual({ status: "expired", inAmount: "0", outAmount: "0" });
     // The keeper sent it again while it could land.
     expect(rpcProxy.sendsOf(signed)).toBeGreaterThan(1);
@@ -315,7 +308,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(await tokenBalance(wallet.address, dETH)).toBe(0n);
     expect(await chain.getBalance(wallet.address)).toBe(lamports);
     // Resubmitted now: it expired, nothing is sent.
-    const again = await submit(second.url, quote, signed);
+    const again = await submitIntent(second.url, quote, signed);
     expect(again.status).toBe(400);
     expect(again.body.code).toBe("open_transaction_simulation_failed");
     expect(again.body.msg).toContain("expired");
@@ -328,7 +321,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     const signed = await signWithKit(wallet, quote.openTransaction as string);
     await pgProxy.cut();
     try {
-      const answer = await submit(second.url, quote, signed);
+      const answer = await submitIntent(second.url, quote, signed);
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
       expect(answer.body.code).toBe("not_ready");
       expect(answer.body.msg).toContain("storage is unavailable");
@@ -338,33 +331,13 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     }
     // Nothing was sent while it was down.
     expect(await chain.getSignatureStatuses([signatureOf(signed)])).toEqual([null]);
-    const retried = await submit(second.url, quote, signed);
+    const retried = await submitIntent(second.url, quote, signed);
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
-    const status = await settledOrderWithin(second.url, signatureOf(signed));
+    const status = await settledOrder(second.url, signatureOf(signed));
     expect(status.status).toBe("closed");
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(0n);
   }, 60_000);
 });
-
-/**
- * Polls `/order-status` at `url` until the order opened by `signature` is closed, expired or failed,
- * for up to `withinMs`; every answer on the way must be a 200 the reference schema accepts.
- */
-async function settledOrderWithin(
-  url: string,
-  signature: string,
-  withinMs = 30_000,
-): Promise<OrderStatusResponse> {
-  for (const deadline = Date.now() + withinMs; Date.now() < deadline; ) {
-    const response = await fetch(`${url}/order-status?signature=${signature}`);
-    const body = (await response.json()) as OrderStatusResponse;
-    expect(response.status, JSON.stringify(body)).toBe(200);
-    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
-    if (["closed", "expired", "failed"].includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`order ${signature} did not settle within ${withinMs} ms`);
-}
 
 /** The id (first signature) of a base64 wire transaction. */
 function signatureOf(signed: string): Signature {

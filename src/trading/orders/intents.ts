@@ -62,6 +62,8 @@ export type { IntentQuoteResponse, SubmitIntentResponse };
 type StoredAnswer =
   | { ok: SubmitIntentResponse }
   | { error: { code: IntentRefusal; msg: string } }
+  // Refused by the chain, with the answer owed should its user land the transaction himself.
+  | { error: { code: IntentRefusal; msg: string }; ok: SubmitIntentResponse }
   | { unknown: SubmitIntentResponse };
 
 /** The input and output tokens of an intent. */
@@ -222,7 +224,7 @@ export class IntentDesk {
       // "landed" (the chain already holds it: the caller, or a keeper resending, sent it first) says
       // nothing of whether it succeeded there: like an unknown outcome, the keeper's reading of its
       // status decides, and the caller is answered from the order's status.
-      if (sendFailureOf(error) === "refused") return this.refused(order, error);
+      if (sendFailureOf(error) === "refused") return this.refused(order, answer, error);
       return this.outcomeUnknown(order, answer);
     }
     this.deps.keeper.opened(newOrderRecord(order));
@@ -237,14 +239,18 @@ export class IntentDesk {
    * `failed` the keeper no longer looks at. Should the keeper have moved it on first (it saw the
    * transaction land), it answers from there instead.
    */
-  private async refused(order: NewOrder, error: unknown): Promise<SubmitIntentResponse> {
+  private async refused(
+    order: NewOrder,
+    answer: SubmitIntentResponse,
+    error: unknown,
+  ): Promise<SubmitIntentResponse> {
     const refusal = {
       code: "open_transaction_simulation_failed",
       msg: `the chain refused the open transaction: ${error instanceof Error ? error.message : String(error)}`,
     } as const;
     const recorded = await transition(this.deps.db, order.id, "pending", {
       openWire: null,
-      answer: JSON.stringify({ error: refusal } satisfies StoredAnswer),
+      answer: JSON.stringify({ error: refusal, ok: answer } satisfies StoredAnswer),
     });
     if (recorded) throw new IntentRefused(refusal.code, refusal.msg);
     const stored = await orderById(this.deps.db, order.id);
@@ -325,7 +331,8 @@ export class IntentDesk {
   private async firstAnswer(signature: string): Promise<SubmitIntentResponse> {
     for (let attempt = 0; attempt < 100; attempt++) {
       const order = await orderBySignature(this.deps.db, signature);
-      if (order && (order.status !== "pending" || storedAnswer(order).unknown || attempt === 99)) {
+      const stored = order && storedAnswer(order);
+      if (order && (order.status !== "pending" || stored?.unknown || stored?.error || attempt === 99)) {
         return answerOf(order);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -367,7 +374,12 @@ function storedAnswer(order: OrderRecord): StoredAnswerFields {
  */
 function answerOf(order: OrderRecord): SubmitIntentResponse {
   const answer = storedAnswer(order);
-  if (answer.error) throw new IntentRefused(answer.error.code, answer.error.msg);
+  if (answer.error) {
+    // Refused, then landed by its user all the same: it settles like any other and is answered so.
+    const landed = order.status === "open" || order.status === "pendingClose" || order.status === "closed";
+    if (answer.ok && landed) return answer.ok;
+    throw new IntentRefused(answer.error.code, answer.error.msg);
+  }
   if (answer.ok) return answer.ok;
   if (!answer.unknown) throw new Error("the order has no recorded answer");
   switch (order.status) {
