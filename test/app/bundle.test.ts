@@ -5,7 +5,6 @@
  * signature-verifier worker checks it, the SQLite writer worker stores it) and finds it again after a
  * restart. `npm run build` makes the bundle; CI builds it at install.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Address } from "@solana/kit";
@@ -15,56 +14,17 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
 const BUNDLE = path.resolve("dist/cli/main.js");
 const VENUE_SEED = "bundle-test";
 const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
-const children: ChildProcess[] = [];
+const venues = new VenueProcesses();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-    }
-  }
-});
+afterEach(() => venues.stopAll());
 
-/** Starts the bundled venue and resolves once it says it is ready. */
-async function startBundle(dataDir: string, port: number, rpcPort: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BUNDLE, "serve"], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      RPC_PORT: String(rpcPort),
-      SIMULATOR_PORT: "0",
-      SYNC_INTERVAL: "0",
-      VENUE_SEED,
-      MODE: "development",
-      RATE_LIMIT_ANONYMOUS: "0",
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  children.push(child);
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the bundled venue exited (${child.exitCode})`);
-    const ready = await fetch(`http://127.0.0.1:${port}/health-check/ready`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ready) return child;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the bundled venue did not become ready");
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
+const startBundle = (dataDir: string, port: number, rpcPort: number) =>
+  venues.start([BUNDLE], { dataDir, port, rpcPort, venueSeed: VENUE_SEED, until: "/health-check/ready" });
 
 describe("the bundled command", () => {
   it("serves the venue, settles a swap on its chain, and keeps it across a restart", async () => {
@@ -108,11 +68,11 @@ describe("the bundled command", () => {
       expect(bought).toBeGreaterThan(0n);
       expect(await held(USDC_MINT)).toBe(5_000_000n);
 
-      await stop(venue);
+      await stopProcess(venue, "SIGTERM");
       venue = await startBundle(dir.dir, port, rpcPort);
       expect(await held(dETH)).toBe(bought);
       expect(await held(USDC_MINT)).toBe(5_000_000n);
-      await stop(venue);
+      await stopProcess(venue, "SIGTERM");
     } finally {
       await dir.cleanup();
     }

@@ -4,7 +4,6 @@
  * Every order ends closed exactly once (one fill, or one refund), the user's balances add up to the
  * fills, no escrow keeps anything, and every mint's supply equals the sum of its token accounts.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,56 +16,23 @@ import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
 import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { signWithKit } from "../support/kit.js";
+import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
 const MAIN = path.resolve("src/cli/main.ts");
 const VENUE_SEED = "order-crash-test";
 const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
-const children: ChildProcess[] = [];
+const venues = new VenueProcesses();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-    }
-  }
-});
+afterEach(() => venues.stopAll());
 
-async function startVenue(dataDir: string, port: number, rpcPort: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      RPC_PORT: String(rpcPort),
-      SIMULATOR_PORT: "0",
-      SYNC_INTERVAL: "0",
-      VENUE_SEED,
-      // vitest sets MODE=test in its own environment; the venue takes only its two modes.
-      MODE: "development",
-      RATE_LIMIT_ANONYMOUS: "0",
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
+const startVenue = (dataDir: string, port: number, rpcPort: number) =>
+  venues.start(["--import", "tsx", MAIN], {
+    dataDir,
+    port,
+    rpcPort,
+    venueSeed: VENUE_SEED,
+    until: "/health-check",
   });
-  children.push(child);
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the venue exited (${child.exitCode})`);
-    const healthy = await fetch(`http://127.0.0.1:${port}/health-check`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (healthy) return child;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the venue did not become healthy");
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGKILL");
-  await exited;
-}
 
 describe("order settlement across a kill -9", () => {
   it("settles every order exactly once after a restart, and conserves supply", async () => {
@@ -121,7 +87,7 @@ describe("order settlement across a kill -9", () => {
         );
       const first = await Promise.all(intents.map(submit));
       // Killed while orders are open: the no-slippage ones are certainly waiting for their expiry.
-      await kill(venue);
+      await stopProcess(venue, "SIGKILL");
 
       venue = await startVenue(dir.dir, port, rpcPort);
       // Clients retry after the outage: the same signed transactions, the same answers, nothing twice.
@@ -166,7 +132,7 @@ describe("order settlement across a kill -9", () => {
       expect(await balance(USDC_MINT)).toBe(100_000_000n - spent);
       expect(await balance(dETH)).toBe(received);
 
-      await kill(venue);
+      await stopProcess(venue, "SIGKILL");
       const storage = await openStorage({ DATA_DIR: dir.dir });
       try {
         const { supplies, held } = await storedSupplies(storage);
