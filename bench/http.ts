@@ -320,7 +320,7 @@ async function finishedGameLiveData(
 
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
   const runs: { reads: number; ready: number; rss: number }[] = [];
-  for (let run = 0; run < Number(args.runs); run += 1) runs.push(await startOnce(prepare));
+  for (let run = 0; run < Math.max(1, Number(args.runs)); run += 1) runs.push(await startOnce(prepare));
   const best = runs.reduce((a, b) => (b.ready < a.ready ? b : a));
   const range = (pick: (r: (typeof runs)[number]) => number, digits: number) =>
     `${Math.min(...runs.map(pick)).toFixed(digits)}-${Math.max(...runs.map(pick)).toFixed(digits)}`;

@@ -9,7 +9,16 @@ import { createRequire } from "node:module";
 import path from "node:path";
 
 const BUILD_INFO = "dist/.tsbuildinfo";
-const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"];
+// The bundle holds the dependencies too: a lockfile, a patch or a bundle setting changes it as a source does.
+const INPUTS = [
+  "src",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "package-lock.json",
+  "patches",
+  "scripts/bundle.mjs",
+];
 
 /** The latest modification time under `entry`, directories included. */
 function lastChange(entry) {
@@ -21,7 +30,12 @@ function lastChange(entry) {
   return latest;
 }
 
-const built = fs.statSync(BUILD_INFO, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+// The older of the compile and the bundle: a bundle that failed after its compile is made again.
+const built = Math.min(
+  ...[BUILD_INFO, "dist/cli/main.js"].map(
+    (file) => fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+  ),
+);
 if (INPUTS.some((input) => lastChange(input) > built)) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const build = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { stdio: "inherit" });

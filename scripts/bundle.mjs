@@ -27,16 +27,12 @@ const EXTERNAL = [
   "ioredis",
 ];
 
-// Chunks of an earlier build (their names are content hashes).
-for (const name of fs.readdirSync(OUT_DIR, { withFileTypes: true })) {
-  if (name.isFile() && name.name.startsWith("chunk-")) fs.rmSync(path.join(OUT_DIR, name.name));
-}
-
 const REFERENCE_SCRIPT = "node_modules/@scalar/fastify-api-reference/dist/js/standalone.js";
 fs.mkdirSync(path.join(OUT_DIR, "js"), { recursive: true });
 fs.copyFileSync(REFERENCE_SCRIPT, path.join(OUT_DIR, "js", "standalone.js"));
 
-await build({
+const result = await build({
+  metafile: true,
   entryPoints: ["src/cli/main.ts"],
   outdir: OUT_DIR,
   entryNames: "[name]",
@@ -61,3 +57,12 @@ await build({
     js: 'import { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);',
   },
 });
+
+// Chunks of earlier builds that this one no longer names (their names are content hashes), removed
+// only once it succeeded: a failed build leaves the last working one whole, and a process loading
+// chunks meanwhile still finds them.
+const written = new Set(Object.keys(result.metafile.outputs).map((output) => path.resolve(output)));
+for (const entry of fs.readdirSync(OUT_DIR, { withFileTypes: true })) {
+  const file = path.resolve(OUT_DIR, entry.name);
+  if (entry.isFile() && entry.name.startsWith("chunk-") && !written.has(file)) fs.rmSync(file);
+}

@@ -5,7 +5,7 @@
  * signature-verifier worker checks it, the SQLite writer worker stores it) and finds it again after a
  * restart. `npm run build` makes the bundle; CI builds it at install.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Address } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,6 +29,8 @@ const startBundle = (dataDir: string, port: number, rpcPort: number) =>
 describe("the bundled command", () => {
   it("serves the venue, settles a swap on its chain, and keeps it across a restart", async () => {
     expect(existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`).toBe(true);
+    // The bundle, not tsc's own output of main.ts (which would import the rest of dist/ one by one).
+    expect(readFileSync(BUNDLE, "utf8")).toContain("__createRequire");
     const dir = tempDir();
     const port = 22_000 + Math.floor(Math.random() * 9_000);
     const rpcPort = port + 10_000;
