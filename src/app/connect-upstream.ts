@@ -28,7 +28,10 @@ type UpstreamSettings = Pick<
   | "UPSTREAM_PRIVATE_KEY_FILE"
 >;
 
-/** Connects to the configured upstream, starting the simulator (over `demo()`) when none is configured. */
+/**
+ * Connects to the configured upstream, starting the simulator when none is configured; it calls
+ * `demo()` for its catalogue on its first request.
+ */
 export async function connectUpstream(
   config: UpstreamSettings,
   demo: () => CatalogueFile,
@@ -49,7 +52,7 @@ export async function connectUpstream(
   if (!url) {
     // Loaded only when used: a deployment with a real upstream never needs the simulator's code.
     const { startSimulator } = await import("../simulator/index.js");
-    simulator = await startSimulator({ catalogue: demo(), host: config.HOST, port: config.SIMULATOR_PORT });
+    simulator = await startSimulator({ catalogue: demo, host: config.HOST, port: config.SIMULATOR_PORT });
     url = simulator.url;
   }
   const client = new UpstreamClient({

@@ -259,43 +259,59 @@ async function openAccess(config: Config, db: Storage["db"], lifecycle: Lifecycl
 
 /**
  * The demo catalogue, generated at most once and only when wanted: for an empty database (with
- * DEMO_CATALOGUE) and for the embedded simulator (without UPSTREAM_URL), which keeps its own copy.
+ * DEMO_CATALOGUE), and for the embedded simulator (without UPSTREAM_URL) on its first request. Each
+ * keeps what it took (the database its rows, the simulator its exchange), so the copy here goes as
+ * soon as no one is still to take it.
  */
 class DemoSource {
   private catalogue: CatalogueFile | undefined;
+  private stillToStore: boolean;
+  private simulatorStillToTake: boolean;
 
   private constructor(
     private readonly db: Storage["db"],
     private readonly anchor: number,
-    private readonly wanted: boolean,
-  ) {}
+    private readonly generator: ((options: { anchor: number }) => CatalogueFile) | undefined,
+    wanted: { store: boolean; simulator: boolean },
+  ) {
+    this.stillToStore = wanted.store;
+    this.simulatorStillToTake = wanted.simulator;
+  }
 
   /** Reads what the database says: the demo's fixed moment, and whether it is empty. */
   static async open(db: Storage["db"], config: Config): Promise<DemoSource> {
     const anchor = await resolveDemoAnchor(db);
-    const source = new DemoSource(db, anchor, config.DEMO_CATALOGUE && (await isCatalogueEmpty(db)));
-    if (source.wanted || !config.UPSTREAM_URL) await source.generate();
-    return source;
+    const wanted = {
+      store: config.DEMO_CATALOGUE && (await isCatalogueEmpty(db)),
+      simulator: !config.UPSTREAM_URL,
+    };
+    const generator =
+      wanted.store || wanted.simulator
+        ? (await import("../markets/demo/generate.js")).generateDemoCatalogue
+        : undefined;
+    return new DemoSource(db, anchor, generator, wanted);
   }
 
-  /** The catalogue the embedded simulator serves (generated when the simulator is used). */
+  /** The catalogue the embedded simulator serves, generated when it first needs it. */
   simulatorCatalogue(): CatalogueFile {
-    if (!this.catalogue) throw new Error("the demo catalogue was not generated for the simulator");
-    return this.catalogue;
+    const catalogue = this.generate();
+    this.simulatorStillToTake = false;
+    if (!this.stillToStore) this.catalogue = undefined;
+    return catalogue;
   }
 
-  /** Stores the demo in an empty database, then lets go of it (the simulator holds its own copy). */
+  /** Stores the demo in an empty database. */
   async storeIfEmpty(venueSeed: string, log: FastifyBaseLogger): Promise<void> {
-    if (this.wanted) {
-      const counts = await saveCatalogue(this.db, venueSeed, await this.generate());
-      log.info(counts, "loaded the demo catalogue into the empty database");
-    }
-    this.catalogue = undefined;
+    if (!this.stillToStore) return;
+    const counts = await saveCatalogue(this.db, venueSeed, this.generate());
+    this.stillToStore = false;
+    if (!this.simulatorStillToTake) this.catalogue = undefined;
+    log.info(counts, "loaded the demo catalogue into the empty database");
   }
 
-  private async generate(): Promise<CatalogueFile> {
-    const { generateDemoCatalogue } = await import("../markets/demo/generate.js");
-    this.catalogue ??= generateDemoCatalogue({ anchor: this.anchor });
+  private generate(): CatalogueFile {
+    if (!this.generator) throw new Error("the demo catalogue is not wanted here: UPSTREAM_URL is set");
+    this.catalogue ??= this.generator({ anchor: this.anchor });
     return this.catalogue;
   }
 }

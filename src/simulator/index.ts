@@ -10,7 +10,12 @@ import { SimulatedExchange } from "./exchange.js";
 import { FaultControls } from "./faults.js";
 import { registerLiveDataRoutes } from "./live-data-routes.js";
 import { ExchangeRequestError } from "./market-data.js";
-import { registerControlRoutes, registerExchangeRoutes, sendExchangeError } from "./routes.js";
+import {
+  registerControlRoutes,
+  registerExchangeRoutes,
+  type SimulatorContext,
+  sendExchangeError,
+} from "./routes.js";
 
 /** Where Kalshi serves trade-api v2, so the simulator's URL can stand in for Kalshi's unchanged. */
 export const BASE_PATH = "/trade-api/v2";
@@ -19,7 +24,8 @@ export const BASE_PATH = "/trade-api/v2";
 const MALFORMED_BODY = '{"forecast_history":[{"event_ticker":"';
 
 export interface SimulatorOptions {
-  catalogue: CatalogueFile;
+  /** The catalogue, or how to make it: then it is made on the first request, not at start. */
+  catalogue: CatalogueFile | (() => CatalogueFile);
   host?: string;
   port: number;
   /** The exchange's clock in Unix seconds (default: the real time). */
@@ -31,17 +37,28 @@ export interface SimulatorOptions {
 export interface RunningSimulator {
   /** Base URL of trade-api v2, e.g. http://127.0.0.1:8090/trade-api/v2 */
   url: string;
-  exchange: SimulatedExchange;
+  /** Built on first use (a request, or reading this). */
+  readonly exchange: SimulatedExchange;
   faults: FaultControls;
   close(): Promise<void>;
 }
 
 /** Starts the simulator on `host:port` (port 0 picks a free one). */
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
-  const exchange = new SimulatedExchange(options.catalogue, options.moment);
+  // `oddsgate serve` starts the simulator before the venue is ready; building its exchange (the demo
+  // catalogue generated and indexed, ~0.2 s) waits for the first request, after the venue is ready.
+  let exchange: SimulatedExchange | undefined;
+  const { catalogue, moment } = options;
   const faults = new FaultControls();
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
-  const ctx = { exchange, faults, now };
+  const ctx: SimulatorContext = {
+    get exchange() {
+      exchange ??= new SimulatedExchange(typeof catalogue === "function" ? catalogue() : catalogue, moment);
+      return exchange;
+    },
+    faults,
+    now,
+  };
   // Hung and reset connections must not hold up close().
   const app = Fastify({ logger: false, forceCloseConnections: true, ...fastifyListenerOptions(HTTP_LIMITS) });
 
@@ -97,7 +114,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     : (options.host ?? "127.0.0.1");
   return {
     url: `http://${host}:${port}${BASE_PATH}`,
-    exchange,
+    get exchange() {
+      return ctx.exchange;
+    },
     faults,
     close: () => app.close(),
   };

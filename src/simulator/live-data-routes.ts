@@ -48,16 +48,18 @@ const same = (a: string | null, b: string) => a !== null && a.toLowerCase() === 
 
 /** Registers the milestone and live-data routes on `app` (mounted under the base path). */
 export function registerLiveDataRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
-  const book = new MilestoneBook(ctx.exchange);
+  let built: MilestoneBook | undefined;
+  // Made on first use, as the exchange it reads is.
+  const book = () => (built ??= new MilestoneBook(ctx.exchange));
   const milestoneOf = (id: string): Milestone => {
-    const milestone = book.get(id);
+    const milestone = book().get(id);
     if (!milestone) throw new ExchangeRequestError(404, "not_found", `milestone ${id} not found`);
     return milestone;
   };
 
   app.get("/milestones", async (request) => {
     const q = parse(MilestonesQuery, request.query);
-    const matching = book.all.filter(
+    const matching = book().all.filter(
       (m) =>
         (q.minimum_start_date === undefined || m.start >= q.minimum_start_date) &&
         (q.category === undefined || same(m.category, q.category)) &&
@@ -80,7 +82,7 @@ export function registerLiveDataRoutes(app: FastifyInstance, ctx: SimulatorConte
     const now = ctx.now();
     // Unknown ids are left out, as Kalshi leaves them out.
     const found = q.milestone_ids.flatMap((id) => {
-      const milestone = book.get(id);
+      const milestone = book().get(id);
       return milestone ? [kalshiLiveData(milestone, now)] : [];
     });
     return { live_datas: found };

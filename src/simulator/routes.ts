@@ -12,7 +12,8 @@ import { kalshiEvent, kalshiMarket, kalshiSeries } from "./kalshi-json.js";
 import { candlesticks, ExchangeRequestError, forecastHistory, listTrades } from "./market-data.js";
 
 export interface SimulatorContext {
-  exchange: SimulatedExchange;
+  /** Built on first use: reading it may take a moment the first time. */
+  readonly exchange: SimulatedExchange;
   faults: FaultControls;
   /** The exchange's clock, Unix seconds. */
   now: () => number;
@@ -166,10 +167,11 @@ class TapePositions {
 
 /** Registers Kalshi's market-data routes on `app` (mounted under the base path). */
 export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
-  const { exchange } = ctx;
-  const categoryOf = (seriesTicker: string) => exchange.seriesByTicker.get(seriesTicker)?.category ?? null;
+  // Read per request, not kept: the exchange is built on the first request (see startSimulator).
+  const categoryOf = (seriesTicker: string) =>
+    ctx.exchange.seriesByTicker.get(seriesTicker)?.category ?? null;
   const marketJson = (market: SimulatedMarket, now = ctx.now()) => {
-    const strikes = exchange.eventsByTicker.get(market.record.eventTicker)?.strikes;
+    const strikes = ctx.exchange.eventsByTicker.get(market.record.eventTicker)?.strikes;
     return kalshiMarket(market, now, strikes?.byTicker.get(market.record.ticker));
   };
   const marketsJson = (markets: readonly SimulatedMarket[]) => {
@@ -177,22 +179,22 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
     return markets.map((market) => marketJson(market, now));
   };
   const marketOf = (ticker: string) => {
-    const market = exchange.marketsByTicker.get(ticker);
+    const market = ctx.exchange.marketsByTicker.get(ticker);
     if (!market) throw notFound(`market ${ticker}`);
     return market;
   };
   const eventOf = (ticker: string, seriesTicker?: string) => {
-    const event = exchange.eventsByTicker.get(ticker);
+    const event = ctx.exchange.eventsByTicker.get(ticker);
     if (!event || (seriesTicker !== undefined && event.record.seriesTicker !== seriesTicker)) {
       throw notFound(seriesTicker ? `event ${ticker} of series ${seriesTicker}` : `event ${ticker}`);
     }
     return event;
   };
 
-  app.get("/series", async () => ({ series: exchange.series.map(kalshiSeries) }));
+  app.get("/series", async () => ({ series: ctx.exchange.series.map(kalshiSeries) }));
 
   app.get<{ Params: { ticker: string } }>("/series/:ticker", async (request) => {
-    const series = exchange.seriesByTicker.get(request.params.ticker);
+    const series = ctx.exchange.seriesByTicker.get(request.params.ticker);
     if (!series) throw notFound(`series ${request.params.ticker}`);
     return { series: kalshiSeries(series) };
   });
@@ -200,7 +202,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
   app.get("/events", async (request) => {
     const q = parse(EventsQuery, request.query);
     const states = q.status ? new Set(q.status) : undefined;
-    const matching = exchange.events.filter(
+    const matching = ctx.exchange.events.filter(
       (e) =>
         (!q.series_ticker || e.record.seriesTicker === q.series_ticker) &&
         (!states || states.has(EVENT_STATES[e.markets[0]?.lifecycle.status ?? "initialized"])),
@@ -234,8 +236,8 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
     const q = parse(MarketsQuery, request.query);
     const tickers = q.tickers ? new Set(q.tickers) : undefined;
     const states = q.status ? new Set(q.status) : undefined;
-    const matching = exchange.markets.filter(({ record, lifecycle }) => {
-      const event = exchange.eventsByTicker.get(record.eventTicker);
+    const matching = ctx.exchange.markets.filter(({ record, lifecycle }) => {
+      const event = ctx.exchange.eventsByTicker.get(record.eventTicker);
       return (
         (!tickers || tickers.has(record.ticker)) &&
         (!q.event_ticker || record.eventTicker === q.event_ticker) &&
@@ -252,7 +254,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
   const tape = new TapePositions();
   app.get("/markets/trades", async (request) => {
     const q = parse(TradesQuery, request.query);
-    const markets = q.ticker ? [marketOf(q.ticker)] : exchange.markets;
+    const markets = q.ticker ? [marketOf(q.ticker)] : ctx.exchange.markets;
     const now = ctx.now();
     const after = q.cursor ? tape.positionOf(q.cursor, markets, now) : undefined;
     // One trade more than asked tells whether a next page exists: the cursor is offered only then.

@@ -300,3 +300,30 @@ describe("controls", () => {
     expect((await get(`/markets/${market.ticker}/orderbook`)).status).toBe(404);
   });
 });
+
+describe("start-up", () => {
+  it("makes its catalogue on the first request, once, when given how to make it", async () => {
+    let made = 0;
+    const lazy = await startSimulator({
+      catalogue: () => {
+        made += 1;
+        return catalogue;
+      },
+      now: () => NOW,
+      port: 0,
+    });
+    try {
+      expect(made).toBe(0);
+      const first = await fetch(`${lazy.url}/events/${event.ticker}`);
+      expect(first.status).toBe(200);
+      expect(((await first.json()) as { event: { event_ticker: string } }).event.event_ticker).toBe(
+        event.ticker,
+      );
+      const milestones = await fetch(`${lazy.url}/milestones?limit=1`);
+      expect(milestones.status).toBe(200);
+      expect(made).toBe(1);
+    } finally {
+      await lazy.close();
+    }
+  });
+});
