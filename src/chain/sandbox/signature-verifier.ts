@@ -85,15 +85,17 @@ interface Waiting {
 
 /** Verifies transactions' signatures off the main thread (see the module comment). */
 export class SignatureVerifier {
-  private readonly worker: Worker;
+  // Started by the first transaction, not with the chain: its isolate and LiteSVM (~15 MB, and CPU
+  // that competed with the venue's start-up) are spent only by a venue that is sent transactions.
+  private worker: Worker | undefined;
   private readonly sent = new Map<number, Waiting[]>();
   private batch: { wire: Uint8Array; waiting: Waiting }[] = [];
   private nextId = 0;
   private waitingSignatures = 0;
   private stopped = false;
 
-  constructor() {
-    this.worker = new Worker(WORKER_SOURCE, {
+  private startWorker(): Worker {
+    const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
         litesvm: createRequire(import.meta.url).resolve("litesvm/dist/internal.js"),
@@ -101,12 +103,12 @@ export class SignatureVerifier {
         signatureFailure: TRANSACTION_ERROR_NAMES.indexOf("SignatureFailure"),
       },
     });
-    this.worker.unref();
-    this.worker.on("message", ({ id, verdicts }: { id: number; verdicts: Uint8Array }) => {
+    worker.unref();
+    worker.on("message", ({ id, verdicts }: { id: number; verdicts: Uint8Array }) => {
       const waiting = this.sent.get(id);
       if (!waiting) return;
       this.sent.delete(id);
-      if (this.sent.size === 0) this.worker.unref();
+      if (this.sent.size === 0) worker.unref();
       waiting.forEach((one, i) => {
         this.settle(one, VERDICTS[verdicts[i] ?? 2] ?? "unchecked");
       });
@@ -117,8 +119,9 @@ export class SignatureVerifier {
       for (const waiting of this.sent.values()) for (const one of waiting) this.settle(one, "unchecked");
       this.sent.clear();
     };
-    this.worker.on("error", stop);
-    this.worker.on("exit", stop);
+    worker.on("error", stop);
+    worker.on("exit", stop);
+    return worker;
   }
 
   /**
@@ -141,7 +144,7 @@ export class SignatureVerifier {
   async close(): Promise<void> {
     this.stopped = true;
     this.flush();
-    await this.worker.terminate();
+    await this.worker?.terminate();
   }
 
   /**
@@ -172,6 +175,7 @@ export class SignatureVerifier {
       id,
       batch.map(({ waiting }) => waiting),
     );
+    this.worker ??= this.startWorker();
     if (this.sent.size === 1) this.worker.ref();
     this.worker.postMessage({ id, buffer: buffer.buffer, ends }, [buffer.buffer, ends.buffer]);
   }
