@@ -39,7 +39,7 @@ export class CatalogHolder {
 
   /** Reads the whole catalogue from storage and swaps it in. */
   async load(db: Kysely<Tables>): Promise<Catalog> {
-    const builder = new CatalogBuilder();
+    const builder = new CatalogBuilder(this.catalog);
     const head = await readCatalogue(db, (chunk) => builder.addMarkets(chunk));
     const catalog = builder.build(head);
     this.replace(catalog);

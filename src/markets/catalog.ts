@@ -4,6 +4,7 @@
  * never see half an update. Response JSON is serialized once here, not per request.
  */
 
+import crypto from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type {
   EventRecord,
@@ -13,9 +14,9 @@ import type {
   Series,
   SortKey,
 } from "../contract/markets.js";
-import { type MarketAccounts, marketAccounts } from "./accounts.js";
+import { type MarketAccounts, type MarketAddresses, marketAccounts } from "./accounts.js";
 import { JsonArena } from "./json-arena.js";
-import type { CatalogueHead, StoredMarket } from "./store.js";
+import { type CatalogueHead, parseMarketRow, type StoredMarket, type StoredMarketRow } from "./store.js";
 
 /** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */
 export type MarketFacts = Pick<
@@ -33,6 +34,10 @@ export type MarketFacts = Pick<
 
 export interface MarketEntry {
   readonly record: MarketFacts;
+  /** A digest of the stored row's record text: an unchanged row is not parsed again on reload. */
+  readonly fingerprint: string;
+  /** Its ticker, title and subtitles, lower-cased and joined by NUL (its event's search text holds them). */
+  readonly searchText: string;
   /** The USDC rail's accounts at the top, every rail (USDC, CASH) in `rails`. */
   readonly addresses: MarketAccounts;
   readonly seriesTicker: string;
@@ -166,47 +171,85 @@ function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
   return new LRUCache({ maxSize: NESTED_EVENT_CACHE_BYTES, sizeCalculation: (json) => json.length + 64 });
 }
 
-/** Builds the market entries chunk by chunk as storage streams them, then the catalog. */
+/**
+ * Builds the market entries chunk by chunk as storage streams them, then the catalog. Given the
+ * catalog it replaces, it takes over the entries of markets whose stored row did not change (the same
+ * record text and addresses) instead of parsing, deriving and serializing them again: a sync that moves
+ * a few prices then costs a reload a digest per market, and the new catalog shares the old one's
+ * records and address strings instead of holding a second copy while both are alive.
+ */
 export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
   private readonly arena = new JsonArena();
-  private readonly searchTexts = new Map<string, string>();
 
-  addMarkets(chunk: readonly StoredMarket[]): void {
-    for (const { record, addresses: stored } of chunk) {
-      const addresses = marketAccounts(stored);
-      // Only its event's search text keeps a market's titles: nothing else reads them.
-      const searchable = [record.ticker, record.title, record.yesSubTitle, record.noSubTitle];
-      this.searchTexts.set(record.ticker, searchable.join("\0"));
-      this.markets.push({
-        record: {
-          ticker: record.ticker,
-          eventTicker: record.eventTicker,
-          status: record.status,
-          result: record.result,
-          tokenized: record.tokenized,
-          scalarOutcomePct: record.scalarOutcomePct,
-          openTime: record.openTime,
-          closeTime: record.closeTime,
-          expirationTime: record.expirationTime,
-        },
-        addresses,
-        seriesTicker: "",
-        json: this.arena.add(JSON.stringify(toWireMarket(record, addresses))),
-        sortKeys: {
-          volume: record.volume,
-          volume24h: fpToNumber(record.volume24hFp),
-          liquidity: 0,
-          openInterest: record.openInterest,
-          startDate: record.openTime,
-        },
-      });
+  constructor(private readonly previous?: Catalog) {}
+
+  addMarkets(chunk: readonly StoredMarketRow[]): void {
+    for (const row of chunk) {
+      const fingerprint = crypto.hash("sha1", row.data, "base64");
+      const kept = this.previous?.market(row.ticker);
+      this.markets.push(
+        kept && kept.fingerprint === fingerprint && sameUsdcRail(kept.addresses, row.addresses)
+          ? this.carriedOver(kept)
+          : this.built(parseMarketRow(row), fingerprint),
+      );
     }
   }
 
   build(head: CatalogueHead): Catalog {
-    return new Catalog(head, this.markets, this.arena, this.searchTexts);
+    return new Catalog(head, this.markets, this.arena);
   }
+
+  /** An unchanged market's entry, its JSON copied into this catalog's arena (the old one's is freed whole). */
+  private carriedOver(kept: MarketEntry): MarketEntry {
+    return {
+      ...kept,
+      seriesTicker: "",
+      json: this.arena.addBytes(kept.json),
+      // The catalog sets a market's liquidity from its event: the old catalog's keys stay its own.
+      sortKeys: { ...kept.sortKeys },
+    };
+  }
+
+  private built({ record, addresses: stored }: StoredMarket, fingerprint: string): MarketEntry {
+    const addresses = marketAccounts(stored);
+    return {
+      record: {
+        ticker: record.ticker,
+        eventTicker: record.eventTicker,
+        status: record.status,
+        result: record.result,
+        tokenized: record.tokenized,
+        scalarOutcomePct: record.scalarOutcomePct,
+        openTime: record.openTime,
+        closeTime: record.closeTime,
+        expirationTime: record.expirationTime,
+      },
+      fingerprint,
+      searchText: [record.ticker, record.title, record.yesSubTitle, record.noSubTitle]
+        .join("\0")
+        .toLowerCase(),
+      addresses,
+      seriesTicker: "",
+      json: this.arena.add(JSON.stringify(toWireMarket(record, addresses))),
+      sortKeys: {
+        volume: record.volume,
+        volume24h: fpToNumber(record.volume24hFp),
+        liquidity: 0,
+        openInterest: record.openInterest,
+        startDate: record.openTime,
+      },
+    };
+  }
+}
+
+/** Whether a stored row names the same USDC rail as an entry (the CASH rail is derived from it). */
+function sameUsdcRail(entry: MarketAccounts, stored: MarketAddresses): boolean {
+  return (
+    entry.marketLedger === stored.marketLedger &&
+    entry.yesMint === stored.yesMint &&
+    entry.noMint === stored.noMint
+  );
 }
 
 export class Catalog {
@@ -229,13 +272,7 @@ export class Catalog {
   /** Serialized `{filtersBySports, sportOrdering}` body. */
   readonly filtersBySportsJson: Buffer;
 
-  constructor(
-    head: CatalogueHead,
-    marketEntries: MarketEntry[],
-    arena: JsonArena,
-    /** Market ticker → its searchable fields joined by NUL, folded into its event's search text. */
-    marketSearchTexts: ReadonlyMap<string, string>,
-  ) {
+  constructor(head: CatalogueHead, marketEntries: MarketEntry[], arena: JsonArena) {
     this.version = head.version;
     const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
       a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
@@ -265,7 +302,7 @@ export class Catalog {
     for (const record of [...head.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
       const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
-      for (const m of own) searchable.push(marketSearchTexts.get(m.record.ticker) ?? m.record.ticker);
+      for (const m of own) searchable.push(m.searchText);
       const entry: EventEntry = {
         record,
         markets: own,

@@ -19,13 +19,28 @@ export class JsonArena {
   /** `text` as UTF-8, in a view of the current chunk. */
   add(text: string): Buffer {
     const length = Buffer.byteLength(text);
+    const chunk = this.chunkWithRoom(length);
+    const start = this.used;
+    chunk.write(text, start, length, "utf8");
+    this.used += length;
+    return chunk.subarray(start, this.used);
+  }
+
+  /** A copy of `bytes` in a view of the current chunk. */
+  addBytes(bytes: Uint8Array): Buffer {
+    const chunk = this.chunkWithRoom(bytes.length);
+    const start = this.used;
+    chunk.set(bytes, start);
+    this.used += bytes.length;
+    return chunk.subarray(start, this.used);
+  }
+
+  /** The current chunk, or a new one when `length` more bytes do not fit in it. */
+  private chunkWithRoom(length: number): Buffer {
     if (!this.chunk || this.used + length > this.chunk.length) {
       this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, length));
       this.used = 0;
     }
-    const start = this.used;
-    this.chunk.write(text, start, length, "utf8");
-    this.used += length;
-    return this.chunk.subarray(start, this.used);
+    return this.chunk;
   }
 }

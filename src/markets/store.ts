@@ -14,6 +14,19 @@ export interface StoredMarket {
   addresses: MarketAddresses;
 }
 
+/** A market row as read: its record still JSON text, so a reload parses only the markets that changed. */
+export interface StoredMarketRow {
+  ticker: string;
+  /** The MarketRecord, as stored. */
+  data: string;
+  addresses: MarketAddresses;
+}
+
+/** Parses a market row's record. */
+export function parseMarketRow(row: StoredMarketRow): StoredMarket {
+  return { record: JSON.parse(row.data) as MarketRecord, addresses: row.addresses };
+}
+
 export interface StoredCatalogue {
   version: number;
   series: Series[];
@@ -136,7 +149,7 @@ export interface CatalogueHead {
  */
 export async function readCatalogue(
   db: Kysely<Tables>,
-  onMarkets: (chunk: StoredMarket[]) => void,
+  onMarkets: (chunk: StoredMarketRow[]) => void,
 ): Promise<CatalogueHead> {
   // Repeatable read: the version and every chunk come from the same state, even during an import.
   return db
@@ -158,7 +171,8 @@ export async function readCatalogue(
         if (rows.length === 0) break;
         onMarkets(
           rows.map((row) => ({
-            record: JSON.parse(row.data) as MarketRecord,
+            ticker: row.ticker,
+            data: row.data,
             addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
           })),
         );
@@ -175,7 +189,7 @@ export async function readCatalogue(
 /** Reads the whole catalogue into arrays (for tools and tests; the server streams with readCatalogue). */
 export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
   const markets: StoredMarket[] = [];
-  const head = await readCatalogue(db, (chunk) => markets.push(...chunk));
+  const head = await readCatalogue(db, (chunk) => markets.push(...chunk.map(parseMarketRow)));
   return { ...head, markets };
 }
 

@@ -15,7 +15,7 @@ import type { Tables } from "../storage/database.js";
 import type { Upstream } from "../upstream/client.js";
 import type { TokenizePolicy } from "./import/kalshi.js";
 import { parseCatalogueInput } from "./import/parse.js";
-import { loadCatalogue, saveCatalogue } from "./store.js";
+import { parseMarketRow, readCatalogue, saveCatalogue } from "./store.js";
 
 /** Kalshi's largest page of events. */
 const EVENTS_PAGE = 200;
@@ -87,23 +87,41 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
   };
 }
 
-/** The part of `incoming` that differs from storage; markets we already have keep their tokenization. */
+/**
+ * The part of `incoming` that differs from storage; markets we already have keep their tokenization.
+ * Stored markets are compared chunk by chunk as storage streams them, and only those the upstream
+ * lists are parsed: a sync never holds a second parsed copy of a large stored catalogue.
+ */
 async function changesAgainstStorage(db: Kysely<Tables>, incoming: CatalogueFile): Promise<CatalogueFile> {
-  const stored = await loadCatalogue(db);
+  const incomingMarkets = new Map<string, MarketRecord>();
+  for (const event of incoming.events)
+    for (const market of event.markets) incomingMarkets.set(market.ticker, market);
+  // Of the markets the upstream lists that storage holds: their tokenization, and which are unchanged.
+  const storedTokenized = new Map<string, boolean>();
+  const unchanged = new Set<string>();
+  const stored = await readCatalogue(db, (chunk) => {
+    for (const row of chunk) {
+      const market = incomingMarkets.get(row.ticker);
+      if (!market) continue;
+      const previous = parseMarketRow(row).record;
+      storedTokenized.set(row.ticker, previous.tokenized);
+      // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
+      if (canonicalJson(previous) === canonicalJson({ ...market, tokenized: previous.tokenized })) {
+        unchanged.add(row.ticker);
+      }
+    }
+  });
   const storedSeries = new Map(stored.series.map((s) => [s.ticker, canonicalJson(s)]));
   const storedEvents = new Map(stored.events.map((e) => [e.ticker, canonicalJson(e)]));
-  const storedMarkets = new Map(stored.markets.map((m) => [m.record.ticker, m.record]));
 
   const series = incoming.series.filter((s) => storedSeries.get(s.ticker) !== canonicalJson(s));
   const events: CatalogueEvent[] = [];
   for (const { markets, ...event } of incoming.events) {
     let changed = storedEvents.get(event.ticker) !== canonicalJson(event);
     const kept = markets.map((market): MarketRecord => {
-      const previous = storedMarkets.get(market.ticker);
-      // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
-      const record = previous ? { ...market, tokenized: previous.tokenized } : market;
-      if (!previous || canonicalJson(previous) !== canonicalJson(record)) changed = true;
-      return record;
+      if (!unchanged.has(market.ticker)) changed = true;
+      const tokenized = storedTokenized.get(market.ticker);
+      return tokenized === undefined ? market : { ...market, tokenized };
     });
     if (changed) events.push({ ...event, markets: kept });
   }

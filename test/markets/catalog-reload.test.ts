@@ -1,0 +1,103 @@
+/**
+ * A reload takes over the entries of markets whose stored rows did not change and rebuilds the rest:
+ * what every read shows must be exactly what a fresh load of the same rows shows.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import type { CatalogueFile } from "../../src/contract/markets.js";
+import { resolveVenueSeed } from "../../src/markets/accounts.js";
+import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { saveCatalogue } from "../../src/markets/store.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { BACKENDS } from "../support/backends.js";
+import { miniCatalogue } from "../support/fixtures.js";
+import { startTestServer } from "../support/server.js";
+
+const CHANGED = "KXHIGHNY-26NOV23-B47.5";
+const UNCHANGED = "KXHIGHNY-26NOV23-T52";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function storage(): Promise<Storage> {
+  const created = await (BACKENDS[0] as (typeof BACKENDS)[number]).create();
+  const opened = await openStorage(loadConfig({}, created.settings));
+  cleanups.push(() => opened.close());
+  return opened;
+}
+
+/** The mini catalogue with one market retitled and repriced. */
+function withChangedMarket(): CatalogueFile {
+  const file = miniCatalogue();
+  for (const event of file.events) {
+    for (const market of event.markets) {
+      if (market.ticker !== CHANGED) continue;
+      market.title = "Retitled: a warmer day in New York?";
+      market.yesBid = "0.6100";
+      market.volume += 1_000;
+    }
+  }
+  return file;
+}
+
+const wire = (json: Buffer) => JSON.parse(json.toString("utf8")) as Record<string, unknown>;
+
+describe("catalog reload", () => {
+  it("shows a changed market's new record, keeps unchanged ones, and leaves the replaced catalog as it was", async () => {
+    const { db } = await storage();
+    const seed = await resolveVenueSeed(db, undefined);
+    await saveCatalogue(db, seed, miniCatalogue());
+    const holder = new CatalogHolder();
+    const before = await holder.load(db);
+    await saveCatalogue(db, seed, withChangedMarket());
+    expect(await holder.refreshIfChanged(db)).toBe(true);
+    const after = holder.require();
+
+    // A fresh load of the same rows is the reference for every byte the reload serves.
+    const fresh = await new CatalogHolder().load(db);
+    for (const market of fresh.markets) {
+      const reloaded = after.market(market.record.ticker);
+      expect(reloaded?.json.equals(market.json), market.record.ticker).toBe(true);
+      expect(reloaded?.searchText).toBe(market.searchText);
+      expect(reloaded?.sortKeys).toEqual(market.sortKeys);
+      expect(reloaded?.addresses).toEqual(market.addresses);
+    }
+    for (const event of fresh.events) {
+      const reloaded = after.event(event.record.ticker);
+      expect(reloaded?.searchText).toBe(event.searchText);
+      expect(after.eventJson(reloaded!, true).equals(fresh.eventJson(event, true))).toBe(true);
+    }
+
+    expect(wire(after.market(CHANGED)!.json).title).toBe("Retitled: a warmer day in New York?");
+    expect(after.event("KXHIGHNY-26NOV23")!.searchText).toContain("retitled: a warmer day");
+    // The unchanged market's record and addresses are the old catalog's, not copies of them.
+    expect(after.market(UNCHANGED)!.record).toBe(before.market(UNCHANGED)!.record);
+    expect(after.market(UNCHANGED)!.addresses).toBe(before.market(UNCHANGED)!.addresses);
+    // The replaced catalog still answers as it did (readers holding it see no half-update).
+    expect(wire(before.market(CHANGED)!.json).title).not.toBe("Retitled: a warmer day in New York?");
+    expect(before.event("KXHIGHNY-26NOV23")!.searchText).not.toContain("retitled");
+    expect(before.market(UNCHANGED)!.sortKeys).not.toBe(after.market(UNCHANGED)!.sortKeys);
+  });
+
+  it("lets go of the replaced catalog as soon as a running venue has reloaded", async () => {
+    const t = await startTestServer({ catalogue: miniCatalogue() });
+    cleanups.push(() => t.stop());
+    const replaced = new WeakRef(t.server.catalog.require());
+    const opened = await openStorage(loadConfig({}, t.settings));
+    try {
+      await saveCatalogue(opened.db, await resolveVenueSeed(opened.db, undefined), withChangedMarket());
+    } finally {
+      await opened.close();
+    }
+    // The venue polls storage for a new version, reloads, and then collects what the reload let go of;
+    // nothing here allocates enough to make V8 collect the old catalog by itself within the wait.
+    const deadline = Date.now() + 8_000;
+    while (replaced.deref() !== undefined && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(replaced.deref()).toBeUndefined();
+    expect((await t.client.getMarket(CHANGED)).title).toBe("Retitled: a warmer day in New York?");
+  });
+});
