@@ -16,6 +16,7 @@
  *     the chain is loaded from storage instead of created by genesis.
  *
  *   npx tsx bench/memory.ts [--events 10000] [--markets 50000] [--demo] [--no-snapshot] [--no-restart]
+ *                           [--settle 10]   (measure 10 s after ready: after the first sync and its reload)
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -46,6 +47,8 @@ const { values: args } = parseArgs({
     /** Skip the malloc_trim(0) probe (gdb attached to the server after measuring). */
     "no-trim": { type: "boolean", default: false },
     "snapshot-timeout": { type: "string", default: "240" },
+    /** Seconds to wait after readiness before measuring (10 takes in the first sync and its reload). */
+    settle: { type: "string", default: "0" },
     top: { type: "string", default: "25" },
     /** Internal: measure LiteSVM's memory per account in this process and print it as JSON. */
     calibrate: { type: "string" },
@@ -760,7 +763,10 @@ async function runOne(label: string, prepare: (dataDir: string) => void): Promis
         // As bench/http.ts does: lazily built sort orders count toward memory.
         await fetch(`${server.url}/api/v1/events?sort=volume&limit=200`);
         await fetch(`${server.url}/api/v1/markets?sort=volume&limit=200`);
-        console.log(`  [${elapsed()}] ${pass}: ready in ${(server.readyMs / 1000).toFixed(2)} s; measuring`);
+        if (Number(args.settle) > 0) await sleep(Number(args.settle) * 1000);
+        console.log(
+          `  [${elapsed()}] ${pass}: ready in ${(server.readyMs / 1000).toFixed(2)} s; measuring${Number(args.settle) > 0 ? ` ${args.settle} s later` : ""}`,
+        );
         const { m, inspector: connected } = await measure(server, inspectPort);
         inspector = connected;
         const afterGc = procStatus(server.child.pid as number);
