@@ -23,6 +23,7 @@ import {
   rssMb,
   runAutocannon,
   sized,
+  sleep,
   startServer,
   stopServer,
   tempDataDir,
@@ -42,6 +43,8 @@ const { values: args } = parseArgs({
 const DURATION_S = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const MAIN = path.resolve("dist/cli/main.js");
+/** How long after readiness the start-up section reads RSS again: the first sync and its reload are done. */
+const SETTLE_MS = 10_000;
 /** Rounds of the relay's interleaved cache-hit runs: one round on this kind of machine varies by ±8%. */
 const RELAY_ROUNDS = 3;
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
@@ -350,13 +353,13 @@ async function finishedGameLiveData(
 }
 
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
-  const runs: { reads: number; ready: number; rss: number }[] = [];
+  const runs: { reads: number; ready: number; rss: number; settled: number }[] = [];
   for (let run = 0; run < Math.max(1, Number(args.runs)); run += 1) runs.push(await startOnce(prepare));
   const best = runs.reduce((a, b) => (b.ready < a.ready ? b : a));
   const range = (pick: (r: (typeof runs)[number]) => number, digits: number) =>
     `${Math.min(...runs.map(pick)).toFixed(digits)}-${Math.max(...runs.map(pick)).toFixed(digits)}`;
   console.log(
-    `  ${label.padEnd(44)} reads ${(best.reads / 1000).toFixed(2).padStart(5)} s   ready ${(best.ready / 1000).toFixed(2).padStart(5)} s   RSS ${best.rss.toFixed(0).padStart(4)} MB` +
+    `  ${label.padEnd(44)} reads ${(best.reads / 1000).toFixed(2).padStart(5)} s   ready ${(best.ready / 1000).toFixed(2).padStart(5)} s   RSS ${best.rss.toFixed(0).padStart(4)} MB, ${SETTLE_MS / 1000} s later ${best.settled.toFixed(0).padStart(4)} MB` +
       (runs.length > 1
         ? `   (best of ${runs.length}; ready ${range((r) => r.ready / 1000, 2)} s, RSS ${range((r) => r.rss, 0)} MB)`
         : ""),
@@ -366,7 +369,7 @@ async function startup(label: string, prepare: (dataDir: string) => void): Promi
 /** One start on a fresh data directory that `prepare` filled: when reads and readiness came, and RSS. */
 async function startOnce(
   prepare: (dataDir: string) => void,
-): Promise<{ reads: number; ready: number; rss: number }> {
+): Promise<{ reads: number; ready: number; rss: number; settled: number }> {
   const dataDir = tempDataDir();
   try {
     prepare(dataDir);
@@ -379,8 +382,11 @@ async function startOnce(
     // everything trading needs is in place too.
     const ready = await untilReady(server);
     const rss = rssMb(pid);
+    // The first sync runs as the venue becomes ready; what changed upstream is reloaded.
+    await sleep(SETTLE_MS);
+    const settled = rssMb(pid);
     await stopServer(server);
-    return { reads: server.readyMs, ready, rss };
+    return { reads: server.readyMs, ready, rss, settled };
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
@@ -400,7 +406,7 @@ async function main(): Promise<void> {
   await stopServer(baselineServer);
   const litesvm = await rawLiteSvmRate();
   console.log(
-    `\nstart-up (process start to /health-check 200, reads served, and to /health-check/ready 200) and memory` +
+    `\nstart-up (process start to /health-check 200, reads served, and to /health-check/ready 200) and memory, RSS at ready and after the first sync` +
       ` (baselines: /health-check ${health.toFixed(0)} req/s, raw LiteSVM ${litesvm.toFixed(0)} tx/s):`,
   );
   await startup("demo catalogue, fresh data dir (generates + imports)", () => {});
