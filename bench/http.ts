@@ -45,7 +45,7 @@ const CONNECTIONS = Number(args.connections);
 const MAIN = path.resolve("dist/cli/main.js");
 /** How long after readiness the start-up section reads RSS again: the first sync and its reload are done. */
 const SETTLE_MS = 10_000;
-/** Rounds of the relay's interleaved cache-hit runs: one round on this kind of machine varies by ±8%. */
+/** Rounds of the relay's interleaved cache-hit runs: one round's forecast ratio ranged from 60% to 86% in one sitting here. */
 const RELAY_ROUNDS = 3;
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
 
