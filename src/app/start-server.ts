@@ -330,13 +330,17 @@ function keepCatalogCurrent(deps: {
   lifecycle: Lifecycle;
 }): void {
   const { config, db, catalog, log } = deps;
+  // After a reload: follow the new catalogue, then let go of the one it replaced.
+  const followReload = async () => {
+    await deps.followCatalog();
+    collectGarbageOf("catalogue reload", log);
+  };
   const poll = every(
     CATALOG_POLL_MS,
     async () => {
       if (!(await catalog.refreshIfChanged(db))) return;
       log.info({ version: catalog.current?.version }, "catalog reloaded");
-      await deps.followCatalog();
-      collectGarbageOf("catalogue reload", log);
+      await followReload();
     },
     { onError: (error) => log.error({ err: error }, "catalog refresh failed; serving the previous one") },
   );
@@ -353,10 +357,7 @@ function keepCatalogCurrent(deps: {
       });
       if (result.changed.events > 0 || result.changed.series > 0) {
         log.info(result, "sync stored upstream changes");
-        if (await catalog.refreshIfChanged(db)) {
-          await deps.followCatalog();
-          collectGarbageOf("catalogue reload", log);
-        }
+        if (await catalog.refreshIfChanged(db)) await followReload();
       }
     },
     {
