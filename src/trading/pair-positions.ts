@@ -52,7 +52,9 @@ export class PairPositions {
    */
   issue(values: ReadonlyMap<string, string>): Publication {
     const previous = this.head;
-    const next = Math.max(this.now(), (previous?.seq ?? 0) + 1);
+    // After every position known here, the latest heard or read from Redis: another instance's clock may be ahead.
+    const last = Math.max(previous?.seq ?? 0, this.remembered.at(-1) ?? 0);
+    const next = Math.max(this.now(), last + 1);
     let changed = previous === undefined;
     const out = new Map<string, PairValue>();
     for (const [key, json] of values) {

@@ -8,7 +8,10 @@
  * What the leader publishes is positioned (`pair-positions.ts`): `{"seq","values":{pair:[update,
  * changedAt]}}`, so a position means the same on every instance and a client resumes on any of them.
  * The leader also keeps the positions of the retention window in a sorted set, from which an instance
- * that starts learns them, so that a client moving to it from a stopped instance resumes there too.
+ * that starts learns them, so that a client moving to it from a stopped instance resumes there too, and
+ * its latest publication under a key of its own: an instance that takes the lead reads it first, so
+ * that it continues the positions even when it has heard nothing yet (it started while the leader was
+ * stalled, or after every instance stopped) and an unchanged value keeps the position it holds from.
  */
 import type { Redis } from "ioredis";
 import { every, type Repeating } from "../every.js";
@@ -115,6 +118,11 @@ export class SharedQuotes {
     return `${this.keyPrefix}wanted`;
   }
 
+  /** The leader's latest publication, as it was sent. */
+  private get latestKey(): string {
+    return `${this.keyPrefix}latest`;
+  }
+
   /** The positions of the retention window, each its own score. */
   private get positionsKey(): string {
     return `${this.keyPrefix}positions`;
@@ -130,25 +138,38 @@ export class SharedQuotes {
       for (const pair of this.followed) expiries.push(pair, String(now + ttl));
       await redis.hset(this.wantedKey, ...expiries);
     }
+    const wasLeading = this.leadership.isLeader;
     if (!(await this.leadership.claim())) return;
+    if (!wasLeading) await this.catchUp();
     const wanted = await redis.hgetall(this.wantedKey);
     const live: string[] = [];
     const stale: string[] = [];
     for (const [pair, expiry] of Object.entries(wanted)) (Number(expiry) > now ? live : stale).push(pair);
     if (stale.length > 0) await redis.hdel(this.wantedKey, ...stale);
     if (live.length === 0) return;
-    const previous = this.positions.latest?.seq;
+    const previous = this.positions.latest;
     const publication = this.positions.issue(options.compute(live));
     const values: Record<string, [string, number]> = {};
     for (const [key, value] of publication.values) values[key] = [value.json, value.changedAt];
-    const send = redis.multi().publish(this.channel, JSON.stringify({ seq: publication.seq, values }));
-    if (publication.seq !== previous) {
+    const message = JSON.stringify({ seq: publication.seq, values });
+    const send = redis.multi().publish(this.channel, message);
+    // At an unchanged position only pairs can have gone (a new or changed one moves it): then the sizes differ.
+    if (publication.seq !== previous?.seq || publication.values.size !== previous.values.size)
+      send.set(this.latestKey, message, "PX", this.retentionMs * 2);
+    if (publication.seq !== previous?.seq) {
       send
         .zadd(this.positionsKey, publication.seq, String(publication.seq))
         .zremrangebyscore(this.positionsKey, "-inf", `(${now - this.retentionMs}`)
         .pexpire(this.positionsKey, this.retentionMs * 2);
     }
     await send.exec();
+  }
+
+  /** Adopts the latest publication stored by whichever instance led before (when newer than the one heard). */
+  private async catchUp(): Promise<void> {
+    const stored = await this.redis.get(this.latestKey);
+    const publication = stored === null ? undefined : parsePublication(stored);
+    if (publication) this.positions.adopt(publication);
   }
 
   private receive(message: string): void {

@@ -9,7 +9,8 @@ import WebSocket from "ws";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
-import { SharedQuotes } from "../../src/trading/shared-quotes.js";
+import { type PairQuotes, SharedQuotes } from "../../src/trading/shared-quotes.js";
+import { waitUntil } from "../support/pair-streams.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
 
@@ -80,6 +81,45 @@ describe.skipIf(!redisAvailable)("the quote stream over Redis", () => {
     } finally {
       await first.stop().catch(() => {});
       await second.stop().catch(() => {});
+      await cleanup();
+    }
+  });
+
+  it("continues the positions when the lead passes to an instance that heard nothing: an unchanged value keeps its own", async () => {
+    const { prefix, cleanup } = redisTestPrefix();
+    const quotes = new Map([
+      ["a|b", '{"p":1}'],
+      ["c|d", '{"p":2}'],
+    ]);
+    const options = {
+      url: REDIS_TEST_URL,
+      prefix,
+      slotMs: 20,
+      compute: (pairs: readonly string[]): PairQuotes =>
+        new Map(pairs.map((pair): [string, string] => [pair, quotes.get(pair) ?? "{}"])),
+    };
+    const first = await SharedQuotes.connect(options);
+    let next: SharedQuotes | undefined;
+    try {
+      first.follow(quotes.keys());
+      await waitUntil(() => first.publication?.values.size === 2);
+      const published = first.publication;
+      // Every instance stops (a redeploy); the one that starts afterwards has heard no publication.
+      await first.close();
+      quotes.set("c|d", '{"p":3}');
+      next = await SharedQuotes.connect(options);
+      next.follow(quotes.keys());
+      await waitUntil(() => next?.publication?.values.get("c|d")?.json === '{"p":3}');
+      expect(next.isLeader).toBe(true);
+      const continued = next.publication;
+      expect(continued?.seq).toBeGreaterThan(published?.seq ?? Number.POSITIVE_INFINITY);
+      expect(continued?.values.get("a|b")).toEqual(published?.values.get("a|b"));
+      expect(continued?.values.get("c|d")?.changedAt).toBe(continued?.seq);
+      // A client at the old position is known here and needs only c|d.
+      expect(next.positions.knows(published?.seq ?? 0)).toBe(true);
+    } finally {
+      await first.close().catch(() => {});
+      await next?.close();
       await cleanup();
     }
   });
