@@ -19,7 +19,6 @@ import { MarketStreamHub } from "../markets/ws.js";
 import { openStorage, type Storage } from "../storage/database.js";
 import { MarketRelay } from "../upstream/relay.js";
 import { buildApp } from "./build-app.js";
-import { collectGarbage } from "./collect-garbage.js";
 import { type ChainConnection, connectChain } from "./connect-chain.js";
 import { startTrading, type Trading } from "./connect-trading.js";
 import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
@@ -233,7 +232,6 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  collectGarbageOf("start-up", log);
   keepCatalogCurrent({ config, db, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
   return server;
 }
@@ -330,17 +328,12 @@ function keepCatalogCurrent(deps: {
   lifecycle: Lifecycle;
 }): void {
   const { config, db, catalog, log } = deps;
-  // After a reload: follow the new catalogue, then let go of the one it replaced.
-  const followReload = async () => {
-    await deps.followCatalog();
-    collectGarbageOf("catalogue reload", log);
-  };
   const poll = every(
     CATALOG_POLL_MS,
     async () => {
       if (!(await catalog.refreshIfChanged(db))) return;
       log.info({ version: catalog.current?.version }, "catalog reloaded");
-      await followReload();
+      await deps.followCatalog();
     },
     { onError: (error) => log.error({ err: error }, "catalog refresh failed; serving the previous one") },
   );
@@ -357,7 +350,7 @@ function keepCatalogCurrent(deps: {
       });
       if (result.changed.events > 0 || result.changed.series > 0) {
         log.info(result, "sync stored upstream changes");
-        if (await catalog.refreshIfChanged(db)) await followReload();
+        if (await catalog.refreshIfChanged(db)) await deps.followCatalog();
       }
     },
     {
@@ -366,12 +359,6 @@ function keepCatalogCurrent(deps: {
     },
   );
   deps.lifecycle.defer("upstream sync", () => sync.stop());
-}
-
-/** Collects what a start or a reload let go of (see collect-garbage.ts), saying how long it took. */
-function collectGarbageOf(what: string, log: FastifyBaseLogger): void {
-  const ms = collectGarbage();
-  log.debug({ ms: Math.round(ms) }, `collected the garbage of the ${what}`);
 }
 
 /** The base URL an app is listening on. */

@@ -2,6 +2,8 @@
  * A reload takes over the entries of markets whose stored rows did not change and rebuilds the rest:
  * what every read shows must be exactly what a fresh load of the same rows shows.
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
@@ -11,6 +13,7 @@ import { saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
 import { miniCatalogue } from "../support/fixtures.js";
+import { waitUntil } from "../support/pair-streams.js";
 import { startTestServer } from "../support/server.js";
 
 const CHANGED = "KXHIGHNY-26NOV23-B47.5";
@@ -81,23 +84,38 @@ describe("catalog reload", () => {
     expect(before.market(UNCHANGED)!.sortKeys).not.toBe(after.market(UNCHANGED)!.sortKeys);
   });
 
-  it("lets go of the replaced catalog as soon as a running venue has reloaded", async () => {
+  it("holds nothing of the replaced catalog once a running venue has reloaded", async () => {
     const t = await startTestServer({ catalogue: miniCatalogue() });
     cleanups.push(() => t.stop());
     const replaced = new WeakRef(t.server.catalog.require());
+    const replacedVersion = t.server.catalog.require().version;
     const opened = await openStorage(loadConfig({}, t.settings));
     try {
       await saveCatalogue(opened.db, await resolveVenueSeed(opened.db, undefined), withChangedMarket());
     } finally {
       await opened.close();
     }
-    // The venue polls storage for a new version, reloads, and then collects what the reload let go of;
-    // nothing here allocates enough to make V8 collect the old catalog by itself within the wait.
-    const deadline = Date.now() + 8_000;
-    while (replaced.deref() !== undefined && Date.now() < deadline) {
+    // The venue polls storage for a new version and reloads; then a full collection here (the venue
+    // runs in this process) frees the old catalog unless something of the venue still holds it.
+    await waitUntil(() => t.server.catalog.require().version !== replacedVersion, 8_000);
+    // A WeakRef read keeps its target alive until the current job ends: each read comes after the
+    // collection of its own turn, never before it.
+    for (let attempt = 0; attempt < 20; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      fullCollection();
+      if (replaced.deref() === undefined) break;
     }
     expect(replaced.deref()).toBeUndefined();
     expect((await t.client.getMarket(CHANGED)).title).toBe("Retitled: a warmer day in New York?");
   });
 });
+
+/** V8's full collection, taken from a fresh context with --expose-gc set only while it is. */
+function fullCollection(): void {
+  v8.setFlagsFromString("--expose-gc");
+  try {
+    (vm.runInNewContext("gc") as () => void)();
+  } finally {
+    v8.setFlagsFromString("--no-expose-gc");
+  }
+}
