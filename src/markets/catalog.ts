@@ -261,7 +261,6 @@ export class Catalog {
   private readonly marketsByTicker = new Map<string, MarketEntry>();
   private readonly marketsByMint = new Map<string, MarketEntry>();
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
-  private readonly outcomeMintSet = new Set<string>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
   // Events with nested markets, as read: bounded by bytes, so a crawl of every event costs a fixed
   // amount, not a second copy of the catalogue (each entry is rebuilt from its markets' JSON).
@@ -287,10 +286,6 @@ export class Catalog {
       for (const rail of addresses.rails) {
         for (const mint of [rail.marketLedger, rail.yesMint, rail.noMint])
           this.marketsByMint.set(mint, entry);
-        if (record.tokenized) {
-          this.outcomeMintSet.add(rail.yesMint);
-          this.outcomeMintSet.add(rail.noMint);
-        }
       }
       const siblings = marketsOfEvent.get(record.eventTicker);
       if (siblings) siblings.push(entry);
@@ -372,8 +367,11 @@ export class Catalog {
     return this.seriesByTicker.get(ticker);
   }
 
+  /** Whether `address` is a yes or no mint of a tokenized market (read from the by-mint index: no set of its own). */
   isOutcomeMint(address: string): boolean {
-    return this.outcomeMintSet.has(address);
+    const entry = this.marketsByMint.get(address);
+    if (!entry?.record.tokenized) return false;
+    return entry.addresses.rails.some((rail) => rail.yesMint === address || rail.noMint === address);
   }
 
   /**
