@@ -13,7 +13,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { request } from "undici";
 import type { CatalogueFile } from "../src/contract/markets.js";
-import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
 import {
   cpuTimeUs,
   healthCheckRate,
@@ -22,7 +22,6 @@ import {
   rawLiteSvmRate,
   rssMb,
   runAutocannon,
-  sized,
   sleep,
   startServer,
   stopServer,
@@ -415,7 +414,7 @@ async function main(): Promise<void> {
     importCatalogue(dir, generateDemoCatalogue({ anchor: ANCHOR, scale: 1 })),
   );
   const large = generateDemoCatalogue({ anchor: ANCHOR, scale: Number(args.scale) });
-  for (const catalogue of [sized(large, 10_000, 50_000), large]) {
+  for (const catalogue of [sizedCatalogue(large, 10_000, 50_000), large]) {
     const markets = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
     await startup(`${catalogue.events.length} events / ${markets} markets`, (dir) =>
       importCatalogue(dir, catalogue),

@@ -24,12 +24,11 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import WebSocket from "ws";
-import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
 import {
   importCatalogue,
   pickPort,
   type StartedServer,
-  sized,
   sleep,
   startServer,
   stopServer,
@@ -901,7 +900,7 @@ async function main(): Promise<void> {
   }
   const events = Number(args.events);
   const large = generateDemoCatalogue({ anchor: ANCHOR, scale: Number(args.scale) });
-  const catalogue = sized(large, events, Number(args.markets ?? events * 5));
+  const catalogue = sizedCatalogue(large, events, Number(args.markets ?? events * 5));
   const markets = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
   await runOne(`generated catalogue: ${catalogue.events.length} events / ${markets} markets`, (dir) =>
     importCatalogue(dir, catalogue),

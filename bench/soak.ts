@@ -14,14 +14,13 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
-import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
 import {
   healthCheckRate,
   importCatalogue,
   rssMb,
   runAutocannon,
   type StartedServer,
-  sized,
   startServer,
   stopServer,
   tempDataDir,
@@ -126,7 +125,7 @@ async function main(): Promise<void> {
   if (MARKETS > 0) {
     const scale = Math.max(1, Math.ceil((MARKETS * 1.1) / MARKETS_PER_SCALE));
     const generated = generateDemoCatalogue({ anchor: ANCHOR, scale });
-    const catalogue = sized(generated, Math.ceil(generated.events.length), MARKETS);
+    const catalogue = sizedCatalogue(generated, Math.ceil(generated.events.length), MARKETS);
     const count = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
     label = `${catalogue.events.length} events / ${count} markets`;
     console.log(`importing ${label} ...`);

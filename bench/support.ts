@@ -203,23 +203,6 @@ export async function rawLiteSvmRate(transactions = 5_000): Promise<number> {
   return (transactions * 1000) / (performance.now() - started);
 }
 
-/**
- * The design's reference size: the first `events` events of a generated catalogue, each keeping the
- * same share of its markets, so that about `markets` markets remain.
- */
-export function sized(file: CatalogueFile, events: number, markets: number): CatalogueFile {
-  const chosen = file.events.slice(0, events);
-  const available = chosen.reduce((n, e) => n + e.markets.length, 0);
-  const share = Math.min(1, markets / available);
-  return {
-    ...file,
-    events: chosen.map((event) => ({
-      ...event,
-      markets: event.markets.slice(0, Math.max(1, Math.round(event.markets.length * share))),
-    })),
-  };
-}
-
 /** Imports `catalogue` into the data directory with the built CLI, as an operator would. */
 export function importCatalogue(dataDir: string, catalogue: CatalogueFile): void {
   const file = path.join(dataDir, "catalogue.json");

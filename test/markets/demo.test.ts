@@ -5,7 +5,7 @@ import {
   MARKET_STATUSES,
   type MarketRecord,
 } from "../../src/contract/markets.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue, generateStressCatalogue } from "../../src/markets/demo/generate.js";
 
 /** 2026-11-22T00:00:00Z; the catalogue describes noon UTC of that day. */
 const ANCHOR = 1_795_305_600;
@@ -237,5 +237,32 @@ describe("generateDemoCatalogue", () => {
     expect(new Set(largeMarkets.map((m) => m.ticker)).size).toBe(largeMarkets.length);
     const largeByTicker = new Map(large.events.map((e) => [e.ticker, e]));
     for (const event of events) expect(largeByTicker.get(event.ticker), event.ticker).toEqual(event);
+  });
+});
+
+describe("generateStressCatalogue", () => {
+  it("gives about the markets asked in exactly the events asked, from every series, the same every time", () => {
+    const options = { anchor: ANCHOR, markets: 12_000, events: 2_000 };
+    const stress = generateStressCatalogue(options);
+    const stressMarkets = stress.events.flatMap((e) => e.markets);
+    expect(() => CatalogueFile.parse(stress)).not.toThrow();
+    expect(stress.events).toHaveLength(2_000);
+    expect(stressMarkets.length).toBeGreaterThanOrEqual(11_400);
+    expect(stressMarkets.length).toBeLessThanOrEqual(12_600);
+    // Spread over the whole catalogue, not the first family's history.
+    const stressSeries = new Set(stress.events.map((e) => e.seriesTicker));
+    expect(events.map((e) => e.seriesTicker).filter((s) => !stressSeries.has(s))).toEqual([]);
+    expect(JSON.stringify(generateStressCatalogue(options))).toBe(JSON.stringify(stress));
+  });
+
+  it("grows the demo until the markets fit, and refuses events too few to hold them", () => {
+    const grown = generateStressCatalogue({ anchor: ANCHOR, markets: 8_000 });
+    const grownMarkets = grown.events.reduce((n, e) => n + e.markets.length, 0);
+    expect(grownMarkets).toBeGreaterThanOrEqual(7_600);
+    expect(grownMarkets).toBeLessThanOrEqual(8_400);
+    expect(() => generateStressCatalogue({ anchor: ANCHOR, markets: 30_000, events: 1_000 })).toThrow(
+      /1000 events cannot hold 30000 markets/,
+    );
+    expect(() => generateStressCatalogue({ anchor: ANCHOR, markets: 0 })).toThrow(RangeError);
   });
 });

@@ -4,7 +4,7 @@
  * give byte-identical output. `scale` lengthens the settled history each series keeps, which multiplies
  * the catalogue's size roughly linearly while the live part around the anchor stays the same.
  */
-import { CATALOGUE_FORMAT, type CatalogueFile } from "../../contract/markets.js";
+import { CATALOGUE_FORMAT, type CatalogueEvent, type CatalogueFile } from "../../contract/markets.js";
 import { assetCatalogue } from "./assets.js";
 import type { DemoContext, FamilyCatalogue } from "./build.js";
 import { DAY, HOUR } from "./calendar.js";
@@ -45,4 +45,74 @@ export function generateDemoCatalogue(options: {
     series: families.flatMap((f) => f.series),
     events: families.flatMap((f) => f.events),
   };
+}
+
+/** How many markets a catalogue's events hold. */
+function countMarkets(events: readonly CatalogueEvent[]): number {
+  return events.reduce((n, event) => n + event.markets.length, 0);
+}
+
+/** The catalogue with only `events`, each keeping the same share of its markets, so that about `markets` remain. */
+function keepShare(file: CatalogueFile, events: CatalogueEvent[], markets: number): CatalogueFile {
+  const share = Math.min(1, markets / countMarkets(events));
+  return {
+    ...file,
+    events: events.map((event) => ({
+      ...event,
+      markets: event.markets.slice(0, Math.max(1, Math.round(event.markets.length * share))),
+    })),
+  };
+}
+
+/**
+ * The first `events` events of a catalogue, each keeping the same share of its markets, so that about
+ * `markets` markets remain (each event keeps at least one).
+ */
+export function sizedCatalogue(file: CatalogueFile, events: number, markets: number): CatalogueFile {
+  return keepShare(file, file.events.slice(0, events), markets);
+}
+
+/** Scales tried before a stress catalogue's events are found unable to hold its markets. */
+const MAX_STRESS_ROUNDS = 8;
+
+/**
+ * A stress catalogue (`npm run demo -- --markets N [--events N]`): about `markets` markets in
+ * `events` events spread evenly over every family and day (by default all the events of the scale
+ * that holds them), from the demo at the smallest scale found that holds enough. Deterministic like
+ * the demo itself.
+ */
+export function generateStressCatalogue(options: {
+  anchor: number;
+  seed?: string;
+  markets: number;
+  events?: number;
+}): CatalogueFile {
+  const { markets, events } = options;
+  if (!Number.isSafeInteger(markets) || markets < 1)
+    throw new RangeError(`markets must be a positive integer, got ${markets}`);
+  if (events !== undefined && (!Number.isSafeInteger(events) || events < 1 || events > markets))
+    throw new RangeError(`events must be a positive integer no larger than markets, got ${events}`);
+  let scale = 1;
+  let perEvent = 0;
+  for (let round = 0; round < MAX_STRESS_ROUNDS; round += 1) {
+    const file = generateDemoCatalogue({ anchor: options.anchor, seed: options.seed, scale });
+    const total = file.events.length;
+    const wanted = events ?? total;
+    // Every step-th event: the first of each run of `step` (step >= 1), `wanted` of them.
+    const step = total / wanted;
+    const chosen =
+      wanted >= total
+        ? file.events
+        : file.events.filter((_, j) => Math.floor(j / step) !== Math.floor((j - 1) / step));
+    const available = countMarkets(chosen);
+    perEvent = available / chosen.length;
+    if (total >= wanted && available >= markets) return keepShare(file, chosen, markets);
+    // A larger scale adds events, not markets per event: too few markets in enough events stays so.
+    if (total > wanted) break;
+    // The catalogue grows about linearly with the scale: aim a tenth past what is missing.
+    scale = Math.ceil(scale * Math.max(markets / available, wanted / total) * 1.1);
+  }
+  throw new RangeError(
+    `${events} events cannot hold ${markets} markets: the demo's events hold about ${perEvent.toFixed(1)} markets each`,
+  );
 }
