@@ -296,14 +296,17 @@ export class Catalog {
     const events: EventEntry[] = [];
     for (const record of [...head.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
-      const searchable = [record.ticker, record.seriesTicker, record.title, record.subtitle];
+      // The markets' texts are lower-cased already: only the event's own fields are folded here.
+      const searchable = [
+        [record.ticker, record.seriesTicker, record.title, record.subtitle].join("\0").toLowerCase(),
+      ];
       for (const m of own) searchable.push(m.searchText);
       const entry: EventEntry = {
         record,
         markets: own,
         statuses: new Set(own.map((m) => m.record.status)),
         isInitialized: own.some((m) => m.record.tokenized),
-        searchText: searchable.join("\0").toLowerCase(),
+        searchText: searchable.join("\0"),
         json: arena.add(`${eventHead(record)}${NULL_MARKETS_TEXT}`),
         sortKeys: {
           volume: record.volume ?? 0,
