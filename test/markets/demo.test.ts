@@ -264,5 +264,6 @@ describe("generateStressCatalogue", () => {
       /1000 events cannot hold 30000 markets/,
     );
     expect(() => generateStressCatalogue({ anchor: ANCHOR, markets: 0 })).toThrow(RangeError);
+    expect(() => generateStressCatalogue({ anchor: ANCHOR, markets: 1e9 })).toThrow(/from 1 to 2500000/);
   });
 });

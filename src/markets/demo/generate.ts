@@ -74,6 +74,8 @@ export function sizedCatalogue(file: CatalogueFile, events: number, markets: num
 
 /** Scales tried before a stress catalogue's events are found unable to hold its markets. */
 const MAX_STRESS_ROUNDS = 8;
+/** The largest stress catalogue: ~10 times the issue's 250,000, about 3 GB of catalogue JSON. */
+const MAX_STRESS_MARKETS = 2_500_000;
 
 /**
  * A stress catalogue (`npm run demo -- --markets N [--events N]`): about `markets` markets in
@@ -88,8 +90,8 @@ export function generateStressCatalogue(options: {
   events?: number;
 }): CatalogueFile {
   const { markets, events } = options;
-  if (!Number.isSafeInteger(markets) || markets < 1)
-    throw new RangeError(`markets must be a positive integer, got ${markets}`);
+  if (!Number.isSafeInteger(markets) || markets < 1 || markets > MAX_STRESS_MARKETS)
+    throw new RangeError(`markets must be an integer from 1 to ${MAX_STRESS_MARKETS}, got ${markets}`);
   if (events !== undefined && (!Number.isSafeInteger(events) || events < 1 || events > markets))
     throw new RangeError(`events must be a positive integer no larger than markets, got ${events}`);
   let scale = 1;
