@@ -15,7 +15,7 @@ import type {
   SortKey,
 } from "../contract/markets.js";
 import { type MarketAccounts, type MarketAddresses, marketAccounts } from "./accounts.js";
-import { JsonArena } from "./json-arena.js";
+import { ChunkUse, JsonArena } from "./json-arena.js";
 import { type CatalogueHead, parseMarketRow, type StoredMarket, type StoredMarketRow } from "./store.js";
 
 /** What the catalog keeps of a market besides its JSON: what filters, search and trading read. */
@@ -176,11 +176,15 @@ function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
  * catalog it replaces, it takes over the entries of markets whose stored row did not change (the same
  * record text and addresses) instead of parsing, deriving and serializing them again: a sync that moves
  * a few prices then costs a reload a digest per market, and the new catalog shares the old one's
- * records and address strings instead of holding a second copy while both are alive.
+ * records, address strings and JSON bytes instead of holding a second copy of them. Unchanged JSON
+ * stays in the old chunks, which the new catalog keeps; a chunk left mostly dead (its markets
+ * replaced, the old events) has its live texts copied out, so that it can go.
  */
 export class CatalogBuilder {
   private readonly markets: MarketEntry[] = [];
   private readonly arena = new JsonArena();
+  /** Indexes into `markets` of entries that keep an older catalog's JSON, by its chunk. */
+  private readonly kept = new ChunkUse<number>();
 
   constructor(private readonly previous?: Catalog) {}
 
@@ -197,15 +201,19 @@ export class CatalogBuilder {
   }
 
   build(head: CatalogueHead): Catalog {
+    for (const index of this.kept.sparse()) {
+      const entry = this.markets[index] as MarketEntry;
+      this.markets[index] = { ...entry, json: this.arena.addBytes(entry.json) };
+    }
     return new Catalog(head, this.markets, this.arena);
   }
 
-  /** An unchanged market's entry, its JSON copied into this catalog's arena (the old one's is freed whole). */
+  /** An unchanged market's entry, keeping its JSON where it is (`build` moves it out of a sparse chunk). */
   private carriedOver(kept: MarketEntry): MarketEntry {
+    this.kept.keep(kept.json, this.markets.length);
     return {
       ...kept,
       seriesTicker: "",
-      json: this.arena.addBytes(kept.json),
       // The catalog sets a market's liquidity from its event: the old catalog's keys stay its own.
       sortKeys: { ...kept.sortKeys },
     };

@@ -45,6 +45,9 @@ function withChangedMarket(): CatalogueFile {
   return file;
 }
 
+/** Whether two views share their memory (compared here: a failing expect would print 32 MiB chunks). */
+const sameMemory = (a: Buffer, b: Buffer) => a.buffer === b.buffer;
+
 const wire = (json: Buffer) => JSON.parse(json.toString("utf8")) as Record<string, unknown>;
 
 describe("catalog reload", () => {
@@ -78,10 +81,41 @@ describe("catalog reload", () => {
     // The unchanged market's record and addresses are the old catalog's, not copies of them.
     expect(after.market(UNCHANGED)!.record).toBe(before.market(UNCHANGED)!.record);
     expect(after.market(UNCHANGED)!.addresses).toBe(before.market(UNCHANGED)!.addresses);
+    // Its JSON stays in the old catalog's memory: most of that chunk is still live.
+    expect(sameMemory(after.market(UNCHANGED)!.json, before.market(UNCHANGED)!.json)).toBe(true);
+    expect(sameMemory(after.market(CHANGED)!.json, before.market(CHANGED)!.json)).toBe(false);
     // The replaced catalog still answers as it did (readers holding it see no half-update).
     expect(wire(before.market(CHANGED)!.json).title).not.toBe("Retitled: a warmer day in New York?");
     expect(before.event("KXHIGHNY-26NOV23")!.searchText).not.toContain("retitled");
     expect(before.market(UNCHANGED)!.sortKeys).not.toBe(after.market(UNCHANGED)!.sortKeys);
+  });
+
+  it("copies out what a mostly replaced chunk still holds, so that the chunk can go", async () => {
+    const { db } = await storage();
+    const seed = await resolveVenueSeed(db, undefined);
+    const file = miniCatalogue();
+    await saveCatalogue(db, seed, file);
+    const holder = new CatalogHolder();
+    // Only a weak reference to the first catalog's memory outlives this block.
+    const firstChunk = await (async () => {
+      const before = await holder.load(db);
+      const survivor = before.market(UNCHANGED)!.json;
+      // Every market but one changes: the first load's chunk is left with one live text.
+      for (const event of file.events)
+        for (const market of event.markets) if (market.ticker !== UNCHANGED) market.volume += 1_000;
+      await saveCatalogue(db, seed, file);
+      expect(await holder.refreshIfChanged(db)).toBe(true);
+      const moved = holder.require().market(UNCHANGED)!.json;
+      expect(sameMemory(moved, survivor)).toBe(false);
+      expect(moved.equals(survivor)).toBe(true);
+      return new WeakRef(survivor.buffer);
+    })();
+    for (let attempt = 0; attempt < 20 && firstChunk.deref() !== undefined; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      fullCollection();
+    }
+    expect(firstChunk.deref() === undefined, "the first load's chunk is still held").toBe(true);
+    expect(wire(holder.require().market(UNCHANGED)!.json).ticker).toBe(UNCHANGED);
   });
 
   it("holds nothing of the replaced catalog once a running venue has reloaded", async () => {
