@@ -251,7 +251,8 @@ describe.skipIf(!redisAvailable)("two instances on one Redis", () => {
 
       // A trade every 20 ms, through the handover.
       writer = setInterval(() => tape.add(), 20);
-      await onFollower.until((f) => tradeIds(f).length >= 10);
+      // Both clients have trades before the leader stops: each instance fans out on its own clock.
+      for (const client of [onFollower, onLeader]) await client.until((f) => tradeIds(f).length >= 10);
       const handoverAt = Date.now();
       await leader.stop();
       await whenTrue(() => follower.hub.isLeader, 2_000, "the lead");
