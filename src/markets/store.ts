@@ -186,6 +186,38 @@ export async function readCatalogue(
     });
 }
 
+/** Tickers per `in (...)` list: well inside SQLite's and PostgreSQL's limits on bound parameters. */
+const TICKERS_PER_QUERY = 500;
+
+/**
+ * The stored records of these events and markets (those storage holds), by ticker: what a sync
+ * compares one upstream page with, so that its reads grow with the upstream's page, not the catalogue.
+ */
+export async function readRecordsByTicker(
+  db: Kysely<Tables>,
+  tickers: { events: readonly string[]; markets: readonly string[] },
+): Promise<{ events: Map<string, EventRecord>; markets: Map<string, MarketRecord> }> {
+  return {
+    events: await readDataByTicker<EventRecord>(db, "events", tickers.events),
+    markets: await readDataByTicker<MarketRecord>(db, "markets", tickers.markets),
+  };
+}
+
+/** The parsed `data` of the rows of `table` with these tickers, by ticker. */
+async function readDataByTicker<T>(
+  db: Kysely<Tables>,
+  table: "events" | "markets",
+  tickers: readonly string[],
+): Promise<Map<string, T>> {
+  const found = new Map<string, T>();
+  for (let i = 0; i < tickers.length; i += TICKERS_PER_QUERY) {
+    const batch = tickers.slice(i, i + TICKERS_PER_QUERY);
+    const rows = await db.selectFrom(table).select(["ticker", "data"]).where("ticker", "in", batch).execute();
+    for (const row of rows) found.set(row.ticker, JSON.parse(row.data) as T);
+  }
+  return found;
+}
+
 /** Reads the whole catalogue into arrays (for tools and tests; the server streams with readCatalogue). */
 export async function loadCatalogue(db: Kysely<Tables>): Promise<StoredCatalogue> {
   const markets: StoredMarket[] = [];

@@ -2,7 +2,8 @@
  * Sync: reads every series and event (markets nested) from the upstream exchange, maps them to our
  * records, and writes what changed in one transaction. Nothing is written until the whole upstream
  * catalogue has been read and validated, and nothing is ever deleted, so a failing or misbehaving
- * upstream can leave the catalogue stale but never emptied or half-updated.
+ * upstream can leave the catalogue stale but never emptied or half-updated. One page of the upstream
+ * is held at a time, compared with the stored records of just its tickers; only what changed is kept.
  */
 import type { Kysely } from "kysely";
 import {
@@ -10,12 +11,13 @@ import {
   type CatalogueEvent,
   type CatalogueFile,
   type MarketRecord,
+  type Series,
 } from "../contract/markets.js";
 import type { Tables } from "../storage/database.js";
 import type { Upstream } from "../upstream/client.js";
 import type { TokenizePolicy } from "./import/kalshi.js";
-import { parseCatalogueInput } from "./import/parse.js";
-import { parseMarketRow, readCatalogue, saveCatalogue } from "./store.js";
+import { KalshiPages } from "./import/parse.js";
+import { readRecordsByTicker, saveCatalogue } from "./store.js";
 
 /** Kalshi's largest page of events. */
 const EVENTS_PAGE = 200;
@@ -49,36 +51,40 @@ export interface SyncResult {
 export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult> {
   const { db, upstream, onProgress = () => {} } = options;
   const series = (await readJson(upstream, "series", new URLSearchParams())).series;
-  const events: unknown[] = [];
+  // Each page is validated and compared as it comes: only the records that changed are kept.
+  const pages = new KalshiPages(Array.isArray(series) ? series : [], { tokenize: options.tokenize });
+  const changedEvents: CatalogueEvent[] = [];
+  let events = 0;
   let markets = 0;
   let cursor = "";
-  for (let page = 0; ; page++) {
-    if (page === MAX_PAGES) throw new Error(`the upstream listed more than ${MAX_PAGES} pages of events`);
+  for (let pageNumber = 0; ; pageNumber++) {
+    if (pageNumber === MAX_PAGES)
+      throw new Error(`the upstream listed more than ${MAX_PAGES} pages of events`);
     const query = new URLSearchParams({ limit: String(EVENTS_PAGE), with_nested_markets: "true" });
     if (cursor) query.set("cursor", cursor);
     const body = await readJson(upstream, "events", query);
     if (!Array.isArray(body.events)) throw new Error("the upstream's events page has no events list");
-    for (const event of body.events as { markets?: unknown }[]) {
-      events.push(event);
-      markets += Array.isArray(event?.markets) ? event.markets.length : 0;
-    }
-    onProgress({ phase: "reading", events: events.length, markets });
+    const read = pages.page(body.events);
+    events += read.length;
+    for (const event of read) markets += event.markets.length;
+    changedEvents.push(...(await changedEventsOf(db, read)));
+    onProgress({ phase: "reading", events, markets });
     cursor = typeof body.cursor === "string" ? body.cursor : "";
     if (!cursor || body.events.length === 0) break;
   }
 
-  // One validation of the whole upstream catalogue: an error names the record and field at fault.
-  const incoming = parseCatalogueInput(
-    { series: Array.isArray(series) ? series : [], events },
-    { tokenize: options.tokenize },
-  );
-  onProgress({ phase: "writing", events: events.length, markets });
-  const changes = await changesAgainstStorage(db, incoming);
+  const allSeries = pages.allSeries();
+  const changes: CatalogueFile = {
+    format: CATALOGUE_FORMAT,
+    series: await changedSeriesOf(db, allSeries),
+    events: changedEvents,
+  };
+  onProgress({ phase: "writing", events, markets });
   if (changes.series.length > 0 || changes.events.length > 0) {
     await saveCatalogue(db, options.venueSeed, changes);
   }
   return {
-    upstream: { series: incoming.series.length, events: incoming.events.length, markets },
+    upstream: { series: allSeries.length, events, markets },
     changed: {
       series: changes.series.length,
       events: changes.events.length,
@@ -88,44 +94,46 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
 }
 
 /**
- * The part of `incoming` that differs from storage; markets we already have keep their tokenization.
- * Stored markets are compared chunk by chunk as storage streams them, and only those the upstream
- * lists are parsed: a sync never holds a second parsed copy of a large stored catalogue.
+ * What of one upstream page differs from storage: each page's events and markets are looked up by
+ * ticker, so a sync reads and holds no more of storage than the upstream lists.
  */
-async function changesAgainstStorage(db: Kysely<Tables>, incoming: CatalogueFile): Promise<CatalogueFile> {
-  const incomingMarkets = new Map<string, MarketRecord>();
-  for (const event of incoming.events)
-    for (const market of event.markets) incomingMarkets.set(market.ticker, market);
-  // Of the markets the upstream lists that storage holds: their tokenization, and which are unchanged.
-  const storedTokenized = new Map<string, boolean>();
-  const unchanged = new Set<string>();
-  const stored = await readCatalogue(db, (chunk) => {
-    for (const row of chunk) {
-      const market = incomingMarkets.get(row.ticker);
-      if (!market) continue;
-      const previous = parseMarketRow(row).record;
-      storedTokenized.set(row.ticker, previous.tokenized);
-      // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
-      if (canonicalJson(previous) === canonicalJson({ ...market, tokenized: previous.tokenized })) {
-        unchanged.add(row.ticker);
-      }
-    }
+async function changedEventsOf(
+  db: Kysely<Tables>,
+  page: readonly CatalogueEvent[],
+): Promise<CatalogueEvent[]> {
+  const stored = await readRecordsByTicker(db, {
+    events: page.map((event) => event.ticker),
+    markets: page.flatMap((event) => event.markets.map((market) => market.ticker)),
   });
-  const storedSeries = new Map(stored.series.map((s) => [s.ticker, canonicalJson(s)]));
-  const storedEvents = new Map(stored.events.map((e) => [e.ticker, canonicalJson(e)]));
-
-  const series = incoming.series.filter((s) => storedSeries.get(s.ticker) !== canonicalJson(s));
-  const events: CatalogueEvent[] = [];
-  for (const { markets, ...event } of incoming.events) {
-    let changed = storedEvents.get(event.ticker) !== canonicalJson(event);
+  const changed: CatalogueEvent[] = [];
+  for (const { markets, ...event } of page) {
+    const storedEvent = stored.events.get(event.ticker);
+    let differs = storedEvent === undefined || canonicalJson(storedEvent) !== canonicalJson(event);
     const kept = markets.map((market): MarketRecord => {
-      if (!unchanged.has(market.ticker)) changed = true;
-      const tokenized = storedTokenized.get(market.ticker);
-      return tokenized === undefined ? market : { ...market, tokenized };
+      const previous = stored.markets.get(market.ticker);
+      if (!previous) {
+        differs = true;
+        return market;
+      }
+      // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
+      const record = { ...market, tokenized: previous.tokenized };
+      if (canonicalJson(previous) !== canonicalJson(record)) differs = true;
+      return record;
     });
-    if (changed) events.push({ ...event, markets: kept });
+    if (differs) changed.push({ ...event, markets: kept });
   }
-  return { format: CATALOGUE_FORMAT, series, events };
+  return changed;
+}
+
+/** The series that are new or differ from storage's. */
+async function changedSeriesOf(db: Kysely<Tables>, series: readonly Series[]): Promise<Series[]> {
+  const stored = new Map(
+    (await db.selectFrom("series").select(["ticker", "data"]).execute()).map((row) => [row.ticker, row.data]),
+  );
+  return series.filter((s) => {
+    const text = stored.get(s.ticker);
+    return text === undefined || canonicalJson(JSON.parse(text)) !== canonicalJson(s);
+  });
 }
 
 /** JSON with object keys sorted, so records compare equal whichever code wrote their fields first. */

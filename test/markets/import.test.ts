@@ -9,7 +9,7 @@ import {
   kalshiMarketToRecord,
   kalshiSeriesToRecord,
 } from "../../src/markets/import/kalshi.js";
-import { ImportFormatError, parseCatalogueInput } from "../../src/markets/import/parse.js";
+import { ImportFormatError, KalshiPages, parseCatalogueInput } from "../../src/markets/import/parse.js";
 import { miniCatalogue } from "../support/fixtures.js";
 
 type Json = Record<string, unknown>;
@@ -593,6 +593,47 @@ describe("parseCatalogueInput: Kalshi files", () => {
   });
 });
 
+describe("KalshiPages: a catalogue read page by page (a sync)", () => {
+  it("maps each page as parseCatalogueInput maps the whole, lending declared series' sources", () => {
+    const pages = new KalshiPages([highNySeries()], { tokenize: "tradable" });
+    const whole = parseCatalogueInput(kalshiFile([legacyEvent(), highNyEvent(), scalarEvent()]), {
+      tokenize: "tradable",
+    });
+    const read = [...pages.page([legacyEvent()]), ...pages.page([highNyEvent(), scalarEvent()])];
+    expect(read).toEqual(whole.events);
+    expect(pages.allSeries()).toEqual(whole.series);
+    expect(read[1]?.settlementSources).toEqual([
+      { name: "National Weather Service", url: "https://www.weather.gov/wrh/Climate?wfo=okx" },
+    ]);
+  });
+
+  it("refuses an event or a market listed on two pages, naming the page", () => {
+    const events = new KalshiPages([], {});
+    events.page([highNyEvent()]);
+    expect(() => events.page([scalarEvent(), highNyEvent([])])).toThrow(
+      'page 2: events[1]: event "KXHIGHNY-26NOV23" is on an earlier page too',
+    );
+    const markets = new KalshiPages([], {});
+    markets.page([highNyEvent([bracketMarket()])]);
+    const moved = {
+      ...highNyEvent([{ ...bracketMarket(), event_ticker: "KXHIGHNY-26NOV24" }]),
+      event_ticker: "KXHIGHNY-26NOV24",
+    };
+    const error = captureError(() => markets.page([moved]));
+    expect(error).toBeInstanceOf(ImportFormatError);
+    expect(error.message).toContain('page 2: events[0].markets[0]: market "KXHIGHNY-26NOV23-B47.5"');
+  });
+
+  it("names the page and the record of a field that fails validation", () => {
+    const pages = new KalshiPages([], {});
+    pages.page([highNyEvent()]);
+    const broken = { ...scalarEvent(), title: 42 };
+    const error = captureError(() => pages.page([broken]));
+    expect(error).toBeInstanceOf(ImportFormatError);
+    expect((error as ImportFormatError).path).toBe("page 2: events[0].title");
+  });
+});
+
 describe("parseCatalogueInput: our format", () => {
   it("accepts a valid catalogue unchanged", () => {
     const catalogue = miniCatalogue();
@@ -735,3 +776,13 @@ describe("import errors name the record and the field", () => {
     expect(importError(seriesless).message).toBe("series: missing (expected array)");
   });
 });
+
+/** What `work` throws (it must throw). */
+function captureError(work: () => unknown): Error {
+  try {
+    work();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}

@@ -8,7 +8,7 @@ import { loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/mark
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { UpstreamClient } from "../../src/upstream/client.js";
+import { type Upstream, UpstreamClient } from "../../src/upstream/client.js";
 import { BACKENDS } from "../support/backends.js";
 import { TEST_ANCHOR } from "../support/server.js";
 
@@ -34,8 +34,9 @@ async function setUp(backend: (typeof BACKENDS)[number], now = () => NOON) {
   const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 2_000 });
   cleanups.push(() => upstream.close());
   const venueSeed = await resolveVenueSeed(storage.db, undefined);
-  const sync = () => syncFromUpstream({ db: storage.db, venueSeed, upstream, tokenize: "tradable" });
-  return { storage, simulator, sync, venueSeed };
+  const sync = (through: Upstream = upstream) =>
+    syncFromUpstream({ db: storage.db, venueSeed, upstream: through, tokenize: "tradable" });
+  return { storage, simulator, sync, venueSeed, upstream };
 }
 
 describe.each(BACKENDS)("sync on $name", (backend) => {
@@ -76,6 +77,29 @@ describe.each(BACKENDS)("sync on $name", (backend) => {
     expect(stored?.record.result).toBe("yes");
     // The upstream knows nothing of tokens: the venue's earlier decision stands.
     expect(stored?.record.tokenized).toBe(false);
+  });
+
+  it("refuses an upstream that lists an event on two pages, and writes nothing", async () => {
+    const { storage, sync, upstream } = await setUp(backend);
+    // The second page repeats the first page's first event, as a cursor that moved under a sync would.
+    let firstEvent: unknown;
+    const repeating: Upstream = {
+      async get(path, query, options) {
+        const answer = await upstream.get(path, query, options);
+        if (path !== "events") return answer;
+        const body = JSON.parse(answer.body.toString("utf8")) as { events: unknown[] };
+        if (firstEvent === undefined) firstEvent = body.events[0];
+        else body.events.push(firstEvent);
+        return { ...answer, body: Buffer.from(JSON.stringify(body)) };
+      },
+      close: () => upstream.close(),
+    };
+    await expect(sync(repeating)).rejects.toThrow(
+      /page 2: events\[\d+\]: event ".+" is on an earlier page too/,
+    );
+    expect((await loadCatalogue(storage.db)).events).toEqual([]);
+    // The same upstream, read straight, syncs.
+    expect((await sync()).changed.events).toBe(catalogue.events.length);
   });
 
   it("writes nothing when the upstream fails part way", async () => {

@@ -74,19 +74,35 @@ function parseOwnCatalogue(json: object): CatalogueFile {
 function parseKalshiExport(json: object, options: KalshiImportOptions): CatalogueFile {
   const file = validate(KalshiFile, json);
   const events = kalshiEventsWithMarkets(json, file);
-  const declaredSeries = (file.series ?? []).map(kalshiSeriesToRecord);
-  rejectDuplicates(
-    json,
-    declaredSeries.map((s, i) => ({ path: ["series", i], ticker: s.ticker })),
-    "series",
-    "ticker",
-  );
-  const declaredByTicker = new Map(declaredSeries.map((s) => [s.ticker, s]));
-  const synthesized = new Map<string, Series>();
-  const catalogueEvents = events.map((event): CatalogueEvent => {
-    const declared = declaredByTicker.get(event.series_ticker);
-    if (!declared && !synthesized.has(event.series_ticker)) {
-      synthesized.set(event.series_ticker, seriesForKalshiEvent(event));
+  const series = new KalshiSeriesIndex(json, file);
+  const catalogueEvents = events.map((event) => series.eventRecord(event, options));
+  return { format: CATALOGUE_FORMAT, series: series.all(), events: catalogueEvents };
+}
+
+/**
+ * Kalshi's series: those a file (or the upstream's series list) declares, and one made for each event
+ * whose series it does not declare.
+ */
+class KalshiSeriesIndex {
+  private readonly declared: Map<string, Series>;
+  private readonly synthesized = new Map<string, Series>();
+
+  constructor(json: object, file: KalshiFile) {
+    const declared = (file.series ?? []).map(kalshiSeriesToRecord);
+    rejectDuplicates(
+      json,
+      declared.map((s, i) => ({ path: ["series", i], ticker: s.ticker })),
+      "series",
+      "ticker",
+    );
+    this.declared = new Map(declared.map((s) => [s.ticker, s]));
+  }
+
+  /** The event's record with its markets, noting its series when the file does not declare it. */
+  eventRecord(event: KalshiEvent, options: KalshiImportOptions): CatalogueEvent {
+    const declared = this.declared.get(event.series_ticker);
+    if (!declared && !this.synthesized.has(event.series_ticker)) {
+      this.synthesized.set(event.series_ticker, seriesForKalshiEvent(event));
     }
     const record = kalshiEventToRecord(event);
     return {
@@ -95,12 +111,69 @@ function parseKalshiExport(json: object, options: KalshiImportOptions): Catalogu
       settlementSources: record.settlementSources ?? declared?.settlementSources ?? null,
       markets: (event.markets ?? []).map((m) => kalshiMarketToRecord(m, options)),
     };
-  });
-  return {
-    format: CATALOGUE_FORMAT,
-    series: [...declaredSeries, ...synthesized.values()],
-    events: catalogueEvents,
-  };
+  }
+
+  all(): Series[] {
+    return [...this.declared.values(), ...this.synthesized.values()];
+  }
+}
+
+/**
+ * A Kalshi catalogue read page by page, as a sync reads the upstream: the series list once, then each
+ * page of events validated and mapped as it comes, so that only one page is ever held whole. Tickers
+ * must be unique across pages as within one; an error names the page.
+ */
+export class KalshiPages {
+  private readonly series: KalshiSeriesIndex;
+  private readonly eventTickers = new Set<string>();
+  private readonly marketTickers = new Set<string>();
+  private pages = 0;
+
+  constructor(
+    series: unknown,
+    private readonly options: KalshiImportOptions,
+  ) {
+    const json = { series };
+    this.series = new KalshiSeriesIndex(json, validate(KalshiFile, json));
+  }
+
+  /** One page of events (an events list), validated and mapped. */
+  page(events: unknown): CatalogueEvent[] {
+    this.pages += 1;
+    const json = { events };
+    try {
+      const records = kalshiEventsWithMarkets(json, validate(KalshiFile, json)).map((event) =>
+        this.series.eventRecord(event, this.options),
+      );
+      for (const [i, event] of records.entries()) {
+        this.firstSighting(this.eventTickers, event.ticker, ["events", i], "event");
+        for (const [j, market] of event.markets.entries())
+          this.firstSighting(this.marketTickers, market.ticker, ["events", i, "markets", j], "market");
+      }
+      return records;
+    } catch (error) {
+      if (!(error instanceof ImportFormatError)) throw error;
+      throw new ImportFormatError(
+        `page ${this.pages}: ${error.path}`,
+        `page ${this.pages}: ${error.message}`,
+      );
+    }
+  }
+
+  /** Every series: the declared ones, then one for each event read so far whose series was not declared. */
+  allSeries(): Series[] {
+    return this.series.all();
+  }
+
+  private firstSighting(seen: Set<string>, ticker: string, path: Path, kind: string): void {
+    if (seen.has(ticker)) {
+      throw new ImportFormatError(
+        formatPath(path),
+        `${formatPath(path)}: ${kind} ${JSON.stringify(ticker)} is on an earlier page too`,
+      );
+    }
+    seen.add(ticker);
+  }
 }
 
 interface Located<T> {
