@@ -1,6 +1,21 @@
 /** `oddsgate serve`: the venue itself. */
+import v8 from "node:v8";
 import type { Command } from "commander";
 import { configFrom, withSettings } from "./support.js";
+
+/**
+ * How far, in percent, V8 lets the heap grow past what survived its last full collection before it
+ * collects again. Its own factor goes up to 4x when collecting is fast; a venue's syncs and reloads
+ * allocate in bursts of hundreds of MB, and that headroom stays resident (50,000 markets in the soak:
+ * 595 MB after the first minute with V8's factor, 517 MB with this; server CPU per request unchanged).
+ */
+const HEAP_GROWING_PERCENT = 30;
+
+/** Bounds the heap's growth (HEAP_GROWING_PERCENT) unless node's own command line sets it. */
+function boundHeapGrowth(): void {
+  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg))) return;
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
 
 /** Adds `serve`, which runs until SIGINT or SIGTERM and then closes the venue cleanly. */
 export function registerServeCommand(program: Command): void {
@@ -8,6 +23,7 @@ export function registerServeCommand(program: Command): void {
     program.command("serve").description("start the venue (HTTP API, demo catalogue on a fresh database)"),
   ).action(async (options) => {
     const config = configFrom(options);
+    boundHeapGrowth();
     const { startServer } = await import("../app/start-server.js");
     const server = await startServer(config);
     const stop = () => {
