@@ -190,23 +190,29 @@ export async function readCatalogue(
 const TICKERS_PER_QUERY = 500;
 
 /**
- * The stored records of these events and markets (those storage holds), by ticker: what a sync
- * compares one upstream page with, so that its reads grow with the upstream's page, not the catalogue.
+ * The stored records of these series, events and markets (those storage holds), by ticker: what a
+ * sync compares the upstream with, a page at a time, so that its reads grow with what the upstream
+ * lists, not with the catalogue.
  */
 export async function readRecordsByTicker(
   db: Kysely<Tables>,
-  tickers: { events: readonly string[]; markets: readonly string[] },
-): Promise<{ events: Map<string, EventRecord>; markets: Map<string, MarketRecord> }> {
+  tickers: { series?: readonly string[]; events?: readonly string[]; markets?: readonly string[] },
+): Promise<{
+  series: Map<string, Series>;
+  events: Map<string, EventRecord>;
+  markets: Map<string, MarketRecord>;
+}> {
   return {
-    events: await readDataByTicker<EventRecord>(db, "events", tickers.events),
-    markets: await readDataByTicker<MarketRecord>(db, "markets", tickers.markets),
+    series: await readDataByTicker<Series>(db, "series", tickers.series ?? []),
+    events: await readDataByTicker<EventRecord>(db, "events", tickers.events ?? []),
+    markets: await readDataByTicker<MarketRecord>(db, "markets", tickers.markets ?? []),
   };
 }
 
 /** The parsed `data` of the rows of `table` with these tickers, by ticker. */
 async function readDataByTicker<T>(
   db: Kysely<Tables>,
-  table: "events" | "markets",
+  table: "series" | "events" | "markets",
   tickers: readonly string[],
 ): Promise<Map<string, T>> {
   const found = new Map<string, T>();

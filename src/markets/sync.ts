@@ -127,12 +127,10 @@ async function changedEventsOf(
 
 /** The series that are new or differ from storage's. */
 async function changedSeriesOf(db: Kysely<Tables>, series: readonly Series[]): Promise<Series[]> {
-  const stored = new Map(
-    (await db.selectFrom("series").select(["ticker", "data"]).execute()).map((row) => [row.ticker, row.data]),
-  );
+  const stored = (await readRecordsByTicker(db, { series: series.map((s) => s.ticker) })).series;
   return series.filter((s) => {
-    const text = stored.get(s.ticker);
-    return text === undefined || canonicalJson(JSON.parse(text)) !== canonicalJson(s);
+    const previous = stored.get(s.ticker);
+    return previous === undefined || canonicalJson(previous) !== canonicalJson(s);
   });
 }
 
