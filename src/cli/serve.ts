@@ -7,7 +7,8 @@ import { configFrom, withSettings } from "./support.js";
  * How far, in percent, V8 lets the heap grow past what survived its last full collection before it
  * collects again. Its own factor goes up to 4x when collecting is fast; a venue's syncs and reloads
  * allocate in bursts of hundreds of MB, and that headroom stays resident (50,000 markets in the soak:
- * 595 MB after the first minute with V8's factor, 517 MB with this; server CPU per request unchanged).
+ * 595 MB after the first minute with V8's factor, 517 MB with this; the trading benches' ratios no
+ * lower within their runs' noise).
  */
 const HEAP_GROWING_PERCENT = 30;
 
