@@ -29,6 +29,7 @@ import {
   importCatalogue,
   pickPort,
   type StartedServer,
+  serverNodeFlags,
   sleep,
   startServer,
   stopServer,
@@ -738,7 +739,7 @@ async function runOne(label: string, prepare: (dataDir: string) => void): Promis
   const diagnostics = tempDataDir();
   const inspectPort = pickPort(24_000);
   const previousFlags = process.env.BENCH_NODE_FLAGS;
-  process.env.BENCH_NODE_FLAGS = `${previousFlags ?? ""} --inspect-port=127.0.0.1:${inspectPort}`;
+  process.env.BENCH_NODE_FLAGS = [...serverNodeFlags(), `--inspect-port=127.0.0.1:${inspectPort}`].join(" ");
   try {
     const started = performance.now();
     prepare(dataDir);

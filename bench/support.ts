@@ -13,9 +13,15 @@ import type autocannon from "autocannon";
 import { addressBytes } from "../src/chain/base58.js";
 import { buildSignedTransaction } from "../src/chain/build-transaction.js";
 import { createSvm, FailedTransactionMetadata } from "../src/chain/sandbox/svm.js";
+import { SERVE_NODE_FLAGS } from "../src/cli/serve.js";
 import type { CatalogueFile } from "../src/contract/markets.js";
 
 const MAIN = path.resolve("dist/cli/main.js");
+
+/** The node flags a bench's server runs with: BENCH_NODE_FLAGS when set ("" for none), else `npm start`'s. */
+export function serverNodeFlags(): string[] {
+  return process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [...SERVE_NODE_FLAGS];
+}
 
 export interface StartedServer {
   child: ChildProcess;
@@ -58,8 +64,7 @@ export async function startServer(options: ServerOptions = {}): Promise<StartedS
   const started = performance.now();
   const port = pickPort(18_000);
   const rpcPort = pickPort(21_000);
-  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeFlags, MAIN, "serve"], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), MAIN, "serve"], {
     env: {
       ...process.env,
       PORT: String(port),

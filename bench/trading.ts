@@ -23,8 +23,9 @@
  *
  *   npm run bench:trading    (options: --duration 10 --connections 50 --pools 1000)
  *
- * BENCH_NODE_FLAGS passes node flags to the server, e.g. BENCH_NODE_FLAGS="--cpu-prof
- * --cpu-prof-dir=/tmp/prof" profiles it (the profile is written when the bench stops it).
+ * BENCH_NODE_FLAGS passes node flags to the server in place of `npm start`'s, e.g.
+ * BENCH_NODE_FLAGS="--max-semi-space-size=4 --cpu-prof --cpu-prof-dir=/tmp/prof" profiles it (the
+ * profile is written when the bench stops it).
  */
 import fs from "node:fs";
 import path from "node:path";

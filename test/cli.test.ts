@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SERVE_NODE_FLAGS } from "../src/cli/serve.js";
 import { MarketsClient } from "../src/client/markets.js";
 import { TradeClient } from "../src/client/trade.js";
 import { loadConfig } from "../src/config.js";
@@ -150,6 +151,11 @@ describe("oddsgate import errors", () => {
 });
 
 describe("oddsgate serve", () => {
+  it("is started by npm start with the node flags that bound V8's young generation", () => {
+    const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { scripts: { start: string } };
+    expect(manifest.scripts.start).toContain(`node ${SERVE_NODE_FLAGS.join(" ")} dist/cli/main.js serve`);
+  });
+
   it("serves the demo catalogue from a fresh data dir with no configuration", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
