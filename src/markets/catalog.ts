@@ -6,6 +6,7 @@
 
 import crypto from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { AddressIndex } from "../chain/address-index.js";
 import type {
   EventRecord,
   Market,
@@ -14,7 +15,7 @@ import type {
   Series,
   SortKey,
 } from "../contract/markets.js";
-import { type MarketAccounts, type MarketAddresses, marketAccounts } from "./accounts.js";
+import { type MarketAccounts, type MarketAddresses, marketAccounts, SETTLEMENT_MINTS } from "./accounts.js";
 import { ChunkUse, JsonArena } from "./json-arena.js";
 import { type CatalogueHead, parseMarketRow, type StoredMarket, type StoredMarketRow } from "./store.js";
 
@@ -251,6 +252,19 @@ export class CatalogBuilder {
   }
 }
 
+/** A rail's accounts in the order the by-mint index numbers them. */
+const RAIL_PARTS = ["marketLedger", "yesMint", "noMint"] as const;
+// The by-mint index gives each market 8 slots: room for two rails' three accounts.
+if (SETTLEMENT_MINTS.length * RAIL_PARTS.length > 8)
+  throw new Error("the by-mint index holds two rails a market");
+
+/** The address the by-mint index stores under `slot` (market index × 8 + rail × 3 + part). */
+function railAddress(markets: readonly MarketEntry[], slot: number): string {
+  const rail = markets[slot >> 3]?.addresses.rails[Math.floor((slot & 7) / 3)];
+  const part = RAIL_PARTS[(slot & 7) % 3];
+  return rail && part ? rail[part] : "";
+}
+
 /** Whether a stored row names the same USDC rail as an entry (the CASH rail is derived from it). */
 function sameUsdcRail(entry: MarketAccounts, stored: MarketAddresses): boolean {
   return (
@@ -267,7 +281,8 @@ export class Catalog {
   readonly series: readonly SeriesEntry[];
   private readonly eventsByTicker = new Map<string, EventEntry>();
   private readonly marketsByTicker = new Map<string, MarketEntry>();
-  private readonly marketsByMint = new Map<string, MarketEntry>();
+  /** A market's ledger and outcome mints, every rail's: market index × 8 + rail × 3 + part. */
+  private readonly marketsByMint: AddressIndex;
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
   private readonly sortedCache = new Map<string, readonly unknown[]>();
   // Events with nested markets, as read: bounded by bytes, so a crawl of every event costs a fixed
@@ -287,19 +302,24 @@ export class Catalog {
 
     const marketsOfEvent = new Map<string, MarketEntry[]>();
     const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
-    for (const entry of markets) {
+    this.markets = markets;
+    this.marketsByMint = new AddressIndex(
+      (slot) => railAddress(this.markets, slot),
+      markets.length * SETTLEMENT_MINTS.length * RAIL_PARTS.length,
+    );
+    markets.forEach((entry, index) => {
       const { record, addresses } = entry;
       (entry as { seriesTicker: string }).seriesTicker = seriesTickerOfEvent.get(record.eventTicker) ?? "";
       this.marketsByTicker.set(record.ticker, entry);
-      for (const rail of addresses.rails) {
-        for (const mint of [rail.marketLedger, rail.yesMint, rail.noMint])
-          this.marketsByMint.set(mint, entry);
-      }
+      addresses.rails.forEach((rail, r) => {
+        RAIL_PARTS.forEach((part, p) => {
+          this.marketsByMint.add(rail[part], index * 8 + r * 3 + p);
+        });
+      });
       const siblings = marketsOfEvent.get(record.eventTicker);
       if (siblings) siblings.push(entry);
       else marketsOfEvent.set(record.eventTicker, [entry]);
-    }
-    this.markets = markets;
+    });
 
     const events: EventEntry[] = [];
     for (const record of [...head.events].sort(byTicker)) {
@@ -371,7 +391,8 @@ export class Catalog {
 
   /** The market owning a mint: the ledger, yes or no mint of any of its rails. */
   marketByMint(mint: string): MarketEntry | undefined {
-    return this.marketsByMint.get(mint);
+    const slot = this.marketsByMint.get(mint);
+    return slot === undefined ? undefined : this.markets[slot >> 3];
   }
 
   seriesEntry(ticker: string): SeriesEntry | undefined {
@@ -380,9 +401,9 @@ export class Catalog {
 
   /** Whether `address` is a yes or no mint of a tokenized market (read from the by-mint index: no set of its own). */
   isOutcomeMint(address: string): boolean {
-    const entry = this.marketsByMint.get(address);
-    if (!entry?.record.tokenized) return false;
-    return entry.addresses.rails.some((rail) => rail.yesMint === address || rail.noMint === address);
+    const slot = this.marketsByMint.get(address);
+    if (slot === undefined || !this.markets[slot >> 3]?.record.tokenized) return false;
+    return RAIL_PARTS[(slot & 7) % 3] !== "marketLedger";
   }
 
   /**

@@ -11,6 +11,7 @@
  * address that is no program), so one absent from LiteSVM is always still the pristine one.
  */
 import type { Address } from "@solana/kit";
+import { AddressIndex } from "../address-index.js";
 import { encodeMarketLedger, MARKET_LEDGER_SIZE } from "../market-ledger.js";
 import { TOKEN_2022_PROGRAM } from "../programs.js";
 import { encodeMint, MINT_SIZE } from "../token-layout.js";
@@ -45,8 +46,12 @@ const LEDGER = 2;
 export class DeferredAccounts {
   private terms: DeferredAccountTerms | undefined;
   private readonly rails: DeferredRail[] = [];
-  // address → rail index × 3 + part: small integers, so 200,000 entries cost a Map and nothing more.
-  private readonly byAddress = new Map<string, number>();
+  /** Address → rail index × 3 + part. */
+  private readonly byAddress = new AddressIndex((slot) => {
+    const rail = this.rails[Math.floor(slot / 3)] as DeferredRail;
+    const part = slot % 3;
+    return part === YES ? rail.yesMint : part === NO ? rail.noMint : rail.marketLedger;
+  });
 
   /** How many accounts are deferred (created or not). */
   get size(): number {
@@ -60,18 +65,17 @@ export class DeferredAccounts {
 
   /** Defers `rail`'s three accounts; returns how many of them were not deferred already. */
   add(rail: DeferredRail): number {
-    const index = this.rails.length;
+    // In place first: the index reads an address back through its rail.
+    const index = this.rails.push(rail) - 1;
     let added = 0;
     for (const [part, address] of [
       [YES, rail.yesMint],
       [NO, rail.noMint],
       [LEDGER, rail.marketLedger],
     ] as const) {
-      if (this.byAddress.has(address)) continue;
-      this.byAddress.set(address, index * 3 + part);
-      added++;
+      if (this.byAddress.add(address, index * 3 + part)) added++;
     }
-    if (added > 0) this.rails.push(rail);
+    if (added === 0) this.rails.pop();
     return added;
   }
 
