@@ -37,7 +37,7 @@ export interface MarketEntry {
   readonly record: MarketFacts;
   /** A digest of the stored row's record text: an unchanged row is not parsed again on reload. */
   readonly fingerprint: string;
-  /** Its ticker, title and subtitles, lower-cased and joined by NUL (its event's search text holds them). */
+  /** Its ticker, title and subtitles, lower-cased and joined by NUL. */
   readonly searchText: string;
   /** The USDC rail's accounts at the top, every rail (USDC, CASH) in `rails`. */
   readonly addresses: MarketAccounts;
@@ -45,6 +45,14 @@ export interface MarketEntry {
   /** The wire Market, serialized as UTF-8 (sent as is, never re-encoded). */
   readonly json: Buffer;
   readonly sortKeys: Record<SortKey, number>;
+}
+
+/**
+ * Whether a lower-cased search token (never holding NUL, which separates the fields) appears in the
+ * event's own fields or in one of its markets'.
+ */
+export function eventMentions(event: EventEntry, token: string): boolean {
+  return event.searchText.includes(token) || event.markets.some((m) => m.searchText.includes(token));
 }
 
 /** The outcome mints of a market, every rail's yes and no mint. */
@@ -59,7 +67,7 @@ export interface EventEntry {
   readonly statuses: ReadonlySet<MarketStatus>;
   /** True when any of its markets is tokenized. */
   readonly isInitialized: boolean;
-  /** Lower-cased searchable fields joined by NUL, so one `includes` tests them all. */
+  /** Its ticker, series ticker, title and subtitle, lower-cased and joined by NUL (its markets keep theirs). */
   readonly searchText: string;
   /** The wire Event with `markets: null`. */
   readonly json: Buffer;
@@ -324,17 +332,14 @@ export class Catalog {
     const events: EventEntry[] = [];
     for (const record of [...head.events].sort(byTicker)) {
       const own = marketsOfEvent.get(record.ticker) ?? [];
-      // The markets' texts are lower-cased already: only the event's own fields are folded here.
-      const searchable = [
-        [record.ticker, record.seriesTicker, record.title, record.subtitle].join("\0").toLowerCase(),
-      ];
-      for (const m of own) searchable.push(m.searchText);
       const entry: EventEntry = {
         record,
         markets: own,
         statuses: new Set(own.map((m) => m.record.status)),
         isInitialized: own.some((m) => m.record.tokenized),
-        searchText: searchable.join("\0"),
+        searchText: [record.ticker, record.seriesTicker, record.title, record.subtitle]
+          .join("\0")
+          .toLowerCase(),
         json: arena.add(`${eventHead(record)}${NULL_MARKETS_TEXT}`),
         sortKeys: {
           volume: record.volume ?? 0,

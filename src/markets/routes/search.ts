@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
+import { eventMentions } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { EventPage, eventPageJson } from "./list-events.js";
 import { booleanFlag, paging, sorting, statusParam } from "./params.js";
@@ -59,7 +60,7 @@ export function search(app: ZodApp, catalog: CatalogHolder): void {
         .filter(
           (event) =>
             (q.status === undefined || event.statuses.has(q.status)) &&
-            tokens.every((token) => event.searchText.includes(token)),
+            tokens.every((token) => eventMentions(event, token)),
         );
       return sendJson(reply, eventPageJson(current, events, q));
     },
