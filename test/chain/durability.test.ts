@@ -61,6 +61,12 @@ for (const backend of BACKENDS) {
         noMint: "5ZWj7a1f8tWkjBESHKgrLmXshuXxqeY9SYcfbshpAqPG",
       };
       expect(await chain.addMarkets([...TEST_MARKETS, later])).toBe(3);
+      // A rail already deferred is skipped unchecked; one naming a new address is checked, however much
+      // of it is deferred already.
+      expect(await chain.addMarkets([...TEST_MARKETS, later])).toBe(0);
+      await expect(chain.addMarkets([{ ...later, noMint: "0OIl-not-base58" }])).rejects.toMatchObject({
+        name: "Base58Error",
+      });
       const yes = await chain.chain.getMint(later.yesMint as Address);
       expect(yes).toMatchObject({ programId: "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb", decimals: 6 });
       expect(yes?.mintAuthority).toBe(chain.venueKeys.mintAuthority.address);

@@ -79,6 +79,11 @@ export class DeferredAccounts {
     return added;
   }
 
+  /** Whether accounts are deferred at all three of a rail's addresses (so adding it would add none). */
+  holdsAll(rail: { marketLedger: string; yesMint: string; noMint: string }): boolean {
+    return this.has(rail.yesMint) && this.has(rail.noMint) && this.has(rail.marketLedger);
+  }
+
   /** Whether an account is deferred at `address` (created or not). */
   has(address: string): boolean {
     return this.byAddress.has(address);

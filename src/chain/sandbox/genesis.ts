@@ -7,7 +7,7 @@
  */
 import type { Address } from "@solana/kit";
 import { CASH_MINT, USDC_MINT } from "../../contract/markets.js";
-import { parseAddressUncached } from "../base58.js";
+import { parseAddress, parseAddressUncached } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
 import {
   LAMPORTS_PER_SOL,
@@ -96,12 +96,15 @@ export async function applyGenesis(
   });
   for (const market of options.markets) {
     for (const rail of market.rails ?? [market]) {
-      // The catalogue's addresses are checked here, where they enter the chain.
+      // Every reload names every rail again: one deferred before was checked then, and adds nothing.
+      if (chain.deferredAccounts.holdsAll(rail)) continue;
+      // The catalogue's addresses are checked here, where they enter the chain; the settlement mints
+      // are a handful, so theirs are remembered.
       created += chain.deferredAccounts.add({
         marketLedger: parseAddressUncached(rail.marketLedger),
         yesMint: parseAddressUncached(rail.yesMint),
         noMint: parseAddressUncached(rail.noMint),
-        settlementMint: parseAddressUncached(rail.settlementMint ?? USDC_MINT),
+        settlementMint: rail.settlementMint === undefined ? USDC_MINT : parseAddress(rail.settlementMint),
       });
     }
   }
