@@ -6,7 +6,7 @@
  * calls to every operation type-checked (the TypeScript compiler) and made with openapi-fetch against
  * the running server: each answer is one its operation documents, with a body its schema accepts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import SwaggerParser from "@apidevtools/swagger-parser";
@@ -214,6 +214,14 @@ describe("the OpenAPI documents", () => {
     for (const path of Object.values(DOCUMENTS)) expect(page).toContain(path);
     for (const document of Object.values(documents))
       expect(JSON.stringify(document)).toContain("](/asyncapi.json)");
+  });
+
+  it("serves the reference page's script whole", async () => {
+    const script = await fetch(`${t.url}/docs/js/scalar.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toBe("application/javascript; charset=utf-8");
+    const published = readFileSync("node_modules/@scalar/fastify-api-reference/dist/js/standalone.js");
+    expect(Buffer.from(await script.arrayBuffer()).equals(published)).toBe(true);
   });
 });
 
