@@ -224,8 +224,9 @@ export function decodeAddressBytes(text: string): Uint8Array {
   return decodeExact(text, 32, WIRE_LIMITS.addressChars, "an address");
 }
 
-// Addresses recur (mints, programs, vaults, payers): their bytes are remembered, up to a bound.
-const addressBytesCache = new LRUCache<string, Uint8Array>({ max: 100_000 });
+// Addresses recur (mints, programs, vaults, payers): their bytes are remembered, up to a bound. Counted
+// through maxSize, not max, which would allocate all 100,000 slots at start (as the other large caches).
+const addressBytesCache = new LRUCache<string, Uint8Array>({ maxSize: 100_000, sizeCalculation: () => 1 });
 
 /**
  * The 32 bytes of a base58 address, remembered for the next time (shared: never write to them); a

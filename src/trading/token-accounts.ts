@@ -9,7 +9,8 @@ import type { Chain } from "../chain/chain.js";
 import { type OrderRefusal, OrderRefused } from "./errors.js";
 import type { VenueAccounts } from "./signing-guard.js";
 
-const cache = new LRUCache<string, Address>({ max: 200_000 });
+// Counted through maxSize: max would allocate all its slots at start (see base58.ts's cache).
+const cache = new LRUCache<string, Address>({ maxSize: 200_000, sizeCalculation: () => 1 });
 
 /** The associated token account of `owner` for `mint` under `tokenProgram`. */
 export async function associatedTokenAddress(

@@ -16,7 +16,8 @@ import { venueKeyDir } from "../../chain/venue-keys.js";
 export class PoolAuthorities {
   private readonly cache = new Map<string, Keypair>();
   /** Order keys recently derived: an order's are needed at quote, submission and settlement. */
-  private readonly orders = new LRUCache<string, Keypair>({ max: 50_000 });
+  // Counted through maxSize: max would allocate all its slots at start (see base58.ts's cache).
+  private readonly orders = new LRUCache<string, Keypair>({ maxSize: 50_000, sizeCalculation: () => 1 });
 
   constructor(private readonly rootSeed: Uint8Array) {}
 
