@@ -10,6 +10,13 @@
 const EMPTY = -1;
 const MIN_CAPACITY = 16;
 
+/** The smallest power of two (at least MIN_CAPACITY) that holds `count` addresses at most half full. */
+function capacityFor(count: number): number {
+  let capacity = MIN_CAPACITY;
+  while (capacity < count * 2) capacity *= 2;
+  return capacity;
+}
+
 /** FNV-1a over the UTF-16 code units of `text`, as an unsigned 32-bit integer. */
 function hashOf(text: string): number {
   let hash = 0x811c9dc5;
@@ -30,9 +37,12 @@ export class AddressIndex {
     private readonly keyOf: (value: number) => string,
     expected = 0,
   ) {
-    let capacity = MIN_CAPACITY;
-    while (capacity < expected * 2) capacity *= 2;
-    this.slots = new Int32Array(capacity).fill(EMPTY);
+    this.slots = new Int32Array(capacityFor(expected)).fill(EMPTY);
+  }
+
+  /** Makes room for `total` addresses in all, so that adding up to that many does not rehash on the way. */
+  reserve(total: number): void {
+    if (capacityFor(total) > this.slots.length) this.rehash(capacityFor(total));
   }
 
   /** How many addresses are indexed. */
@@ -59,7 +69,7 @@ export class AddressIndex {
     if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff)
       throw new RangeError(`an address index holds integers in [0, 2^31), not ${value}`);
     if (this.has(address)) return false;
-    if ((this.count + 1) * 2 > this.slots.length) this.grow();
+    if ((this.count + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     this.place(address, value);
     this.count++;
     return true;
@@ -72,9 +82,9 @@ export class AddressIndex {
     this.slots[slot] = value;
   }
 
-  private grow(): void {
+  private rehash(capacity: number): void {
     const old = this.slots;
-    this.slots = new Int32Array(old.length * 2).fill(EMPTY);
+    this.slots = new Int32Array(capacity).fill(EMPTY);
     for (const value of old) if (value !== EMPTY) this.place(this.keyOf(value), value);
   }
 }

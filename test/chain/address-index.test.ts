@@ -37,6 +37,20 @@ describe("AddressIndex", () => {
     expect(index.get((keys[0] as string).slice(1))).toBeUndefined();
   });
 
+  it("keeps what it holds when room is reserved for more", () => {
+    const keys = addresses(3_000);
+    const index = new AddressIndex((value) => keys[value] as string);
+    keys.slice(0, 100).forEach((key, i) => {
+      index.add(key, i);
+    });
+    index.reserve(keys.length);
+    keys.slice(100).forEach((key, i) => {
+      index.add(key, i + 100);
+    });
+    index.reserve(10);
+    for (const [i, key] of keys.entries()) expect(index.get(key)).toBe(i);
+  });
+
   it("keeps the first value of an address added twice", () => {
     const keys = addresses(2);
     const owner = [keys[0], keys[0], keys[1]] as string[];

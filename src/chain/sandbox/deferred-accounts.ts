@@ -79,6 +79,11 @@ export class DeferredAccounts {
     return added;
   }
 
+  /** Makes room for `rails` more rails' accounts at once (a catalogue's, at start). */
+  reserve(rails: number): void {
+    this.byAddress.reserve(this.byAddress.size + rails * 3);
+  }
+
   /** Whether accounts are deferred at all three of a rail's addresses (so adding it would add none). */
   holdsAll(rail: { marketLedger: string; yesMint: string; noMint: string }): boolean {
     return this.has(rail.yesMint) && this.has(rail.noMint) && this.has(rail.marketLedger);

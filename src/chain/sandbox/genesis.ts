@@ -94,13 +94,16 @@ export async function applyGenesis(
     mintLamports,
     ledgerLamports: await chain.getMinimumBalanceForRentExemption(DEFERRED_ACCOUNT_SIZES.ledger),
   });
+  const deferred = chain.deferredAccounts;
+  // A start adds every rail at once; a reload, none or a few.
+  if (deferred.size === 0) deferred.reserve(options.markets.reduce((n, m) => n + (m.rails?.length ?? 1), 0));
   for (const market of options.markets) {
     for (const rail of market.rails ?? [market]) {
       // Every reload names every rail again: one deferred before was checked then, and adds nothing.
-      if (chain.deferredAccounts.holdsAll(rail)) continue;
+      if (deferred.holdsAll(rail)) continue;
       // The catalogue's addresses are checked here, where they enter the chain; the settlement mints
       // are a handful, so theirs are remembered.
-      created += chain.deferredAccounts.add({
+      created += deferred.add({
         marketLedger: parseAddressUncached(rail.marketLedger),
         yesMint: parseAddressUncached(rail.yesMint),
         noMint: parseAddressUncached(rail.noMint),
