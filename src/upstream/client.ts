@@ -9,7 +9,7 @@
  */
 import { LRUCache } from "lru-cache";
 import CircuitBreaker from "opossum";
-import { Agent, errors as undiciErrors } from "undici";
+import type { Agent } from "undici";
 import { UpstreamError } from "./errors.js";
 import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
 
@@ -70,18 +70,13 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** A Kalshi-compatible HTTP client with a budget, a breaker, coalescing and a cache of settled answers. */
 export class UpstreamClient implements Upstream {
   private readonly base: URL;
-  private readonly agent: Agent;
+  // undici takes ~70 ms to load: it is imported with the first request, after start-up.
+  private agent: Promise<Agent> | undefined;
   private readonly breaker: CircuitBreaker<[string], UpstreamAnswer>;
   private readonly settled: LRUCache<string, UpstreamAnswer>;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
-    this.agent = new Agent({
-      connections: 64,
-      keepAliveTimeout: 30_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
     this.breaker = new CircuitBreaker((url: string) => this.fetchOnce(url), {
       // The budget is enforced per request by fetchOnce, where the request can also be aborted.
       timeout: false,
@@ -142,7 +137,22 @@ export class UpstreamClient implements Upstream {
 
   async close(): Promise<void> {
     this.breaker.shutdown();
-    await this.agent.close();
+    await (await this.agent)?.close();
+  }
+
+  /** The connection pool, made with the first request. */
+  private pool(): Promise<Agent> {
+    // Through `default` (module.exports): the bundle's chunk of this CommonJS package exports nothing else.
+    this.agent ??= import("undici").then(
+      ({ default: { Agent } }) =>
+        new Agent({
+          connections: 64,
+          keepAliveTimeout: 30_000,
+          headersTimeout: this.options.timeoutMs,
+          bodyTimeout: this.options.timeoutMs,
+        }),
+    );
+    return this.agent;
   }
 
   /** The request URL, built by hand: this runs on every relayed call, cache hits included. */
@@ -158,7 +168,7 @@ export class UpstreamClient implements Upstream {
       Object.assign(headers, kalshiSignatureHeaders(this.options.credentials, "GET", new URL(url).pathname));
     }
     const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const response = await this.agent.request({
+    const response = await (await this.pool()).request({
       origin: this.base.origin,
       path: url.slice(this.base.origin.length),
       method: "GET",
@@ -199,8 +209,8 @@ export class UpstreamClient implements Upstream {
     if (
       name === "TimeoutError" ||
       name === "AbortError" ||
-      error instanceof undiciErrors.HeadersTimeoutError ||
-      error instanceof undiciErrors.BodyTimeoutError
+      code === "UND_ERR_HEADERS_TIMEOUT" ||
+      code === "UND_ERR_BODY_TIMEOUT"
     ) {
       return new UpstreamError(
         "timeout",

@@ -50,6 +50,12 @@ describe("the bundled command", () => {
       expect(Object.keys(document.paths)).toContain("/order");
       const events = (await (await fetch(`${url}/api/v1/events?limit=1`)).json()) as { events: unknown[] };
       expect(events.events).toHaveLength(1);
+      // Relayed by the bundle's upstream client, whose HTTP pool is loaded with its first request.
+      const active = (await (await fetch(`${url}/api/v1/markets?status=active&limit=1`)).json()) as {
+        markets: { ticker: string }[];
+      };
+      const book = await fetch(`${url}/api/v1/orderbook/${active.markets[0]?.ticker}`);
+      expect(book.status, await book.clone().text()).toBe(200);
 
       const wallet = await newFundedWallet(url, chain, 1_000_000_000n, [[USDC_MINT, 10_000_000n]]);
       const query = new URLSearchParams({
