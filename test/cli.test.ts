@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SERVE_NODE_FLAGS } from "../src/cli/serve.js";
+import { nodeSetsHeapGrowth, SERVE_NODE_FLAGS } from "../src/cli/serve.js";
 import { MarketsClient } from "../src/client/markets.js";
 import { TradeClient } from "../src/client/trade.js";
 import { loadConfig } from "../src/config.js";
@@ -154,6 +154,13 @@ describe("oddsgate serve", () => {
   it("is started by npm start with the node flags that bound V8's young generation", () => {
     const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { scripts: { start: string } };
     expect(manifest.scripts.start).toContain(`node ${SERVE_NODE_FLAGS.join(" ")} dist/cli/main.js serve`);
+  });
+
+  it("leaves the heap's growth to node when its command line or NODE_OPTIONS sets it", () => {
+    expect(nodeSetsHeapGrowth([], "")).toBe(false);
+    expect(nodeSetsHeapGrowth(["--max-semi-space-size=4"], "--max-old-space-size=2048")).toBe(false);
+    expect(nodeSetsHeapGrowth(["--heap-growing-percent=50"], "")).toBe(true);
+    expect(nodeSetsHeapGrowth([], "--max-semi-space-size=4  --heap_growing_percent=10")).toBe(true);
   });
 
   it("serves the demo catalogue from a fresh data dir with no configuration", async () => {
