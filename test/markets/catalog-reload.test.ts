@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import { eventMentions } from "../../src/markets/catalog.js";
+import { eventMentions, marketJson } from "../../src/markets/catalog.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
@@ -66,7 +66,8 @@ describe("catalog reload", () => {
     const fresh = await new CatalogHolder().load(db);
     for (const market of fresh.markets) {
       const reloaded = after.market(market.record.ticker);
-      expect(reloaded?.json.equals(market.json), market.record.ticker).toBe(true);
+      expect(marketJson(reloaded!).equals(marketJson(market)), market.record.ticker).toBe(true);
+      expect(reloaded?.jsonTail).toBe(after.sharedTails.get(market.jsonTail.toString()));
       expect(reloaded?.searchText).toBe(market.searchText);
       expect(reloaded?.sortKeys).toEqual(market.sortKeys);
       expect(reloaded?.addresses).toEqual(market.addresses);
@@ -77,7 +78,7 @@ describe("catalog reload", () => {
       expect(after.eventJson(reloaded!, true).equals(fresh.eventJson(event, true))).toBe(true);
     }
 
-    expect(wire(after.market(CHANGED)!.json).title).toBe("Retitled: a warmer day in New York?");
+    expect(wire(marketJson(after.market(CHANGED)!)).title).toBe("Retitled: a warmer day in New York?");
     expect(eventMentions(after.event("KXHIGHNY-26NOV23")!, "retitled:")).toBe(true);
     // The unchanged market's record and addresses are the old catalog's, not copies of them.
     expect(after.market(UNCHANGED)!.record).toBe(before.market(UNCHANGED)!.record);
@@ -86,7 +87,7 @@ describe("catalog reload", () => {
     expect(sameMemory(after.market(UNCHANGED)!.json, before.market(UNCHANGED)!.json)).toBe(true);
     expect(sameMemory(after.market(CHANGED)!.json, before.market(CHANGED)!.json)).toBe(false);
     // The replaced catalog still answers as it did (readers holding it see no half-update).
-    expect(wire(before.market(CHANGED)!.json).title).not.toBe("Retitled: a warmer day in New York?");
+    expect(wire(marketJson(before.market(CHANGED)!)).title).not.toBe("Retitled: a warmer day in New York?");
     expect(eventMentions(before.event("KXHIGHNY-26NOV23")!, "retitled")).toBe(false);
     expect(before.market(UNCHANGED)!.sortKeys).not.toBe(after.market(UNCHANGED)!.sortKeys);
   });
@@ -116,7 +117,7 @@ describe("catalog reload", () => {
       fullCollection();
     }
     expect(firstChunk.deref() === undefined, "the first load's chunk is still held").toBe(true);
-    expect(wire(holder.require().market(UNCHANGED)!.json).ticker).toBe(UNCHANGED);
+    expect(wire(marketJson(holder.require().market(UNCHANGED)!)).ticker).toBe(UNCHANGED);
   });
 
   it("holds nothing of the replaced catalog once a running venue has reloaded", async () => {

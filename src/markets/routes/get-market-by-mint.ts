@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
+import { marketJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
@@ -23,7 +24,7 @@ export function getMarketByMint(app: ZodApp, catalog: CatalogHolder): void {
     async (request, reply) => {
       const market = catalog.require().marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
-      return sendJson(reply, market.json);
+      return sendJson(reply, marketJson(market));
     },
   );
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
+import { marketJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 
 const Params = z.object({ ticker: z.string().min(1).max(160) });
@@ -23,7 +24,7 @@ export function getMarket(app: ZodApp, catalog: CatalogHolder): void {
     async (request, reply) => {
       const market = catalog.require().market(request.params.ticker);
       if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
-      return sendJson(reply, market.json);
+      return sendJson(reply, marketJson(market));
     },
   );
 }

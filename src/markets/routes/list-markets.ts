@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import { joinJson, type MarketEntry } from "../catalog.js";
+import { joinMarketsJson, type MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { booleanFlag, commaList, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
 
@@ -29,11 +29,7 @@ export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number(
 
 /** Serializes a list of markets as `{markets, cursor}`. */
 export function marketPageJson(markets: readonly MarketEntry[], cursor: number | null): Buffer {
-  return joinJson(
-    '{"markets":[',
-    markets.map((m) => m.json),
-    `],"cursor":${cursor}}`,
-  );
+  return joinMarketsJson('{"markets":[', markets, `],"cursor":${cursor}}`);
 }
 
 export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {

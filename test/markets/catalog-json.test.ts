@@ -1,0 +1,118 @@
+/**
+ * The catalog keeps a serialized market in two parts, its own bytes and an ending most markets share
+ * (early-close condition and secondary rules): what it serves must be every market's whole JSON.
+ */
+import { describe, expect, it } from "vitest";
+import type { MarketRecord } from "../../src/contract/markets.js";
+import { deriveCashRail } from "../../src/markets/accounts.js";
+import { type Catalog, CatalogBuilder, marketJson, toWireMarket } from "../../src/markets/catalog.js";
+import { event, market, series } from "../support/fixtures.js";
+
+const EVENT = "KXHIGHNY-26NOV23";
+const SHARED_RULES = "Not all weather data is the same: the NWS Climatological Report (Daily) decides.";
+
+/** A catalog of these markets, all in one event; given `previous`, built as its reload. */
+function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 1): Catalog {
+  const builder = new CatalogBuilder(previous);
+  builder.addMarkets(
+    markets.map((m) => ({
+      ticker: m.ticker,
+      data: JSON.stringify(m),
+      // Any three distinct valid addresses per market.
+      addresses: deriveCashRail({ marketLedger: m.ticker, yesMint: "", noMint: "" }),
+    })),
+  );
+  const { markets: _, ...record } = event(EVENT, "KXHIGHNY", markets);
+  return builder.build({ version, series: [series("KXHIGHNY")], events: [record] });
+}
+
+const parsed = (json: Buffer) => JSON.parse(json.toString("utf8")) as Record<string, unknown>;
+
+describe("catalog market JSON", () => {
+  it("serves every market whole, byte for byte, with one copy of each shared ending", () => {
+    const markets = [
+      market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
+      market(`${EVENT}-T51`, EVENT, { rulesSecondary: SHARED_RULES }),
+      market(`${EVENT}-T52`, EVENT, { rulesSecondary: SHARED_RULES, earlyCloseCondition: "If it snows." }),
+      market(`${EVENT}-T53`, EVENT),
+    ];
+    const catalog = catalogOf(markets);
+    for (const record of markets) {
+      const entry = catalog.market(record.ticker);
+      if (!entry) throw new Error(`${record.ticker} is missing`);
+      expect(marketJson(entry).toString("utf8")).toBe(JSON.stringify(toWireMarket(record, entry.addresses)));
+      expect(parsed(marketJson(entry))).toMatchObject({
+        ticker: record.ticker,
+        rulesSecondary: record.rulesSecondary,
+        earlyCloseCondition: record.earlyCloseCondition,
+      });
+    }
+    const tail = (ticker: string) => catalog.market(`${EVENT}-${ticker}`)?.jsonTail;
+    expect(tail("T50")).toBe(tail("T51"));
+    expect(tail("T52")).not.toBe(tail("T50"));
+    expect(catalog.sharedTails.size).toBe(3);
+    // An event's nested markets are the same bytes.
+    const nested = parsed(catalog.eventJson(catalog.event(EVENT)!, true)).markets as unknown[];
+    expect(nested).toEqual(markets.map((m) => parsed(marketJson(catalog.market(m.ticker)!))));
+  });
+
+  it("splits at the key itself whatever the texts hold", () => {
+    const tricky = [
+      'He said ","earlyCloseCondition":"no" and left.',
+      '\\",\\"earlyCloseCondition\\":',
+      ',"earlyCloseCondition":',
+      "Ünïcödé ° — 北京 🌧",
+    ];
+    const markets = tricky.map((text, i) =>
+      market(`${EVENT}-X${i}`, EVENT, {
+        title: text,
+        rulesPrimary: text,
+        rulesSecondary: text,
+        earlyCloseCondition: text,
+      }),
+    );
+    const catalog = catalogOf(markets);
+    for (const record of markets) {
+      const entry = catalog.market(record.ticker)!;
+      expect(parsed(marketJson(entry))).toEqual(toWireMarket(record, entry.addresses));
+    }
+  });
+
+  it("drops endings no market uses after a reload and reuses the kept ones", () => {
+    const first = catalogOf([
+      market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
+      market(`${EVENT}-T51`, EVENT, { rulesSecondary: "Only this market's rules." }),
+    ]);
+    const second = catalogOf(
+      [
+        market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
+        market(`${EVENT}-T51`, EVENT, { rulesSecondary: SHARED_RULES }),
+      ],
+      first,
+      2,
+    );
+    expect(second.sharedTails.size).toBe(1);
+    // The changed market takes the ending the unchanged one kept from the first catalog.
+    expect(second.market(`${EVENT}-T51`)?.jsonTail).toBe(first.market(`${EVENT}-T50`)?.jsonTail);
+    expect(parsed(marketJson(second.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(SHARED_RULES);
+    // The replaced catalog still serves its own.
+    expect(parsed(marketJson(first.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(
+      "Only this market's rules.",
+    );
+  });
+
+  it("keeps a market's JSON whole once 10,000 distinct endings are shared", () => {
+    const markets = Array.from({ length: 10_010 }, (_, i) =>
+      market(`${EVENT}-U${String(i).padStart(5, "0")}`, EVENT, { rulesSecondary: `Rules number ${i}.` }),
+    );
+    const catalog = catalogOf(markets);
+    expect(catalog.sharedTails.size).toBe(10_000);
+    const whole = catalog.markets.filter((m) => m.jsonTail.length === 0);
+    expect(whole).toHaveLength(10);
+    for (const entry of whole) expect(parsed(entry.json).ticker).toBe(entry.record.ticker);
+    for (const entry of catalog.markets.slice(0, 20))
+      expect(parsed(marketJson(entry)).rulesSecondary).toBe(
+        `Rules number ${Number(entry.record.ticker.slice(-5))}.`,
+      );
+  });
+});
