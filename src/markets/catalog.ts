@@ -41,14 +41,14 @@ export interface MarketEntry {
   readonly searchText: string;
   /** The USDC rail's accounts at the top, every rail (USDC, CASH) in `rails`. */
   readonly addresses: MarketAccounts;
-  readonly seriesTicker: string;
   /**
    * The wire Market serialized as UTF-8 (sent as is, never re-encoded), in two parts: its own bytes,
    * then its ending (`jsonTail`), which most markets share with others (see `marketJson`).
    */
   readonly json: Buffer;
   readonly jsonTail: Buffer;
-  readonly sortKeys: Record<SortKey, number>;
+  /** Its own sort keys; its liquidity is its event's (`Catalog.liquidityOf`). */
+  readonly sortKeys: Readonly<Omit<Record<SortKey, number>, "liquidity">>;
 }
 
 /** A market's whole serialized wire Market: its own bytes and its shared ending. */
@@ -262,15 +262,14 @@ export class CatalogBuilder {
     return new Catalog(head, this.markets, this.arena, this.tails);
   }
 
-  /** An unchanged market's entry, keeping its JSON where it is (`build` moves it out of a sparse chunk). */
+  /**
+   * An unchanged market's entry, the old catalog's own: an entry holds nothing a catalog derives from
+   * the others (its series and liquidity are its event's), so both catalogs can share it. Its JSON
+   * stays where it is (`build` moves it out of a sparse chunk).
+   */
   private carriedOver(kept: MarketEntry): MarketEntry {
     this.kept.keep(kept.json, this.markets.length);
-    return {
-      ...kept,
-      seriesTicker: "",
-      // The catalog sets a market's liquidity from its event: the old catalog's keys stay its own.
-      sortKeys: { ...kept.sortKeys },
-    };
+    return kept;
   }
 
   private built({ record, addresses: stored }: StoredMarket, fingerprint: string): MarketEntry {
@@ -292,12 +291,10 @@ export class CatalogBuilder {
         .join("\0")
         .toLowerCase(),
       addresses,
-      seriesTicker: "",
       ...this.serialized(toWireMarket(record, addresses)),
       sortKeys: {
         volume: record.volume,
         volume24h: fpToNumber(record.volume24hFp),
-        liquidity: 0,
         openInterest: record.openInterest,
         startDate: record.openTime,
       },
@@ -373,7 +370,6 @@ export class Catalog {
     this.sharedTails = sharedTails;
     const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
       a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
-    const seriesTickerOfEvent = new Map(head.events.map((e) => [e.ticker, e.seriesTicker]));
 
     const marketsOfEvent = new Map<string, MarketEntry[]>();
     const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
@@ -384,7 +380,6 @@ export class Catalog {
     );
     markets.forEach((entry, index) => {
       const { record, addresses } = entry;
-      (entry as { seriesTicker: string }).seriesTicker = seriesTickerOfEvent.get(record.eventTicker) ?? "";
       this.marketsByTicker.set(record.ticker, entry);
       addresses.rails.forEach((rail, r) => {
         RAIL_PARTS.forEach((part, p) => {
@@ -423,10 +418,6 @@ export class Catalog {
       this.eventsByTicker.set(record.ticker, entry);
     }
     this.events = events;
-    // A market's liquidity is its event's: the reference reports liquidity per event only.
-    for (const event of events) {
-      for (const m of event.markets) m.sortKeys.liquidity = event.sortKeys.liquidity;
-    }
 
     const series: SeriesEntry[] = [];
     const eventsOfSeries = new Map<string, EventEntry[]>();
@@ -459,6 +450,16 @@ export class Catalog {
 
   market(ticker: string): MarketEntry | undefined {
     return this.marketsByTicker.get(ticker);
+  }
+
+  /** The series of a market's event ("" when the catalogue holds no such event). */
+  seriesTickerOf(market: MarketEntry): string {
+    return this.eventsByTicker.get(market.record.eventTicker)?.record.seriesTicker ?? "";
+  }
+
+  /** A market's liquidity: its event's, as the reference reports liquidity per event only. */
+  liquidityOf(market: MarketEntry): number {
+    return this.eventsByTicker.get(market.record.eventTicker)?.sortKeys.liquidity ?? 0;
   }
 
   /** The market owning a mint: the ledger, yes or no mint of any of its rails. */
@@ -504,26 +505,36 @@ export class Catalog {
    * Ties fall back to ticker order, keeping paging stable.
    */
   sortedEvents(sort: SortKey | undefined, order?: SortOrder): readonly EventEntry[] {
-    return this.sorted("events", this.events, sort, order ?? (sort ? "desc" : "asc"));
+    return this.sorted(
+      "events",
+      this.events,
+      sort,
+      order ?? (sort ? "desc" : "asc"),
+      (e, key) => e.sortKeys[key],
+    );
   }
 
   /** Markets in the requested order; by a key, descending unless asked otherwise; else ticker order. */
   sortedMarkets(sort: SortKey | undefined, order?: SortOrder): readonly MarketEntry[] {
-    return this.sorted("markets", this.markets, sort, order ?? (sort ? "desc" : "asc"));
+    return this.sorted("markets", this.markets, sort, order ?? (sort ? "desc" : "asc"), (m, key) =>
+      key === "liquidity" ? this.liquidityOf(m) : m.sortKeys[key],
+    );
   }
 
-  private sorted<T extends { sortKeys: Record<SortKey, number> }>(
+  private sorted<T>(
     kind: string,
     items: readonly T[],
     sort: SortKey | undefined,
     order: SortOrder,
+    keyOf: (item: T, sort: SortKey) => number,
   ): readonly T[] {
     if (sort === undefined)
       return order === "asc" ? items : this.cached(`${kind}:desc`, () => [...items].reverse());
     return this.cached(`${kind}:${sort}:${order}`, () => {
       // Items start in ticker order and Array.prototype.sort is stable, so equal keys keep that order.
       const sign = order === "asc" ? 1 : -1;
-      return [...items].sort((a, b) => sign * (a.sortKeys[sort] - b.sortKeys[sort]));
+      const keyed = items.map((item) => ({ item, key: keyOf(item, sort) }));
+      return keyed.sort((a, b) => sign * (a.key - b.key)).map(({ item }) => item);
     });
   }
 

@@ -89,7 +89,35 @@ describe("catalog reload", () => {
     // The replaced catalog still answers as it did (readers holding it see no half-update).
     expect(wire(marketJson(before.market(CHANGED)!)).title).not.toBe("Retitled: a warmer day in New York?");
     expect(eventMentions(before.event("KXHIGHNY-26NOV23")!, "retitled")).toBe(false);
-    expect(before.market(UNCHANGED)!.sortKeys).not.toBe(after.market(UNCHANGED)!.sortKeys);
+    // The unchanged market's entry is the old catalog's own, not a copy.
+    expect(after.market(UNCHANGED)).toBe(before.market(UNCHANGED));
+  });
+
+  it("gives a shared market its event's new series and liquidity, and the replaced catalog its old ones", async () => {
+    const { db } = await storage();
+    const seed = await resolveVenueSeed(db, undefined);
+    const file = miniCatalogue();
+    await saveCatalogue(db, seed, file);
+    const holder = new CatalogHolder();
+    const before = await holder.load(db);
+    const event = file.events.find((e) => e.ticker === "KXHIGHNY-26NOV23")!;
+    // Only the event changes: its markets' rows stay as they were.
+    event.seriesTicker = "KXNBAGAME";
+    event.liquidity = 1_000_000_000;
+    await saveCatalogue(db, seed, file);
+    expect(await holder.refreshIfChanged(db)).toBe(true);
+    const after = holder.require();
+
+    const market = after.market(UNCHANGED)!;
+    expect(market).toBe(before.market(UNCHANGED));
+    expect(after.seriesTickerOf(market)).toBe("KXNBAGAME");
+    expect(before.seriesTickerOf(market)).toBe("KXHIGHNY");
+    expect(after.liquidityOf(market)).toBe(1_000_000_000);
+    expect(before.liquidityOf(market)).not.toBe(1_000_000_000);
+    const mostLiquid = (catalog: typeof after) =>
+      catalog.sortedMarkets("liquidity", "desc")[0]!.record.eventTicker;
+    expect(mostLiquid(after)).toBe("KXHIGHNY-26NOV23");
+    expect(mostLiquid(before)).not.toBe("KXHIGHNY-26NOV23");
   });
 
   it("copies out what a mostly replaced chunk still holds, so that the chunk can go", async () => {

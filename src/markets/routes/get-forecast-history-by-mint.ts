@@ -25,10 +25,11 @@ export function getForecastHistoryByMint(app: ZodApp, catalog: CatalogHolder, re
       },
     },
     async (request, reply) => {
-      const market = catalog.require().marketByMint(request.params.mint);
+      const current = catalog.require();
+      const market = current.marketByMint(request.params.mint);
       if (!market) throw new ApiError("event_not_found", `no market has the mint ${request.params.mint}`);
       const answer = await relay.forecastHistory(
-        market.seriesTicker,
+        current.seriesTickerOf(market),
         market.record.eventTicker,
         request.query,
       );

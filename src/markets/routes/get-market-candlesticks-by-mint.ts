@@ -22,11 +22,12 @@ export function getMarketCandlesticksByMint(app: ZodApp, catalog: CatalogHolder,
       },
     },
     async (request, reply) => {
-      const market = catalog.require().marketByMint(request.params.mint);
+      const current = catalog.require();
+      const market = current.marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
       return sendUpstream(
         reply,
-        await relay.marketCandlesticks(market.seriesTicker, market.record.ticker, request.query),
+        await relay.marketCandlesticks(current.seriesTickerOf(market), market.record.ticker, request.query),
       );
     },
   );

@@ -22,11 +22,12 @@ export function getMarketCandlesticks(app: ZodApp, catalog: CatalogHolder, relay
       },
     },
     async (request, reply) => {
-      const market = catalog.require().market(request.params.ticker);
+      const current = catalog.require();
+      const market = current.market(request.params.ticker);
       if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
       return sendUpstream(
         reply,
-        await relay.marketCandlesticks(market.seriesTicker, market.record.ticker, request.query),
+        await relay.marketCandlesticks(current.seriesTickerOf(market), market.record.ticker, request.query),
       );
     },
   );

@@ -46,7 +46,8 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const sorted = catalog.require().sortedMarkets(q.sort, q.order);
+      const current = catalog.require();
+      const sorted = current.sortedMarkets(q.sort, q.order);
       const conditions: ((m: MarketEntry) => boolean)[] = [];
       if (q.tickers !== undefined) {
         const tickers = new Set(q.tickers);
@@ -55,7 +56,7 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
       if (q.isInitialized !== undefined) conditions.push((m) => m.record.tokenized === q.isInitialized);
       if (q.status !== undefined) conditions.push((m) => m.record.status === q.status);
       if (q.eventTicker !== undefined) conditions.push((m) => m.record.eventTicker === q.eventTicker);
-      if (q.seriesTicker !== undefined) conditions.push((m) => m.seriesTicker === q.seriesTicker);
+      if (q.seriesTicker !== undefined) conditions.push((m) => current.seriesTickerOf(m) === q.seriesTicker);
       if (q.minCloseTs !== undefined) conditions.push((m) => m.record.closeTime >= (q.minCloseTs ?? 0));
       if (q.maxCloseTs !== undefined) conditions.push((m) => m.record.closeTime <= (q.maxCloseTs ?? 0));
       const markets = conditions.length ? sorted.filter((m) => conditions.every((test) => test(m))) : sorted;
