@@ -16,10 +16,9 @@ import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
 import {
   cpuTimeUs,
-  healthCheckRate,
   importCatalogue,
+  machineBaselines,
   pickPort,
-  rawLiteSvmRate,
   rssMb,
   runAutocannon,
   sleep,
@@ -400,13 +399,10 @@ async function main(): Promise<void> {
   if (!sections.includes("startup")) return;
 
   // Machines differ several-fold: the figures below are read against this machine's baselines.
-  const baselineServer = await startServer();
-  const health = await healthCheckRate(baselineServer.url, 3);
-  await stopServer(baselineServer);
-  const litesvm = await rawLiteSvmRate();
+  const baselines = await machineBaselines();
   console.log(
     `\nstart-up (process start to /health-check 200, reads served, and to /health-check/ready 200) and memory, RSS at ready and after the first sync` +
-      ` (baselines: /health-check ${health.toFixed(0)} req/s, raw LiteSVM ${litesvm.toFixed(0)} tx/s):`,
+      ` (baselines: ${baselines}):`,
   );
   await startup("demo catalogue, fresh data dir (generates + imports)", () => {});
   // A first start stores the demo; the measured start is the second one.

@@ -27,6 +27,7 @@ import WebSocket from "ws";
 import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
 import {
   importCatalogue,
+  machineBaselines,
   pickPort,
   type StartedServer,
   serverNodeFlags,
@@ -891,6 +892,8 @@ function printStorage(storage: StorageFigures, svm: Calibration): void {
 async function main(): Promise<void> {
   if (args.calibrate) return calibrate(Number(args.calibrate));
   if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
+  // Machines differ several-fold: the figures below are read against this machine's baselines.
+  console.log(`baselines: ${await machineBaselines()}`);
   if (args.demo) {
     const catalogue = generateDemoCatalogue({ anchor: ANCHOR, scale: 1 });
     const markets = catalogue.events.reduce((n, e) => n + e.markets.length, 0);

@@ -180,6 +180,14 @@ export async function healthCheckRate(url: string, seconds = 5, connections = 50
   return result.requests.average;
 }
 
+/** This machine's baselines, measured now: a demo server's `/health-check` req/s and raw LiteSVM tx/s. */
+export async function machineBaselines(): Promise<string> {
+  const server = await startServer();
+  const health = await healthCheckRate(server.url, 3).finally(() => stopServer(server));
+  const litesvm = await rawLiteSvmRate();
+  return `/health-check ${health.toFixed(0)} req/s, raw LiteSVM ${litesvm.toFixed(0)} tx/s`;
+}
+
 /**
  * SOL transfers per second a bare LiteSVM executes in this process, configured as the sandbox runs it
  * (signatures verified): the chain baseline.
