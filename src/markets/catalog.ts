@@ -223,7 +223,7 @@ function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
  * catalog it replaces, it takes over the entries of markets whose stored row did not change (the same
  * record text and addresses) instead of parsing, deriving and serializing them again: a sync that moves
  * a few prices then costs a reload a digest per market, and the new catalog shares the old one's
- * records, address strings and JSON bytes instead of holding a second copy of them. Unchanged JSON
+ * entries (records, address strings, JSON bytes) instead of holding a second copy of them. Unchanged JSON
  * stays in the old chunks, which the new catalog keeps; a chunk left mostly dead (its markets
  * replaced, the old events) has its live texts copied out, so that it can go.
  */
