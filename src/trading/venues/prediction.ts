@@ -9,8 +9,8 @@
 import type { Address } from "@solana/kit";
 import { parseAddress } from "../../chain/base58.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM, USDC_DECIMALS } from "../../chain/programs.js";
-import { type MarketAddresses, type MarketRail, SETTLEMENT_MINTS } from "../../markets/accounts.js";
-import type { Catalog, MarketEntry } from "../../markets/catalog.js";
+import { type MarketAddresses, SETTLEMENT_MINTS } from "../../markets/accounts.js";
+import type { Catalog } from "../../markets/catalog.js";
 import type { ReferenceBook } from "../../upstream/relay.js";
 import type { AsyncMarket, LegQuote } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
@@ -216,19 +216,22 @@ export class PredictionVenue {
     // An active market trades (one not yet initialized is initialized by its first buy); a
     // determined one only redeems (redemptionOf).
     if (entry?.record.status !== "active") return undefined;
-    const found = outcomeSideOf(entry, mint);
-    if (!found) return undefined;
-    const accounts = railAccounts(found.rail);
-    const { ticker, tokenized } = entry.record;
-    return new OutcomeMarket(
-      accounts,
-      entry.addresses,
-      ticker,
-      found.side,
-      accounts[`${found.side}Mint`],
-      tokenized,
-      this.books,
-    );
+    for (const rail of entry.addresses.rails) {
+      const side = rail.yesMint === mint ? "yes" : rail.noMint === mint ? "no" : undefined;
+      if (!side) continue;
+      const accounts = railAccounts(rail);
+      const { ticker, tokenized } = entry.record;
+      return new OutcomeMarket(
+        accounts,
+        entry.addresses,
+        ticker,
+        side,
+        accounts[`${side}Mint`],
+        tokenized,
+        this.books,
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -238,18 +241,21 @@ export class PredictionVenue {
   redemptionOf(mint: Address): RedemptionMarket | undefined {
     const entry = this.catalog?.marketByMint(mint);
     if (!entry?.record.tokenized || entry.record.status === "active") return undefined;
-    const found = outcomeSideOf(entry, mint);
-    if (!found) return undefined;
-    const payout = payoutPerContract(found.side, entry.record);
-    if (payout === null) return undefined;
-    return new RedemptionMarket(
-      railAccounts(found.rail),
-      entry.addresses,
-      entry.record.ticker,
-      found.side,
-      mint,
-      payout,
-    );
+    for (const rail of entry.addresses.rails) {
+      const side = rail.yesMint === mint ? "yes" : rail.noMint === mint ? "no" : undefined;
+      if (!side) continue;
+      const payout = payoutPerContract(side, entry.record);
+      if (payout === null) return undefined;
+      return new RedemptionMarket(
+        railAccounts(rail),
+        entry.addresses,
+        entry.record.ticker,
+        side,
+        mint,
+        payout,
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -318,15 +324,6 @@ export class PredictionVenue {
       }),
     );
   }
-}
-
-/** The rail of a market whose yes or no mint `mint` is, and which of the two. */
-function outcomeSideOf(entry: MarketEntry, mint: string): { rail: MarketRail; side: Side } | undefined {
-  for (const rail of entry.addresses.rails) {
-    if (rail.yesMint === mint) return { rail, side: "yes" };
-    if (rail.noMint === mint) return { rail, side: "no" };
-  }
-  return undefined;
 }
 
 /** A rail's accounts as the catalogue names them, checked as they enter the venue. */
