@@ -32,6 +32,15 @@ async function storage(): Promise<Storage> {
   return opened;
 }
 
+/** Storage holding the mini catalogue, and a holder to load it: where each reload test starts. */
+async function storedMiniCatalogue() {
+  const { db } = await storage();
+  const seed = await resolveVenueSeed(db, undefined);
+  const file = miniCatalogue();
+  await saveCatalogue(db, seed, file);
+  return { db, seed, file, holder: new CatalogHolder() };
+}
+
 /** The mini catalogue with one market retitled and repriced. */
 function withChangedMarket(): CatalogueFile {
   const file = miniCatalogue();
@@ -94,11 +103,7 @@ describe("catalog reload", () => {
   });
 
   it("gives a shared market its event's new series and liquidity, and the replaced catalog its old ones", async () => {
-    const { db } = await storage();
-    const seed = await resolveVenueSeed(db, undefined);
-    const file = miniCatalogue();
-    await saveCatalogue(db, seed, file);
-    const holder = new CatalogHolder();
+    const { db, seed, file, holder } = await storedMiniCatalogue();
     const before = await holder.load(db);
     const event = file.events.find((e) => e.ticker === "KXHIGHNY-26NOV23")!;
     // Only the event changes: its markets' rows stay as they were.
@@ -121,11 +126,7 @@ describe("catalog reload", () => {
   });
 
   it("copies out what a mostly replaced chunk still holds, so that the chunk can go", async () => {
-    const { db } = await storage();
-    const seed = await resolveVenueSeed(db, undefined);
-    const file = miniCatalogue();
-    await saveCatalogue(db, seed, file);
-    const holder = new CatalogHolder();
+    const { db, seed, file, holder } = await storedMiniCatalogue();
     // Only a weak reference to the first catalog's memory outlives this block.
     const firstChunk = await (async () => {
       const before = await holder.load(db);
