@@ -25,8 +25,11 @@ export const REFRESH_MS = 400;
 const RECENT_SECRETS = 10_000;
 /** How often last-use times are written. */
 export const USE_FLUSH_MS = 10_000;
-/** An unknown secret triggers at most one early refresh per this interval, so guessing cannot load the database. */
-const MISS_REFRESH_MS = 100;
+/**
+ * Unknown secrets trigger at most one early refresh per this interval, so guessing cannot load the
+ * database: the unknown secrets seen meanwhile wait for that one refresh rather than being refused.
+ */
+export const MISS_REFRESH_MS = 100;
 
 export class KeyRing {
   private grants = new Map<string, KeyGrant>();
@@ -38,6 +41,8 @@ export class KeyRing {
   private readonly recent = new Map<string, KeyGrant>();
   private version = -1;
   private lastMissRefresh = 0;
+  /** The early refresh the unknown secrets seen since the last one wait for, until it reads storage. */
+  private nextMissRefresh: Promise<void> | undefined;
   private refreshing: Promise<void> | undefined;
   private readonly lastUse = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
@@ -103,16 +108,35 @@ export class KeyRing {
     return until !== undefined && Date.now() > until;
   }
 
-  /** Like lookup, but an unknown secret first makes the ring look for keys created since its last refresh. */
+  /**
+   * Like lookup, but an unknown secret first makes the ring look for keys created since its last
+   * refresh, so a key created a moment ago (on any instance) is accepted at its first use.
+   */
   async check(secret: string): Promise<KeyGrant | undefined> {
     const known = this.lookup(secret);
-    if (known !== undefined || Date.now() - this.lastMissRefresh <= MISS_REFRESH_MS) return known;
-    // A key created a moment ago on another instance: look before refusing it. A refresh already
-    // under way may have read the version before the key existed, so wait for it and read again.
-    this.lastMissRefresh = Date.now();
-    await this.refreshing;
-    await this.refresh();
+    if (known !== undefined) return known;
+    await this.refreshAfterMiss();
     return this.lookup(secret);
+  }
+
+  /**
+   * One refresh for every unknown secret seen until it starts, started no sooner than MISS_REFRESH_MS
+   * after the previous one. Refusing a secret inside that interval instead would refuse a key created
+   * just before the request whenever another unknown secret came first.
+   */
+  private refreshAfterMiss(): Promise<void> {
+    this.nextMissRefresh ??= (async () => {
+      const wait = this.lastMissRefresh + MISS_REFRESH_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // A refresh already under way may have read the version before the key existed: wait it out.
+      await this.refreshing?.catch(() => undefined); // its own caller hears its failure
+
+      // Secrets seen from here on may be newer than what this refresh reads: they wait for the next.
+      this.nextMissRefresh = undefined;
+      this.lastMissRefresh = Date.now();
+      await this.refresh();
+    })();
+    return this.nextMissRefresh;
   }
 
   /**
