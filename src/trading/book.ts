@@ -254,16 +254,9 @@ export class TradingBook {
 
   private rebuildGraph(): void {
     const { prediction } = this.options;
-    const markets: VenueMarket[] = [...this.pools.values(), ...(prediction?.markets() ?? [])];
     this.graph = new MarketGraph<VenueMarket>(
-      markets,
-      prediction && {
-        venue: PREDICTION_VENUE,
-        find: (mint) => {
-          const redemption = prediction.redemptionOf(mint);
-          return redemption ? [redemption] : [];
-        },
-      },
+      [...this.pools.values()],
+      prediction && { venue: PREDICTION_VENUE, find: (mint) => prediction.marketsOf(mint) },
     );
   }
 }

@@ -25,7 +25,6 @@ import {
   type PairStreamOptions,
   SinceField,
 } from "./pair-stream.js";
-import { PREDICTION_VENUE } from "./venues/prediction.js";
 
 /** What a probe is worth: 10 USDC. */
 const PROBE_USDC = 10_000_000n;
@@ -59,6 +58,8 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
   };
   /** The pass that last read the prediction markets (see `beforePass`). */
   private predictionListCheckedInPass = -1;
+  /** The venue's list of outcome mints the prediction list was last built from. */
+  private predictionListSource: readonly Address[] | undefined;
 
   constructor(book: TradingBook, options: QuoteStreamOptions = {}) {
     super(book, options, {
@@ -131,13 +132,12 @@ export class QuoteStreamHub extends PairStreamHub<Subscriber, AllMessage> {
    * subscribe-all connections are walked through it only then.
    */
   private refreshPredictionList(): void {
+    const outcomes = this.book.prediction?.usdcOutcomeMints() ?? [];
+    // The venue answers the same list until its catalog changes: nothing to compare then.
+    if (outcomes === this.predictionListSource) return;
+    this.predictionListSource = outcomes;
     const pairs = new Map<string, [Address, Address]>();
-    for (const market of this.book.prediction?.markets() ?? []) {
-      // A prediction market's mints are its settlement mint, then its outcome mint.
-      const [settlement, outcome] = market.mints;
-      if (market.venue !== PREDICTION_VENUE || settlement !== USDC_MINT) continue;
-      pairs.set(`${outcome}|${USDC_MINT}`, [outcome, USDC_MINT]);
-    }
+    for (const outcome of outcomes) pairs.set(`${outcome}|${USDC_MINT}`, [outcome, USDC_MINT]);
     const previous = this.predictionList.pairs;
     let same = pairs.size === previous.size;
     if (same) for (const key of pairs.keys()) if (!previous.has(key)) same = false;

@@ -60,9 +60,9 @@ interface BestLeg<M extends TradingMarket> {
 }
 
 /**
- * The markets trading a mint that a graph finds when asked instead of holding them (a determined
- * market's redemptions: one per outcome mint, tens of thousands in a large catalogue, rarely used).
- * They are async, so only ever a direct route from that mint.
+ * The markets trading a mint that a graph finds when asked instead of holding them (the prediction
+ * venue's: one per outcome mint, up to a million in a large catalogue). They are async, so only ever
+ * a direct route to or from that mint.
  */
 export interface MarketsOnDemand<M extends TradingMarket> {
   /** The venue of every market found. */
@@ -91,19 +91,14 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
     if (onDemand) this.venueNames.add(onDemand.venue);
   }
 
-  // The neighbours of `mint`: held, or else those of the markets found on demand.
-  private neighboursOf(mint: Address): Map<Address, M[]> | undefined {
-    const held = this.neighbours.get(mint);
-    if (held || !this.onDemand) return held;
-    const found = this.onDemand.find(mint);
-    if (found.length === 0) return undefined;
-    const index = new Map<Address, Map<Address, M[]>>();
-    for (const market of found) {
-      const [a, b] = market.mints;
-      link(index, a, b, market);
-      link(index, b, a, market);
-    }
-    return index.get(mint);
+  /** The markets pairing two mints: those held, and those found on demand from either mint. */
+  private pairing(a: Address, b: Address): readonly M[] | undefined {
+    const held = this.neighbours.get(a)?.get(b);
+    if (!this.onDemand) return held;
+    const found = [...this.onDemand.find(a), ...this.onDemand.find(b)].filter(
+      (market) => market.mints.includes(a) && market.mints.includes(b),
+    );
+    return found.length === 0 ? held : [...(held ?? []), ...found];
   }
 
   /** Whether `venues` names every venue of the graph's markets. */
@@ -114,7 +109,7 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
 
   /** Whether any market trades `mint`. */
   has(mint: Address): boolean {
-    return this.neighboursOf(mint) !== undefined;
+    return this.neighbours.has(mint) || (this.onDemand?.find(mint).length ?? 0) > 0;
   }
 
   /** The best route for the request, or null when none pays any output. */
@@ -122,11 +117,8 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
     const { inputMint, outputMint, amount } = request;
     // A filter naming every venue the graph has filters nothing: skip the per-market check.
     const venues = request.venues && !this.allVenuesIn(request.venues) ? request.venues : undefined;
-    const fromInput = this.neighboursOf(inputMint);
-    if (!fromInput) return null;
-
     let best: Route<M> | null = null;
-    const direct = bestLeg(fromInput.get(outputMint), inputMint, amount, venues, false);
+    const direct = bestLeg(this.pairing(inputMint, outputMint), inputMint, amount, venues, false);
     if (direct) {
       const { market, quote } = direct;
       best = isSync(market)
@@ -147,10 +139,12 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
     }
     if (request.maxLegs < 2) return best;
 
+    // Two-leg routes are sync: only held markets take part.
+    const fromInput = this.neighbours.get(inputMint);
     const toOutput = this.neighbours.get(outputMint);
-    if (!toOutput) return best;
-    // Intermediate mints neighbour both ends: walk the smaller neighbourhood (USDC neighbours every
-    // outcome mint of the prediction venue; most pairs share only a few mints).
+    if (!fromInput || !toOutput) return best;
+    // Intermediate mints neighbour both ends: walk the smaller neighbourhood (most pairs share only a
+    // few mints).
     const [walk, other] = fromInput.size <= toOutput.size ? [fromInput, toOutput] : [toOutput, fromInput];
     for (const middle of walk.keys()) {
       if (middle === outputMint || middle === inputMint) continue;

@@ -242,9 +242,30 @@ describe("MarketGraph.bestRoute", () => {
     // Found on demand, never part of a two-leg route, and held markets are not looked up again.
     expect(graph.bestRoute(request(YES, SOL, 10n * E6))).toBeNull();
     expect(graph.bestRoute(request(YES, USDC, 10n * E6, { venues: new Set(["cpmm"]) }))).toBeNull();
+    // Either end may be a mint the venue builds markets for: both are asked, nothing found changes nothing.
     asked.length = 0;
-    graph.bestRoute(request(SOL, USDC, 1n * E6));
-    expect(asked).toEqual([]);
+    expect(shape(graph.bestRoute(request(SOL, USDC, 1n * E6))!)).toEqual({
+      path: [SOL, USDC],
+      markets: [solUsdc.key],
+    });
+    expect(asked.sort()).toEqual([SOL, USDC].sort());
+  });
+
+  it("finds on demand from the output mint too, beside a held market of the same pair", () => {
+    const buy = pool("prediction", [USDC, 1_000_000n * E6], [YES, 3_000_000n * E6], 0, "async");
+    // A pool listing the outcome token as well: the better of the two wins, whichever holds it.
+    const yesPool = pool("cpmm", [USDC, 1_000_000n * E6], [YES, 2_000_000n * E6]);
+    const graph = new MarketGraph([yesPool], {
+      venue: "prediction",
+      find: (mint) => (mint === YES ? [buy] : []),
+    });
+    const route = graph.bestRoute(request(USDC, YES, 10n * E6))!;
+    expect(shape(route)).toEqual({ path: [USDC, YES], markets: [buy.key] });
+    expect(route.executionMode).toBe("async");
+    const pooled = graph.bestRoute(request(USDC, YES, 10n * E6, { venues: new Set(["cpmm"]) }))!;
+    expect(shape(pooled)).toEqual({ path: [USDC, YES], markets: [yesPool.key] });
+    // A market found for one mint pairs only its own two mints.
+    expect(graph.bestRoute(request(SOL, YES, 10n * E6))).toBeNull();
   });
 
   it("never uses an async market as the second leg either (a two-leg route is sync)", () => {

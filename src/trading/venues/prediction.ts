@@ -9,8 +9,8 @@
 import type { Address } from "@solana/kit";
 import { parseAddress } from "../../chain/base58.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM, USDC_DECIMALS } from "../../chain/programs.js";
-import { type MarketAddresses, SETTLEMENT_MINTS } from "../../markets/accounts.js";
-import type { Catalog } from "../../markets/catalog.js";
+import { type MarketAddresses, type MarketRail, SETTLEMENT_MINTS } from "../../markets/accounts.js";
+import type { Catalog, MarketEntry } from "../../markets/catalog.js";
 import type { ReferenceBook } from "../../upstream/relay.js";
 import type { AsyncMarket, LegQuote } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
@@ -179,18 +179,56 @@ function sell(bids: readonly Level[], units: bigint): LegQuote | null {
   return { inAmount: wanted * CONTRACT_UNITS, outAmount: proceeds, spotOutAmount: Number(wanted * best[0]) };
 }
 
-/** The markets of the prediction venue and the order books they price from. */
+/**
+ * The markets of the prediction venue and the order books they price from. A market is built from the
+ * catalog when a request names one of its mints, not held for every market: a catalogue of 250,000
+ * open markets would otherwise hold a million of them, with their route-graph entries.
+ */
 export class PredictionVenue {
   private readonly books = new Map<string, PricedBook>();
-  private readonly byMint = new Map<Address, OutcomeMarket>();
-  private current: OutcomeMarket[] = [];
   private catalog: Catalog | undefined;
+  private usdcOutcomes: { catalog: Catalog; mints: readonly Address[] } | undefined;
 
   constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
 
-  /** The markets that trade: both outcomes of each rail of every active market. */
-  markets(): readonly AsyncMarket[] {
-    return this.current;
+  /**
+   * Every outcome mint of an active market's USDC rail: the pairs a subscribe-all quote stream follows.
+   * Built once per catalog, when first asked: the same array until the catalog changes.
+   */
+  usdcOutcomeMints(): readonly Address[] {
+    const { catalog } = this;
+    if (!catalog) return [];
+    if (this.usdcOutcomes?.catalog !== catalog) {
+      const mints: Address[] = [];
+      for (const entry of catalog.markets) {
+        if (entry.record.status !== "active") continue;
+        // Its top-level accounts are the USDC rail's.
+        mints.push(parseAddress(entry.addresses.yesMint), parseAddress(entry.addresses.noMint));
+      }
+      this.usdcOutcomes = { catalog, mints };
+    }
+    return this.usdcOutcomes.mints;
+  }
+
+  /** The market trading `mint` when it is a yes or no mint of an active market's rail, built when asked. */
+  private tradingMarketOf(mint: Address): OutcomeMarket | undefined {
+    const entry = this.catalog?.marketByMint(mint);
+    // An active market trades (one not yet initialized is initialized by its first buy); a
+    // determined one only redeems (redemptionOf).
+    if (entry?.record.status !== "active") return undefined;
+    const found = outcomeSideOf(entry, mint);
+    if (!found) return undefined;
+    const accounts = railAccounts(found.rail);
+    const { ticker, tokenized } = entry.record;
+    return new OutcomeMarket(
+      accounts,
+      entry.addresses,
+      ticker,
+      found.side,
+      accounts[`${found.side}Mint`],
+      tokenized,
+      this.books,
+    );
   }
 
   /**
@@ -200,32 +238,28 @@ export class PredictionVenue {
   redemptionOf(mint: Address): RedemptionMarket | undefined {
     const entry = this.catalog?.marketByMint(mint);
     if (!entry?.record.tokenized || entry.record.status === "active") return undefined;
-    for (const rail of entry.addresses.rails) {
-      const side = rail.yesMint === mint ? "yes" : rail.noMint === mint ? "no" : undefined;
-      if (!side) continue;
-      const payout = payoutPerContract(side, entry.record);
-      if (payout === null) return undefined;
-      return new RedemptionMarket(
-        railAccounts(rail),
-        entry.addresses,
-        entry.record.ticker,
-        side,
-        mint,
-        payout,
-      );
-    }
-    return undefined;
+    const found = outcomeSideOf(entry, mint);
+    if (!found) return undefined;
+    const payout = payoutPerContract(found.side, entry.record);
+    if (payout === null) return undefined;
+    return new RedemptionMarket(
+      railAccounts(found.rail),
+      entry.addresses,
+      entry.record.ticker,
+      found.side,
+      mint,
+      payout,
+    );
   }
 
   /**
-   * Rebuilds the markets from the catalog: active markets trade (those not yet initialized are
+   * Takes the catalog its markets are built from: active markets trade (those not yet initialized are
    * initialized by their first buy), tokenized determined ones redeem, each on every rail. Returns
    * the settlement mints and the outcome mints of the active tokenized markets, to be listed as tokens:
    * a mint joins the registry once it exists.
    */
   update(catalog: Catalog): TokenRecord[] {
     this.catalog = catalog;
-    const markets: OutcomeMarket[] = [];
     // The settlement mints trade here whether or not a pool lists them (CASH has none); both are
     // 6-decimal SPL tokens.
     const listed: TokenRecord[] = SETTLEMENT_MINTS.map((mint) => ({
@@ -233,34 +267,26 @@ export class PredictionVenue {
       decimals: USDC_DECIMALS,
       program: TOKEN_PROGRAM,
     }));
-    this.byMint.clear();
     for (const entry of catalog.markets) {
-      const { tokenized, status, ticker } = entry.record;
-      // An active market trades (one not yet initialized is initialized by its first buy); a
-      // determined one only redeems, found when asked (redemptionOf).
-      if (status !== "active") continue;
-      // Its top-level accounts are the USDC rail's.
-      const usdcRail: MarketAddresses = entry.addresses;
+      const { tokenized, status } = entry.record;
+      if (status !== "active" || !tokenized) continue;
       for (const rail of entry.addresses.rails) {
         const accounts = railAccounts(rail);
-        for (const [side, mint] of [
-          ["yes", accounts.yesMint],
-          ["no", accounts.noMint],
-        ] as const) {
-          const market = new OutcomeMarket(accounts, usdcRail, ticker, side, mint, tokenized, this.books);
-          if (tokenized) listed.push(outcomeToken(mint));
-          markets.push(market);
-          this.byMint.set(market.outcomeMint, market);
-        }
+        listed.push(outcomeToken(accounts.yesMint), outcomeToken(accounts.noMint));
       }
     }
-    this.current = markets;
     return listed;
   }
 
-  /** The market of an outcome mint the venue trades or redeems, if any. */
+  /** The market of an outcome mint the venue trades or redeems, if any, built when asked. */
   marketOf(mint: Address): OutcomeMintMarket | undefined {
-    return this.byMint.get(mint) ?? this.redemptionOf(mint);
+    return this.tradingMarketOf(mint) ?? this.redemptionOf(mint);
+  }
+
+  /** The markets trading `mint` (one at most): what the route graph finds on demand. */
+  marketsOf(mint: Address): OutcomeMintMarket[] {
+    const market = this.marketOf(mint);
+    return market ? [market] : [];
   }
 
   /**
@@ -268,14 +294,14 @@ export class PredictionVenue {
    * market's mints and a market's not yet initialized are found by orders without being listed.
    */
   tokenOf(mint: Address): TokenRecord | undefined {
-    return this.byMint.has(mint) || this.redemptionOf(mint) ? outcomeToken(mint) : undefined;
+    return this.marketOf(mint) ? outcomeToken(mint) : undefined;
   }
 
   /** Fetches the order books of the markets of these mints unless fresh ones are at hand. */
   async prepare(mints: readonly Address[], now = Date.now()): Promise<void> {
     const tickers = new Set<string>();
     for (const mint of mints) {
-      const market = this.byMint.get(mint);
+      const market = this.tradingMarketOf(mint);
       // Redemptions pay a fixed amount: only trading markets price from a book.
       if (!(market instanceof OutcomeMarket)) continue;
       if ((this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(market.ticker);
@@ -292,6 +318,15 @@ export class PredictionVenue {
       }),
     );
   }
+}
+
+/** The rail of a market whose yes or no mint `mint` is, and which of the two. */
+function outcomeSideOf(entry: MarketEntry, mint: string): { rail: MarketRail; side: Side } | undefined {
+  for (const rail of entry.addresses.rails) {
+    if (rail.yesMint === mint) return { rail, side: "yes" };
+    if (rail.noMint === mint) return { rail, side: "no" };
+  }
+  return undefined;
 }
 
 /** A rail's accounts as the catalogue names them, checked as they enter the venue. */
