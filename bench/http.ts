@@ -351,23 +351,26 @@ async function finishedGameLiveData(
 }
 
 async function startup(label: string, prepare: (dataDir: string) => void): Promise<void> {
-  const runs: { reads: number; ready: number; rss: number; settled: number }[] = [];
+  const runs: Awaited<ReturnType<typeof startOnce>>[] = [];
   for (let run = 0; run < Math.max(1, Number(args.runs)); run += 1) runs.push(await startOnce(prepare));
   const best = runs.reduce((a, b) => (b.ready < a.ready ? b : a));
   const range = (pick: (r: (typeof runs)[number]) => number, digits: number) =>
     `${Math.min(...runs.map(pick)).toFixed(digits)}-${Math.max(...runs.map(pick)).toFixed(digits)}`;
   console.log(
-    `  ${label.padEnd(44)} reads ${(best.reads / 1000).toFixed(2).padStart(5)} s   ready ${(best.ready / 1000).toFixed(2).padStart(5)} s   RSS ${best.rss.toFixed(0).padStart(4)} MB, ${SETTLE_MS / 1000} s later ${best.settled.toFixed(0).padStart(4)} MB` +
+    `  ${label.padEnd(44)} reads ${(best.reads / 1000).toFixed(2).padStart(5)} s   ready ${(best.ready / 1000).toFixed(2).padStart(5)} s   RSS ${best.rss.toFixed(0).padStart(4)} MB, ${SETTLE_MS / 1000} s later ${best.settled.toFixed(0).padStart(4)} MB, slowest answer ${best.slowest.toFixed(0).padStart(4)} ms` +
       (runs.length > 1
-        ? `   (best of ${runs.length}; ready ${range((r) => r.ready / 1000, 2)} s, RSS ${range((r) => r.rss, 0)} MB)`
+        ? `   (best of ${runs.length}; ready ${range((r) => r.ready / 1000, 2)} s, RSS ${range((r) => r.rss, 0)} MB, slowest ${range((r) => r.slowest, 0)} ms)`
         : ""),
   );
 }
 
-/** One start on a fresh data directory that `prepare` filled: when reads and readiness came, and RSS. */
+/**
+ * One start on a fresh data directory that `prepare` filled: when reads and readiness came, RSS, and
+ * the slowest `/health-check` answer in the SETTLE_MS after ready (the first sync and its reload).
+ */
 async function startOnce(
   prepare: (dataDir: string) => void,
-): Promise<{ reads: number; ready: number; rss: number; settled: number }> {
+): Promise<{ reads: number; ready: number; rss: number; settled: number; slowest: number }> {
   const dataDir = tempDataDir();
   try {
     prepare(dataDir);
@@ -380,11 +383,17 @@ async function startOnce(
     // everything trading needs is in place too.
     const ready = await untilReady(server);
     const rss = rssMb(pid);
-    // The first sync runs as the venue becomes ready; what changed upstream is reloaded.
-    await sleep(SETTLE_MS);
+    // The first sync runs as the venue becomes ready; what changed upstream is reloaded. Probes every
+    // 20 ms: a reload that held the event loop would leave them unanswered that long.
+    let slowest = 0;
+    for (const end = performance.now() + SETTLE_MS; performance.now() < end; await sleep(20)) {
+      const asked = performance.now();
+      await (await fetch(`${server.url}/health-check`)).arrayBuffer();
+      slowest = Math.max(slowest, performance.now() - asked);
+    }
     const settled = rssMb(pid);
     await stopServer(server);
-    return { reads: server.readyMs, ready, rss, settled };
+    return { reads: server.readyMs, ready, rss, settled, slowest };
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

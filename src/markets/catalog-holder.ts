@@ -41,7 +41,7 @@ export class CatalogHolder {
   async load(db: Kysely<Tables>): Promise<Catalog> {
     const builder = new CatalogBuilder(this.catalog);
     const head = await readCatalogue(db, (chunk) => builder.addMarkets(chunk));
-    const catalog = builder.build(head);
+    const catalog = await builder.build(head);
     this.replace(catalog);
     return catalog;
   }

@@ -15,6 +15,7 @@ import type {
   Series,
   SortKey,
 } from "../contract/markets.js";
+import { forEachInSlices } from "../slices.js";
 import { type MarketAccounts, type MarketAddresses, marketAccounts, SETTLEMENT_MINTS } from "./accounts.js";
 import { ChunkUse, JsonArena } from "./json-arena.js";
 import { type CatalogueHead, parseMarketRow, type StoredMarket, type StoredMarketRow } from "./store.js";
@@ -251,7 +252,7 @@ export class CatalogBuilder {
     }
   }
 
-  build(head: CatalogueHead): Catalog {
+  build(head: CatalogueHead): Promise<Catalog> {
     for (const index of this.kept.sparse()) {
       const entry = this.markets[index] as MarketEntry;
       this.markets[index] = { ...entry, json: this.arena.addBytes(entry.json) };
@@ -259,7 +260,7 @@ export class CatalogBuilder {
     // Endings no market uses any more go, so that they leave room for new ones.
     const used = new Set(this.markets.map((m) => m.jsonTail));
     for (const [text, tail] of this.tails) if (!used.has(tail)) this.tails.delete(text);
-    return new Catalog(head, this.markets, this.arena, this.tails);
+    return Catalog.assemble(head, this.markets, this.arena, this.tails);
   }
 
   /**
@@ -329,6 +330,11 @@ function railAddress(markets: readonly MarketEntry[], slot: number): string {
   return rail && part ? rail[part] : "";
 }
 
+/** Ticker order: SQLite's binary collation and PostgreSQL's "C" order, for ASCII tickers. */
+function byTicker(a: { ticker: string }, b: { ticker: string }): number {
+  return a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
+}
+
 /** Whether a stored row names the same USDC rail as an entry (the CASH rail is derived from it). */
 function sameUsdcRail(entry: MarketAccounts, stored: MarketAddresses): boolean {
   return (
@@ -344,7 +350,7 @@ export class Catalog {
   readonly markets: readonly MarketEntry[];
   readonly series: readonly SeriesEntry[];
   private readonly eventsByTicker = new Map<string, EventEntry>();
-  private readonly marketsByTicker = new Map<string, MarketEntry>();
+  private readonly marketsByTicker: Map<string, MarketEntry>;
   /** A market's ledger and outcome mints, every rail's: market index × 8 + rail × 3 + part. */
   private readonly marketsByMint: AddressIndex;
   private readonly seriesByTicker = new Map<string, SeriesEntry>();
@@ -360,41 +366,39 @@ export class Catalog {
   /** Serialized `{filtersBySports, sportOrdering}` body. */
   readonly filtersBySportsJson: Buffer;
 
-  constructor(
+  /**
+   * Builds a catalog from its market entries (sorted here), in slices that hand the event loop a
+   * turn: indexing 250,000 markets takes seconds.
+   */
+  static async assemble(
     head: CatalogueHead,
     marketEntries: MarketEntry[],
     arena: JsonArena,
     sharedTails: ReadonlyMap<string, Buffer>,
-  ) {
-    this.version = head.version;
-    this.sharedTails = sharedTails;
-    const byTicker = (a: { ticker: string }, b: { ticker: string }) =>
-      a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
-
-    const marketsOfEvent = new Map<string, MarketEntry[]>();
+  ): Promise<Catalog> {
     const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
-    this.markets = markets;
-    this.marketsByMint = new AddressIndex(
-      (slot) => railAddress(this.markets, slot),
+    const marketsByTicker = new Map<string, MarketEntry>();
+    const marketsByMint = new AddressIndex(
+      (slot) => railAddress(markets, slot),
       markets.length * SETTLEMENT_MINTS.length * RAIL_PARTS.length,
     );
-    markets.forEach((entry, index) => {
+    const marketsOfEvent = new Map<string, MarketEntry[]>();
+    await forEachInSlices(markets, (entry, index) => {
       const { record, addresses } = entry;
-      this.marketsByTicker.set(record.ticker, entry);
+      marketsByTicker.set(record.ticker, entry);
       addresses.rails.forEach((rail, r) => {
         RAIL_PARTS.forEach((part, p) => {
-          this.marketsByMint.add(rail[part], index * 8 + r * 3 + p);
+          marketsByMint.add(rail[part], index * 8 + r * 3 + p);
         });
       });
       const siblings = marketsOfEvent.get(record.eventTicker);
       if (siblings) siblings.push(entry);
       else marketsOfEvent.set(record.eventTicker, [entry]);
     });
-
     const events: EventEntry[] = [];
-    for (const record of [...head.events].sort(byTicker)) {
+    await forEachInSlices([...head.events].sort(byTicker), (record) => {
       const own = marketsOfEvent.get(record.ticker) ?? [];
-      const entry: EventEntry = {
+      events.push({
         record,
         markets: own,
         statuses: new Set(own.map((m) => m.record.status)),
@@ -413,15 +417,32 @@ export class Catalog {
               ? own.reduce((earliest, m) => Math.min(earliest, m.record.openTime), Number.POSITIVE_INFINITY)
               : (record.strikeDate ?? 0),
         },
-      };
-      events.push(entry);
-      this.eventsByTicker.set(record.ticker, entry);
-    }
-    this.events = events;
+      });
+    });
+    return new Catalog(head, { markets, marketsByTicker, marketsByMint, events }, arena, sharedTails);
+  }
 
+  private constructor(
+    head: CatalogueHead,
+    indexed: {
+      markets: readonly MarketEntry[];
+      marketsByTicker: Map<string, MarketEntry>;
+      marketsByMint: AddressIndex;
+      events: readonly EventEntry[];
+    },
+    arena: JsonArena,
+    sharedTails: ReadonlyMap<string, Buffer>,
+  ) {
+    this.version = head.version;
+    this.sharedTails = sharedTails;
+    this.markets = indexed.markets;
+    this.marketsByTicker = indexed.marketsByTicker;
+    this.marketsByMint = indexed.marketsByMint;
+    this.events = indexed.events;
     const series: SeriesEntry[] = [];
     const eventsOfSeries = new Map<string, EventEntry[]>();
-    for (const event of events) {
+    for (const event of this.events) {
+      this.eventsByTicker.set(event.record.ticker, event);
       const siblings = eventsOfSeries.get(event.record.seriesTicker);
       if (siblings) siblings.push(event);
       else eventsOfSeries.set(event.record.seriesTicker, [event]);

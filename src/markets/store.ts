@@ -1,4 +1,5 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
+import { setImmediate } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
@@ -177,6 +178,9 @@ export async function readCatalogue(
           })),
         );
         after = rows[rows.length - 1]?.ticker;
+        // SQLite answers synchronously: without a turn of the event loop between chunks, a large load
+        // (seconds at 250,000 markets) would leave every request unanswered, liveness probes too.
+        await setImmediate();
       }
       return {
         version,

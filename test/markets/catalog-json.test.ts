@@ -12,7 +12,7 @@ const EVENT = "KXHIGHNY-26NOV23";
 const SHARED_RULES = "Not all weather data is the same: the NWS Climatological Report (Daily) decides.";
 
 /** A catalog of these markets, all in one event; given `previous`, built as its reload. */
-function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 1): Catalog {
+async function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 1): Promise<Catalog> {
   const builder = new CatalogBuilder(previous);
   builder.addMarkets(
     markets.map((m) => ({
@@ -29,14 +29,14 @@ function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 1): Ca
 const parsed = (json: Buffer) => JSON.parse(json.toString("utf8")) as Record<string, unknown>;
 
 describe("catalog market JSON", () => {
-  it("serves every market whole, byte for byte, with one copy of each shared ending", () => {
+  it("serves every market whole, byte for byte, with one copy of each shared ending", async () => {
     const markets = [
       market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
       market(`${EVENT}-T51`, EVENT, { rulesSecondary: SHARED_RULES }),
       market(`${EVENT}-T52`, EVENT, { rulesSecondary: SHARED_RULES, earlyCloseCondition: "If it snows." }),
       market(`${EVENT}-T53`, EVENT),
     ];
-    const catalog = catalogOf(markets);
+    const catalog = await catalogOf(markets);
     for (const record of markets) {
       const entry = catalog.market(record.ticker);
       if (!entry) throw new Error(`${record.ticker} is missing`);
@@ -56,7 +56,7 @@ describe("catalog market JSON", () => {
     expect(nested).toEqual(markets.map((m) => parsed(marketJson(catalog.market(m.ticker)!))));
   });
 
-  it("splits at the key itself whatever the texts hold", () => {
+  it("splits at the key itself whatever the texts hold", async () => {
     const tricky = [
       'He said ","earlyCloseCondition":"no" and left.',
       '\\",\\"earlyCloseCondition\\":',
@@ -71,19 +71,19 @@ describe("catalog market JSON", () => {
         earlyCloseCondition: text,
       }),
     );
-    const catalog = catalogOf(markets);
+    const catalog = await catalogOf(markets);
     for (const record of markets) {
       const entry = catalog.market(record.ticker)!;
       expect(parsed(marketJson(entry))).toEqual(toWireMarket(record, entry.addresses));
     }
   });
 
-  it("drops endings no market uses after a reload and reuses the kept ones", () => {
-    const first = catalogOf([
+  it("drops endings no market uses after a reload and reuses the kept ones", async () => {
+    const first = await catalogOf([
       market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
       market(`${EVENT}-T51`, EVENT, { rulesSecondary: "Only this market's rules." }),
     ]);
-    const second = catalogOf(
+    const second = await catalogOf(
       [
         market(`${EVENT}-T50`, EVENT, { rulesSecondary: SHARED_RULES }),
         market(`${EVENT}-T51`, EVENT, { rulesSecondary: SHARED_RULES }),
@@ -101,11 +101,11 @@ describe("catalog market JSON", () => {
     );
   });
 
-  it("keeps a market's JSON whole once 10,000 distinct endings are shared", () => {
+  it("keeps a market's JSON whole once 10,000 distinct endings are shared", async () => {
     const markets = Array.from({ length: 10_010 }, (_, i) =>
       market(`${EVENT}-U${String(i).padStart(5, "0")}`, EVENT, { rulesSecondary: `Rules number ${i}.` }),
     );
-    const catalog = catalogOf(markets);
+    const catalog = await catalogOf(markets);
     expect(catalog.sharedTails.size).toBe(10_000);
     const whole = catalog.markets.filter((m) => m.jsonTail.length === 0);
     expect(whole).toHaveLength(10);
