@@ -118,9 +118,12 @@ export class FakeSocket<F> extends EventEmitter {
 }
 
 /** Resolves once `condition` holds, checking it every 10 ms; rejects after `timeoutMs`. */
-export async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("timed out");
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
