@@ -68,9 +68,17 @@ export class AddressIndex {
   add(address: string, value: number): boolean {
     if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff)
       throw new RangeError(`an address index holds integers in [0, 2^31), not ${value}`);
-    if (this.has(address)) return false;
-    if ((this.count + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    this.place(address, value);
+    // One probe finds either the address or the free slot it would take: each text is hashed once.
+    const mask = this.slots.length - 1;
+    let slot = hashOf(address) & mask;
+    for (let held = this.slots[slot] as number; held !== EMPTY; held = this.slots[slot] as number) {
+      if (this.keyOf(held) === address) return false;
+      slot = (slot + 1) & mask;
+    }
+    if ((this.count + 1) * 2 > this.slots.length) {
+      this.rehash(this.slots.length * 2);
+      this.place(address, value);
+    } else this.slots[slot] = value;
     this.count++;
     return true;
   }
