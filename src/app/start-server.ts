@@ -217,7 +217,8 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     await trading.book.updatePredictionMarkets(current);
     followed = current;
   };
-  const loaded = await catalog.load(db);
+  // On a connection of its own: the load reads for seconds at scale, and other queries go on.
+  const loaded = await catalog.load(storage.snapshots);
   log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog loaded");
   const server: RunningServer = {
     app,
@@ -241,7 +242,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  keepCatalogCurrent({ config, db, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
+  keepCatalogCurrent({ config, storage, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
   return server;
 }
 
@@ -328,7 +329,7 @@ class DemoSource {
 /** Reloads the catalogue another process changed, and syncs from the upstream every SYNC_INTERVAL. */
 function keepCatalogCurrent(deps: {
   config: Config;
-  db: Storage["db"];
+  storage: Storage;
   venueSeed: string;
   upstream: UpstreamConnection;
   catalog: CatalogHolder;
@@ -336,11 +337,12 @@ function keepCatalogCurrent(deps: {
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
 }): void {
-  const { config, db, catalog, log } = deps;
+  const { config, catalog, log } = deps;
+  const { db, snapshots } = deps.storage;
   const poll = every(
     CATALOG_POLL_MS,
     async () => {
-      if (!(await catalog.refreshIfChanged(db))) return;
+      if (!(await catalog.refreshIfChanged(snapshots))) return;
       log.info({ version: catalog.current?.version }, "catalog reloaded");
       await deps.followCatalog();
     },
@@ -359,7 +361,7 @@ function keepCatalogCurrent(deps: {
       });
       if (result.changed.events > 0 || result.changed.series > 0) {
         log.info(result, "sync stored upstream changes");
-        if (await catalog.refreshIfChanged(db)) await deps.followCatalog();
+        if (await catalog.refreshIfChanged(snapshots)) await deps.followCatalog();
       }
     },
     {

@@ -216,6 +216,12 @@ export type Dialect = "sqlite" | "postgres";
 
 export interface Storage {
   readonly db: Kysely<Tables>;
+  /**
+   * For long consistent reads (a catalogue load reads 250,000 rows over seconds) that must not hold
+   * up other queries: with SQLite, a read-only connection of its own, since `db` is one connection
+   * that runs one transaction at a time; with PostgreSQL, the same pool as `db`.
+   */
+  readonly snapshots: Kysely<Tables>;
   readonly dialect: Dialect;
   /** Where the data lives, for logs: the SQLite file or the PostgreSQL database name (never credentials). */
   readonly location: string;
@@ -246,7 +252,7 @@ async function openPostgres(url: string): Promise<Storage> {
     await pool.close();
     await db.destroy();
   };
-  return { db, dialect: "postgres", location, close };
+  return { db, snapshots: db, dialect: "postgres", location, close };
 }
 
 function openSqlite(file: string): Storage {
@@ -258,7 +264,20 @@ function openSqlite(file: string): Storage {
   database.pragma("busy_timeout = 5000");
   database.pragma("foreign_keys = ON");
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
-  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+  // WAL lets a reader keep its snapshot while the main connection writes.
+  const reader = new SqliteDatabase(file, { readonly: true });
+  reader.pragma("busy_timeout = 5000");
+  const snapshots = new Kysely<Tables>({ dialect: new SqliteDialect({ database: reader }) });
+  return {
+    db,
+    snapshots,
+    dialect: "sqlite",
+    location: file,
+    close: async () => {
+      await snapshots.destroy();
+      await db.destroy();
+    },
+  };
 }
 
 /** Distinct SQL texts whose prepared statements are kept (multi-row inserts vary in length). */
