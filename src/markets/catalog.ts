@@ -252,6 +252,19 @@ export class CatalogBuilder {
     }
   }
 
+  /**
+   * Takes over the previous catalog's markets that no row added so far named: after a read of only
+   * the rows written since that catalog's version, those are the markets that did not change.
+   * Returns how many markets the builder then holds.
+   */
+  async addUnchanged(): Promise<number> {
+    const named = new Set(this.markets.map((entry) => entry.record.ticker));
+    await forEachInSlices(this.previous?.markets ?? [], (entry) => {
+      if (!named.has(entry.record.ticker)) this.markets.push(this.carriedOver(entry));
+    });
+    return this.markets.length;
+  }
+
   build(head: CatalogueHead): Promise<Catalog> {
     for (const index of this.kept.sparse()) {
       const entry = this.markets[index] as MarketEntry;

@@ -2,6 +2,7 @@
 import { setImmediate } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
+import { forEachInSlices } from "../slices.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
@@ -60,6 +61,7 @@ export async function saveCatalogue(
   };
 
   await db.transaction().execute(async (trx) => {
+    const version = await nextCatalogVersion(trx);
     await inChunks(file.series, advance, (chunk) =>
       trx
         .insertInto("series")
@@ -98,6 +100,7 @@ export async function saveCatalogue(
               yes_mint: addresses.yesMint,
               no_mint: addresses.noMint,
               data: JSON.stringify(market),
+              changed_version: version,
             };
           }),
         )
@@ -108,11 +111,11 @@ export async function saveCatalogue(
             yes_mint: eb.ref("excluded.yes_mint"),
             no_mint: eb.ref("excluded.no_mint"),
             data: eb.ref("excluded.data"),
+            changed_version: eb.ref("excluded.changed_version"),
           })),
         )
         .execute(),
     );
-    await bumpCounter(trx, CATALOG_VERSION_KEY);
   });
   return { series: file.series.length, events: file.events.length, markets: markets.length };
 }
@@ -130,6 +133,16 @@ async function inChunks<R>(
   }
 }
 
+/**
+ * Moves the catalogue version inside a writer's transaction and returns it, to stamp the market rows
+ * the writer writes. Moved first, so the counter's row stays locked until the commit: versions then
+ * commit in their order, and a reader that sees version V sees every row stamped V or less.
+ */
+async function nextCatalogVersion(trx: Kysely<Tables>): Promise<number> {
+  await bumpCounter(trx, CATALOG_VERSION_KEY);
+  return readCatalogVersion(trx);
+}
+
 /** The catalogue's change counter: it moves whenever any import or sync commits. */
 export function readCatalogVersion(db: Kysely<Tables>): Promise<number> {
   return readCounter(db, CATALOG_VERSION_KEY);
@@ -145,13 +158,16 @@ export interface CatalogueHead {
 }
 
 /**
- * Reads the whole catalogue in one snapshot: series and events at once, markets in chunks handed to
- * `onMarkets` as they arrive, so a large catalogue never sits in memory twice.
+ * Reads the catalogue in one snapshot: series and events at once, markets in chunks handed to
+ * `onMarkets` as they arrive, so a large catalogue never sits in memory twice. With `changedAfter`,
+ * only the markets written by a later version: what a reload of a catalog at that version needs.
  */
 export async function readCatalogue(
   db: Kysely<Tables>,
   onMarkets: (chunk: StoredMarketRow[]) => void,
-): Promise<CatalogueHead> {
+  options: { changedAfter?: number } = {},
+): Promise<CatalogueHead & { marketCount: number }> {
+  const { changedAfter } = options;
   // Repeatable read: the version and every chunk come from the same state, even during an import.
   return db
     .transaction()
@@ -159,7 +175,11 @@ export async function readCatalogue(
     .execute(async (trx) => {
       const version = await readCatalogVersion(trx);
       const series = await trx.selectFrom("series").select("data").execute();
-      const events = await trx.selectFrom("events").select("data").execute();
+      await setImmediate();
+      const eventRows = await trx.selectFrom("events").select("data").execute();
+      await setImmediate();
+      const events: EventRecord[] = [];
+      await forEachInSlices(eventRows, (row) => events.push(JSON.parse(row.data) as EventRecord));
       let after: string | undefined;
       for (;;) {
         let query = trx
@@ -168,6 +188,7 @@ export async function readCatalogue(
           .orderBy("ticker")
           .limit(LOAD_CHUNK_ROWS);
         if (after !== undefined) query = query.where("ticker", ">", after);
+        if (changedAfter !== undefined) query = query.where("changed_version", ">", changedAfter);
         const rows = await query.execute();
         if (rows.length === 0) break;
         onMarkets(
@@ -182,10 +203,16 @@ export async function readCatalogue(
         // (seconds at 250,000 markets) would leave every request unanswered, liveness probes too.
         await setImmediate();
       }
+      const counted = await trx
+        .selectFrom("markets")
+        // How many markets storage holds, whether or not they were read.
+        .select((eb) => eb.fn.countAll<number | string>().as("count"))
+        .executeTakeFirstOrThrow();
       return {
         version,
         series: series.map((row) => JSON.parse(row.data) as Series),
-        events: events.map((row) => JSON.parse(row.data) as EventRecord),
+        events,
+        marketCount: Number(counted.count),
       };
     });
 }
@@ -292,12 +319,12 @@ export async function markMarketTokenized(db: Kysely<Tables>, ticker: string): P
     if (!row) return false;
     const record = JSON.parse(row.data) as MarketRecord;
     if (record.tokenized) return false;
+    const version = await nextCatalogVersion(trx);
     await trx
       .updateTable("markets")
-      .set({ data: JSON.stringify({ ...record, tokenized: true }) })
+      .set({ data: JSON.stringify({ ...record, tokenized: true }), changed_version: version })
       .where("ticker", "=", ticker)
       .execute();
-    await bumpCounter(trx, CATALOG_VERSION_KEY);
     return true;
   });
 }

@@ -33,6 +33,8 @@ export interface MarketsTable {
   yes_mint: string;
   no_mint: string;
   data: string;
+  /** The catalogue version whose writer last wrote the row. */
+  changed_version: Generated<number>;
 }
 
 export interface ApiKeysTable {

@@ -215,6 +215,22 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  "0010_market_versions": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The catalogue version that last wrote each market: a reload reads only the rows written since
+      // the version it holds (see markets/store.ts). Rows from before are 0, read by every full load.
+      await db.schema
+        .alterTable("markets")
+        .addColumn("changed_version", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createIndex("markets_changed_version")
+        .on("markets")
+        .column("changed_version")
+        .execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -4,14 +4,15 @@
  */
 import v8 from "node:v8";
 import vm from "node:vm";
+import type { Kysely } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import { eventMentions, marketJson } from "../../src/markets/catalog.js";
+import { type Catalog, eventMentions, marketJson } from "../../src/markets/catalog.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
-import { saveCatalogue } from "../../src/markets/store.js";
-import { openStorage, type Storage } from "../../src/storage/database.js";
+import { markMarketTokenized, saveCatalogue } from "../../src/markets/store.js";
+import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { waitUntil } from "../support/pair-streams.js";
@@ -25,8 +26,8 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function storage(): Promise<Storage> {
-  const created = await (BACKENDS[0] as (typeof BACKENDS)[number]).create();
+async function storage(backend = BACKENDS[0] as (typeof BACKENDS)[number]): Promise<Storage> {
+  const created = await backend.create();
   const opened = await openStorage(loadConfig({}, created.settings));
   cleanups.push(() => opened.close());
   return opened;
@@ -55,6 +56,25 @@ function withChangedMarket(): CatalogueFile {
   return file;
 }
 
+/** A fresh load of the same rows is the reference for every byte a reloaded catalog serves. */
+async function expectAsFreshLoad(db: Kysely<Tables>, after: Catalog): Promise<void> {
+  const fresh = await new CatalogHolder().load(db);
+  expect(after.markets.map((m) => m.record.ticker)).toEqual(fresh.markets.map((m) => m.record.ticker));
+  for (const market of fresh.markets) {
+    const reloaded = after.market(market.record.ticker);
+    expect(marketJson(reloaded!).equals(marketJson(market)), market.record.ticker).toBe(true);
+    expect(reloaded?.jsonTail).toBe(after.sharedTails.get(market.jsonTail.toString()));
+    expect(reloaded?.searchText).toBe(market.searchText);
+    expect(reloaded?.sortKeys).toEqual(market.sortKeys);
+    expect(reloaded?.addresses).toEqual(market.addresses);
+  }
+  for (const event of fresh.events) {
+    const reloaded = after.event(event.record.ticker);
+    expect(reloaded?.searchText).toBe(event.searchText);
+    expect(after.eventJson(reloaded!, true).equals(fresh.eventJson(event, true))).toBe(true);
+  }
+}
+
 /** Whether two views share their memory (compared here: a failing expect would print 32 MiB chunks). */
 const sameMemory = (a: Buffer, b: Buffer) => a.buffer === b.buffer;
 
@@ -71,21 +91,7 @@ describe("catalog reload", () => {
     expect(await holder.refreshIfChanged(db)).toBe(true);
     const after = holder.require();
 
-    // A fresh load of the same rows is the reference for every byte the reload serves.
-    const fresh = await new CatalogHolder().load(db);
-    for (const market of fresh.markets) {
-      const reloaded = after.market(market.record.ticker);
-      expect(marketJson(reloaded!).equals(marketJson(market)), market.record.ticker).toBe(true);
-      expect(reloaded?.jsonTail).toBe(after.sharedTails.get(market.jsonTail.toString()));
-      expect(reloaded?.searchText).toBe(market.searchText);
-      expect(reloaded?.sortKeys).toEqual(market.sortKeys);
-      expect(reloaded?.addresses).toEqual(market.addresses);
-    }
-    for (const event of fresh.events) {
-      const reloaded = after.event(event.record.ticker);
-      expect(reloaded?.searchText).toBe(event.searchText);
-      expect(after.eventJson(reloaded!, true).equals(fresh.eventJson(event, true))).toBe(true);
-    }
+    await expectAsFreshLoad(db, after);
 
     expect(wire(marketJson(after.market(CHANGED)!)).title).toBe("Retitled: a warmer day in New York?");
     expect(eventMentions(after.event("KXHIGHNY-26NOV23")!, "retitled:")).toBe(true);
@@ -184,3 +190,39 @@ function fullCollection(): void {
     v8.setFlagsFromString("--no-expose-gc");
   }
 }
+
+describe.each(BACKENDS)("a reload on $name", (backend) => {
+  it("reads only the market rows written since the catalog it replaces, and serves what a whole read does", async () => {
+    const db = (await storage(backend)).db;
+    const seed = await resolveVenueSeed(db, undefined);
+    await saveCatalogue(db, seed, miniCatalogue());
+    let marketRowsRead = 0;
+    const counting = db.withPlugin({
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        for (const row of result.rows)
+          if (row && typeof row === "object" && "market_ledger" in row) marketRowsRead += 1;
+        return result;
+      },
+    });
+    const holder = new CatalogHolder();
+    const before = await holder.load(counting);
+    expect(marketRowsRead).toBe(before.markets.length);
+
+    marketRowsRead = 0;
+    expect(await markMarketTokenized(db, UNCHANGED)).toBe(true);
+    expect(await holder.refreshIfChanged(counting)).toBe(true);
+    expect(marketRowsRead).toBe(1);
+    const after = holder.require();
+    expect(after.market(UNCHANGED)?.record.tokenized).toBe(true);
+    expect(after.market(CHANGED)).toBe(before.market(CHANGED));
+    await expectAsFreshLoad(db, after);
+
+    // An import writes every row again: all are read, the unchanged ones still shared.
+    marketRowsRead = 0;
+    await saveCatalogue(db, seed, withChangedMarket());
+    expect(await holder.refreshIfChanged(counting)).toBe(true);
+    expect(marketRowsRead).toBe(before.markets.length);
+    await expectAsFreshLoad(db, holder.require());
+  });
+});
