@@ -8,6 +8,7 @@
 
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
+import { LRUCache } from "lru-cache";
 import { readCounter } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
 import {
@@ -43,6 +44,13 @@ export class KeyRing {
   private lastMissRefresh = 0;
   /** The early refresh the unknown secrets seen since the last one wait for, until it reads storage. */
   private nextMissRefresh: Promise<void> | undefined;
+  /**
+   * Secrets a refresh begun after their arrival did not find. Secrets are random and made when a key
+   * is created, so one unknown then never becomes a key: a client that sends a foreign key on every
+   * request (a DFlow key, in development) waits for one refresh, not one per request.
+   */
+  private readonly unknown = new LRUCache<string, true>({ max: RECENT_SECRETS });
+  private stopped = false;
   private refreshing: Promise<void> | undefined;
   private readonly lastUse = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
@@ -74,6 +82,7 @@ export class KeyRing {
 
   /** Stops following changes and writes the last-use times still in memory. */
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     await this.flushUse();
@@ -114,9 +123,11 @@ export class KeyRing {
    */
   async check(secret: string): Promise<KeyGrant | undefined> {
     const known = this.lookup(secret);
-    if (known !== undefined) return known;
+    if (known !== undefined || this.unknown.has(secret)) return known;
     await this.refreshAfterMiss();
-    return this.lookup(secret);
+    const found = this.lookup(secret);
+    if (found === undefined) this.unknown.set(secret, true);
+    return found;
   }
 
   /**
@@ -128,6 +139,11 @@ export class KeyRing {
     this.nextMissRefresh ??= (async () => {
       const wait = this.lastMissRefresh + MISS_REFRESH_MS - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // Storage is being closed: the secrets still waiting are answered from memory.
+      if (this.stopped) {
+        this.nextMissRefresh = undefined;
+        return;
+      }
       // A refresh already under way may have read the version before the key existed: wait it out.
       await this.refreshing?.catch(() => undefined); // its own caller hears its failure
 
