@@ -206,7 +206,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   // unchanged markets with the catalog it replaces, so only entries the last catalog followed lacks
   // can need accounts: naming all 250,000 again took over a second of every reload.
   let followed: Catalog | undefined;
-  const followCatalog = async () => {
+  const followLatest = async () => {
     const current = catalog.require();
     const before = followed;
     const markets = current.markets.filter(
@@ -216,6 +216,14 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     if (created > 0) log.info({ accounts: created }, "created the chain accounts of tokenized markets");
     await trading.book.updatePredictionMarkets(current);
     followed = current;
+  };
+  // One at a time (the catalogue poll and the sync both call it): overlapping runs could finish out
+  // of order and leave the prediction venue on the older catalog.
+  let following: Promise<void> = Promise.resolve();
+  const followCatalog = (): Promise<void> => {
+    const run = following.then(followLatest);
+    following = run.catch(() => undefined);
+    return run;
   };
   // On a connection of its own: the load reads for seconds at scale, and other queries go on.
   const loaded = await catalog.load(storage.snapshots);
