@@ -13,8 +13,15 @@ export class CatalogNotReadyError extends Error {
   }
 }
 
+/**
+ * After this many reloads of changed rows only, the next reads every row: a row written without its
+ * version stamp (by an older release during a rolling upgrade, or by hand) is picked up by then.
+ */
+export const WHOLE_READ_EVERY = 10;
+
 export class CatalogHolder {
   private catalog: Catalog | undefined;
+  private loadsSinceWhole = 0;
   private readonly listeners: ((catalog: Catalog) => void)[] = [];
 
   /** The catalog, or undefined until the first load finishes. */
@@ -40,11 +47,18 @@ export class CatalogHolder {
   /**
    * Reads the catalogue from storage and swaps it in: after the first load, only the markets written
    * since the catalog held (at 250,000 markets a whole read is 400 MB of row text for a sync that
-   * changed a few hundred), unless storage no longer adds up to it.
+   * changed a few hundred), unless storage no longer adds up to it; every row again after
+   * WHOLE_READ_EVERY such reloads.
    */
   async load(db: Kysely<Tables>): Promise<Catalog> {
     const previous = this.catalog;
-    const catalog = (previous && (await readChanges(db, previous))) ?? (await readWhole(db, previous));
+    const changesOnly = previous !== undefined && this.loadsSinceWhole < WHOLE_READ_EVERY;
+    let catalog = changesOnly ? await readChanges(db, previous) : undefined;
+    this.loadsSinceWhole += 1;
+    if (!catalog) {
+      catalog = await readWhole(db, previous);
+      this.loadsSinceWhole = 0;
+    }
     this.replace(catalog);
     return catalog;
   }

@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { type Catalog, eventMentions, marketJson } from "../../src/markets/catalog.js";
-import { CatalogHolder } from "../../src/markets/catalog-holder.js";
+import { CatalogHolder, WHOLE_READ_EVERY } from "../../src/markets/catalog-holder.js";
 import { markMarketTokenized, saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
@@ -223,6 +223,34 @@ describe.each(BACKENDS)("a reload on $name", (backend) => {
     await saveCatalogue(db, seed, withChangedMarket());
     expect(await holder.refreshIfChanged(counting)).toBe(true);
     expect(marketRowsRead).toBe(before.markets.length);
+    await expectAsFreshLoad(db, holder.require());
+  });
+});
+
+describe("a reload after a write without a version stamp", () => {
+  it("shows the row at the next whole read, WHOLE_READ_EVERY reloads later at most", async () => {
+    const { db, seed, file, holder } = await storedMiniCatalogue();
+    await holder.load(db);
+    // An older release's write: the row changes and the version moves, but the stamp does not.
+    const row = await db
+      .selectFrom("markets")
+      .select("data")
+      .where("ticker", "=", CHANGED)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable("markets")
+      .set({ data: JSON.stringify({ ...JSON.parse(row.data), title: "Written unstamped" }) })
+      .where("ticker", "=", CHANGED)
+      .execute();
+    const titleNow = () => wire(marketJson(holder.require().market(CHANGED)!)).title;
+    let reloads = 0;
+    while (titleNow() !== "Written unstamped" && reloads <= WHOLE_READ_EVERY) {
+      // Another change moves the version: the series alone, no market row.
+      await saveCatalogue(db, seed, { ...file, events: [] });
+      expect(await holder.refreshIfChanged(db)).toBe(true);
+      reloads += 1;
+    }
+    expect(reloads).toBe(WHOLE_READ_EVERY + 1);
     await expectAsFreshLoad(db, holder.require());
   });
 });
