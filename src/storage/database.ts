@@ -267,8 +267,14 @@ function openSqlite(file: string): Storage {
   database.pragma("foreign_keys = ON");
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
   // WAL lets a reader keep its snapshot while the main connection writes.
-  const reader = new SqliteDatabase(file, { readonly: true });
-  reader.pragma("busy_timeout = 5000");
+  let reader: SqliteDatabase.Database;
+  try {
+    reader = new SqliteDatabase(file, { readonly: true });
+    reader.pragma("busy_timeout = 5000");
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   const snapshots = new Kysely<Tables>({ dialect: new SqliteDialect({ database: reader }) });
   return {
     db,
@@ -276,8 +282,11 @@ function openSqlite(file: string): Storage {
     dialect: "sqlite",
     location: file,
     close: async () => {
-      await snapshots.destroy();
-      await db.destroy();
+      try {
+        await snapshots.destroy();
+      } finally {
+        await db.destroy();
+      }
     },
   };
 }

@@ -7,7 +7,7 @@
  * asynchronously, so these markets are only ever direct routes.
  */
 import type { Address } from "@solana/kit";
-import { parseAddress } from "../../chain/base58.js";
+import { parseAddress, parseAddressUncached } from "../../chain/base58.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM, USDC_DECIMALS } from "../../chain/programs.js";
 import { type MarketAddresses, type MarketRail, SETTLEMENT_MINTS } from "../../markets/accounts.js";
 import type { Catalog, MarketEntry } from "../../markets/catalog.js";
@@ -203,7 +203,11 @@ export class PredictionVenue {
       for (const entry of catalog.markets) {
         if (entry.record.status !== "active") continue;
         // Its top-level accounts are the USDC rail's.
-        mints.push(parseAddress(entry.addresses.yesMint), parseAddress(entry.addresses.noMint));
+        // Checked without the address cache: half a million mints would flush it.
+        mints.push(
+          parseAddressUncached(entry.addresses.yesMint),
+          parseAddressUncached(entry.addresses.noMint),
+        );
       }
       this.usdcOutcomes = { catalog, mints };
     }
