@@ -1,7 +1,7 @@
 /**
  * A running venue follows its catalogue: a market tokenized after start (by a sync or an import on
  * another instance) gets its chain accounts, on every rail, and joins the token list at the next
- * reload; markets that did not change keep theirs. A reload names only the markets that changed.
+ * reload; markets that did not change keep theirs, and the reload names only the market that changed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAddress } from "../../src/chain/base58.js";
@@ -55,6 +55,14 @@ describe("a market tokenized after start", () => {
     for (const event of file.events)
       for (const market of event.markets) if (market.ticker === LATE) market.tokenized = true;
     const before = t.server.catalog.require();
+    // What the reload asks the chain for: the markets whose entries changed, not every one.
+    const named: string[][] = [];
+    const { chain } = t.server;
+    const addMarkets = chain.addMarkets.bind(chain);
+    chain.addMarkets = (markets) => {
+      named.push(markets.map((market) => market.marketLedger));
+      return addMarkets(markets);
+    };
     await saveCatalogue(storage.db, await resolveVenueSeed(storage.db, undefined), file);
 
     // The venue polls storage for catalogue changes every two seconds.
@@ -62,6 +70,7 @@ describe("a market tokenized after start", () => {
     const reloaded = t.server.catalog.require();
     expect(reloaded.market(EARLY)).toBe(before.market(EARLY));
     await waitUntil(async () => (await listedTokens()).includes(late[1] as string), 10_000);
+    expect(named).toEqual([[late[0]]]);
     expect(await onChain(late)).toEqual(late.map(() => true));
     expect(await onChain(early)).toEqual(early.map(() => true));
     // Both outcome mints of both rails are listed.
