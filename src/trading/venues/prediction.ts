@@ -214,44 +214,46 @@ export class PredictionVenue {
     return this.usdcOutcomes.mints;
   }
 
-  /** The market trading `mint` when it is a yes or no mint of an active market's rail, built when asked. */
-  private tradingMarketOf(mint: Address): OutcomeMarket | undefined {
+  /** The catalog's market, rail and side of an outcome mint, from the by-mint index. */
+  private outcomeOf(mint: Address): Outcome | undefined {
     const entry = this.catalog?.marketByMint(mint);
-    // An active market trades (one not yet initialized is initialized by its first buy); a
-    // determined one only redeems (redemptionOf).
-    if (entry?.record.status !== "active") return undefined;
-    const found = outcomeSideOf(entry, mint);
-    if (!found) return undefined;
-    const accounts = railAccounts(found.rail);
-    const { ticker, tokenized } = entry.record;
-    return new OutcomeMarket(
-      accounts,
-      entry.addresses,
-      ticker,
-      found.side,
-      accounts[`${found.side}Mint`],
-      tokenized,
-      this.books,
-    );
+    if (!entry) return undefined;
+    for (const rail of entry.addresses.rails) {
+      if (rail.yesMint === mint) return { entry, rail, side: "yes" };
+      if (rail.noMint === mint) return { entry, rail, side: "no" };
+    }
+    return undefined;
   }
 
   /**
-   * The redemption of `mint` when it is an outcome mint of a tokenized, determined market, built when
-   * asked: a large catalogue holds tens of thousands of them and a redemption is a rare request.
+   * The market of an outcome: an active market trades (one not yet initialized is initialized by its
+   * first buy); a tokenized determined one redeems (a large catalogue holds tens of thousands of them
+   * and a redemption is a rare request, so it is built when asked, like the rest).
    */
-  redemptionOf(mint: Address): RedemptionMarket | undefined {
-    const entry = this.catalog?.marketByMint(mint);
-    if (!entry?.record.tokenized || entry.record.status === "active") return undefined;
-    const found = outcomeSideOf(entry, mint);
-    if (!found) return undefined;
-    const payout = payoutPerContract(found.side, entry.record);
+  private marketOfOutcome({ entry, rail, side }: Outcome): OutcomeMintMarket | undefined {
+    const { record } = entry;
+    if (record.status === "active") {
+      const accounts = railAccounts(rail);
+      const mint = accounts[`${side}Mint`];
+      return new OutcomeMarket(
+        accounts,
+        entry.addresses,
+        record.ticker,
+        side,
+        mint,
+        record.tokenized,
+        this.books,
+      );
+    }
+    const payout = record.tokenized ? payoutPerContract(side, record) : null;
     if (payout === null) return undefined;
+    const accounts = railAccounts(rail);
     return new RedemptionMarket(
-      railAccounts(found.rail),
+      accounts,
       entry.addresses,
-      entry.record.ticker,
-      found.side,
-      mint,
+      record.ticker,
+      side,
+      accounts[`${side}Mint`],
       payout,
     );
   }
@@ -284,7 +286,8 @@ export class PredictionVenue {
 
   /** The market of an outcome mint the venue trades or redeems, if any, built when asked. */
   marketOf(mint: Address): OutcomeMintMarket | undefined {
-    return this.tradingMarketOf(mint) ?? this.redemptionOf(mint);
+    const outcome = this.outcomeOf(mint);
+    return outcome && this.marketOfOutcome(outcome);
   }
 
   /** The markets trading `mint` (one at most): what the route graph finds on demand. */
@@ -305,10 +308,10 @@ export class PredictionVenue {
   async prepare(mints: readonly Address[], now = Date.now()): Promise<void> {
     const tickers = new Set<string>();
     for (const mint of mints) {
-      const market = this.tradingMarketOf(mint);
-      // Redemptions pay a fixed amount: only trading markets price from a book.
-      if (!(market instanceof OutcomeMarket)) continue;
-      if ((this.books.get(market.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(market.ticker);
+      const record = this.outcomeOf(mint)?.entry.record;
+      // Redemptions pay a fixed amount: only active markets price from a book.
+      if (record?.status !== "active") continue;
+      if ((this.books.get(record.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(record.ticker);
     }
     if (tickers.size === 0) return;
     await Promise.all(
@@ -324,13 +327,11 @@ export class PredictionVenue {
   }
 }
 
-/** The rail of a market whose yes or no mint `mint` is, and which of the two. */
-function outcomeSideOf(entry: MarketEntry, mint: string): { rail: MarketRail; side: Side } | undefined {
-  for (const rail of entry.addresses.rails) {
-    if (rail.yesMint === mint) return { rail, side: "yes" };
-    if (rail.noMint === mint) return { rail, side: "no" };
-  }
-  return undefined;
+/** An outcome mint's place in the catalog: its market, the rail it belongs to, and its side. */
+interface Outcome {
+  entry: MarketEntry;
+  rail: MarketRail;
+  side: Side;
 }
 
 /** A rail's accounts as the catalogue names them, checked as they enter the venue. */
