@@ -6,6 +6,7 @@
  * in batches.
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -138,7 +139,7 @@ export class KeyRing {
   private refreshAfterMiss(): Promise<void> {
     this.nextMissRefresh ??= (async () => {
       const wait = this.lastMissRefresh + MISS_REFRESH_MS - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait > 0) await sleep(wait);
       // Storage is being closed: the secrets still waiting are answered from memory.
       if (this.stopped) {
         this.nextMissRefresh = undefined;
@@ -146,7 +147,6 @@ export class KeyRing {
       }
       // A refresh already under way may have read the version before the key existed: wait it out.
       await this.refreshing?.catch(() => undefined); // its own caller hears its failure
-
       // Secrets seen from here on may be newer than what this refresh reads: they wait for the next.
       this.nextMissRefresh = undefined;
       this.lastMissRefresh = Date.now();
