@@ -43,18 +43,45 @@ export interface MarketEntry {
   /** The USDC rail's accounts at the top, every rail (USDC, CASH) in `rails`. */
   readonly addresses: MarketAccounts;
   /**
-   * The wire Market serialized as UTF-8 (sent as is, never re-encoded), in two parts: its own bytes,
-   * then its ending (`jsonTail`), which most markets share with others (see `marketJson`).
+   * The wire Market serialized as UTF-8 (sent as is, never re-encoded), in three parts: its own bytes
+   * without the value of `accounts`, which goes in at byte `accountsAt` (`marketParts`), then its
+   * ending (`jsonTail`), which most markets share with others.
    */
   readonly json: Buffer;
+  readonly accountsAt: number;
   readonly jsonTail: Buffer;
   /** Its own sort keys; its liquidity is its event's (`Catalog.liquidityOf`). */
   readonly sortKeys: Readonly<Omit<Record<SortKey, number>, "liquidity">>;
 }
 
-/** A market's whole serialized wire Market: its own bytes and its shared ending. */
-export function marketJson(market: MarketEntry): Buffer {
-  return market.jsonTail.length === 0 ? market.json : Buffer.concat([market.json, market.jsonTail]);
+const EMPTY_ACCOUNTS = Buffer.from("{}");
+
+/**
+ * A market's serialized wire Market in parts: its own bytes around its `accounts` map, which is
+ * serialized here from the addresses the entry holds anyway (kept as text, it was over a third of
+ * every market's bytes: 148 MB at 250,000 markets), or `{}` without accounts; then its ending.
+ */
+function marketParts(market: MarketEntry, withAccounts: boolean): Buffer[] {
+  const { json, accountsAt } = market;
+  const accounts = withAccounts
+    ? Buffer.from(accountsJson(market.record, market.addresses), "latin1")
+    : EMPTY_ACCOUNTS;
+  return [json.subarray(0, accountsAt), accounts, json.subarray(accountsAt), market.jsonTail];
+}
+
+/**
+ * `JSON.stringify(wireAccounts(record, addresses))`, written out: a third of the time, and every
+ * character is ASCII (base58 addresses, fixed words, a number).
+ */
+function accountsJson(record: AccountState, addresses: MarketAccounts): string {
+  const { isInitialized, redemptionStatus, scalarOutcomePct } = accountState(record);
+  const state = `"isInitialized":${isInitialized},"redemptionStatus":${redemptionStatus === null ? "null" : `"${redemptionStatus}"`},"scalarOutcomePct":${JSON.stringify(scalarOutcomePct)}}`;
+  let json = "{";
+  for (const rail of addresses.rails) {
+    if (json.length > 1) json += ",";
+    json += `"${rail.settlementMint}":{"marketLedger":"${rail.marketLedger}","yesMint":"${rail.yesMint}","noMint":"${rail.noMint}",${state}`;
+  }
+  return `${json}}`;
 }
 
 /**
@@ -92,9 +119,20 @@ export interface SeriesEntry {
 
 export type SortOrder = "asc" | "desc";
 
-/** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
-export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
+type AccountState = Pick<MarketRecord, "status" | "tokenized" | "scalarOutcomePct">;
+
+/** What every rail's entry in a market's wire `accounts` map says of the market's state. */
+function accountState(record: AccountState) {
   const determined = record.status === "determined" || record.status === "finalized";
+  return {
+    isInitialized: record.tokenized,
+    redemptionStatus: record.tokenized && determined ? ("open" as const) : null,
+    scalarOutcomePct: record.scalarOutcomePct,
+  };
+}
+
+/** A market's wire `accounts` map: one entry per rail, from its addresses and its record's state. */
+function wireAccounts(record: AccountState, addresses: MarketAccounts): Market["accounts"] {
   const accounts: Market["accounts"] = {};
   // One entry per rail, USDC first, so a client reading the first entry sees what it always did.
   for (const rail of addresses.rails) {
@@ -102,11 +140,15 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): M
       marketLedger: rail.marketLedger,
       yesMint: rail.yesMint,
       noMint: rail.noMint,
-      isInitialized: record.tokenized,
-      redemptionStatus: record.tokenized && determined ? "open" : null,
-      scalarOutcomePct: record.scalarOutcomePct,
+      ...accountState(record),
     };
   }
+  return accounts;
+}
+
+/** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
+export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
+  const accounts = wireAccounts(record, addresses);
   return {
     ticker: record.ticker,
     eventTicker: record.eventTicker,
@@ -146,6 +188,9 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): M
  * quote is escaped, so the last match is the key itself, whatever the texts hold.
  */
 const SHARED_TAIL_KEY = ',"earlyCloseCondition":';
+/** Where a serialized market's accounts map starts; the catalog does not keep it (see `marketParts`). */
+const ACCOUNTS_KEY = ',"accounts":';
+const AFTER_ACCOUNTS_KEY = ',"yesBid":';
 /** Distinct endings the catalog shares at most; a market with a new ending past this keeps it whole. */
 const MAX_SHARED_TAILS = 10_000;
 const NO_TAIL = Buffer.alloc(0);
@@ -178,15 +223,9 @@ const NULL_MARKETS_TEXT = ',"markets":null}';
 const NULL_MARKETS = Buffer.from(NULL_MARKETS_TEXT);
 const fpToNumber = (fp: string | null) => (fp === null ? 0 : Number.parseFloat(fp));
 
-/** A serialized wire Market with an empty `accounts` map (rarely asked for, so not kept per market). */
-function withoutAccounts(entry: MarketEntry): Buffer {
-  const market = JSON.parse(marketJson(entry).toString("utf8")) as Market;
-  return Buffer.from(JSON.stringify({ ...market, accounts: {} }));
-}
-
 /**
  * Joins serialized items into `prefix item,item,... suffix` without re-serializing any of them; an
- * item may come in parts (a market's own bytes and its shared ending).
+ * item may come in parts (`marketParts`).
  */
 export function joinJson(
   prefix: string,
@@ -203,20 +242,13 @@ export function joinJson(
   return Buffer.concat(parts);
 }
 
-/** Joins markets' JSON into `prefix market,market,... suffix`. */
-export function joinMarketsJson(prefix: string, markets: readonly MarketEntry[], suffix: string): Buffer {
-  return joinJson(
-    prefix,
-    markets.map((market) => [market.json, market.jsonTail]),
-    suffix,
-  );
-}
-
 /** Bytes of nested-event JSON each of the two caches (with and without market accounts) keeps. */
 export const NESTED_EVENT_CACHE_BYTES = 16 * 1024 * 1024;
+/** Bytes of whole market JSON kept for the markets last served (about 10,000 markets). */
+export const MARKET_JSON_CACHE_BYTES = 16 * 1024 * 1024;
 
-function nestedJsonLru(): LRUCache<EventEntry, Buffer> {
-  return new LRUCache({ maxSize: NESTED_EVENT_CACHE_BYTES, sizeCalculation: (json) => json.length + 64 });
+function jsonLru<K extends object>(maxSize: number): LRUCache<K, Buffer> {
+  return new LRUCache({ maxSize, sizeCalculation: (json) => json.length + 64 });
 }
 
 /**
@@ -273,7 +305,10 @@ export class CatalogBuilder {
     // Endings no market uses any more go, so that they leave room for new ones.
     const used = new Set(this.markets.map((m) => m.jsonTail));
     for (const [text, tail] of this.tails) if (!used.has(tail)) this.tails.delete(text);
-    return Catalog.assemble(head, this.markets, this.arena, this.tails);
+    return Catalog.assemble(head, this.markets, this.arena, {
+      sharedTails: this.tails,
+      marketJsonCache: this.previous?.marketJsonCache ?? jsonLru<MarketEntry>(MARKET_JSON_CACHE_BYTES),
+    });
   }
 
   /**
@@ -315,9 +350,17 @@ export class CatalogBuilder {
     };
   }
 
-  /** A wire Market's JSON: its own bytes in the arena and its ending shared (or kept whole past the cap). */
-  private serialized(market: Market): { json: Buffer; jsonTail: Buffer } {
-    const text = JSON.stringify(market);
+  /**
+   * A wire Market's JSON: its own bytes in the arena without its accounts (see `marketParts`), and
+   * its ending shared (or kept whole past the cap).
+   */
+  private serialized(market: Market): { json: Buffer; accountsAt: number; jsonTail: Buffer } {
+    const whole = JSON.stringify(market);
+    // The first match of each key is the key: every quote inside a string value before it is
+    // escaped, and the accounts map holds only addresses and fixed words.
+    const valueAt = whole.indexOf(ACCOUNTS_KEY) + ACCOUNTS_KEY.length;
+    const text = whole.slice(0, valueAt) + whole.slice(whole.indexOf(AFTER_ACCOUNTS_KEY, valueAt));
+    const accountsAt = Buffer.byteLength(whole.slice(0, valueAt));
     const at = text.lastIndexOf(SHARED_TAIL_KEY);
     const ending = text.slice(at);
     let tail = this.tails.get(ending);
@@ -325,8 +368,8 @@ export class CatalogBuilder {
       tail = Buffer.from(ending);
       this.tails.set(ending, tail);
     }
-    if (tail === undefined) return { json: this.arena.add(text), jsonTail: NO_TAIL };
-    return { json: this.arena.add(text.slice(0, at)), jsonTail: tail };
+    if (tail === undefined) return { json: this.arena.add(text), accountsAt, jsonTail: NO_TAIL };
+    return { json: this.arena.add(text.slice(0, at)), accountsAt, jsonTail: tail };
   }
 }
 
@@ -357,6 +400,12 @@ function sameUsdcRail(entry: MarketAccounts, stored: MarketAddresses): boolean {
   );
 }
 
+/** What a catalog takes over from the one it replaces, besides the entries of unchanged markets. */
+interface CarriedOver {
+  readonly sharedTails: ReadonlyMap<string, Buffer>;
+  readonly marketJsonCache: LRUCache<MarketEntry, Buffer>;
+}
+
 export class Catalog {
   readonly version: number;
   readonly events: readonly EventEntry[];
@@ -370,8 +419,13 @@ export class Catalog {
   private readonly sortedCache = new Map<string, readonly unknown[]>();
   // Events with nested markets, as read: bounded by bytes, so a crawl of every event costs a fixed
   // amount, not a second copy of the catalogue (each entry is rebuilt from its markets' JSON).
-  private readonly nestedJsonCache = nestedJsonLru();
-  private readonly nestedBareJsonCache = nestedJsonLru();
+  private readonly nestedJsonCache = jsonLru<EventEntry>(NESTED_EVENT_CACHE_BYTES);
+  private readonly nestedBareJsonCache = jsonLru<EventEntry>(NESTED_EVENT_CACHE_BYTES);
+  /**
+   * Whole JSON of the markets last served, by entry: a reload passes it on, as it passes on the
+   * entries of unchanged markets, so a sync does not make every list cold.
+   */
+  readonly marketJsonCache: LRUCache<MarketEntry, Buffer>;
   /** The shared endings of its markets' JSON, by text (see SHARED_TAIL_KEY). */
   readonly sharedTails: ReadonlyMap<string, Buffer>;
   /** Serialized `{tagsByCategories}` body. */
@@ -387,7 +441,7 @@ export class Catalog {
     head: CatalogueHead,
     marketEntries: MarketEntry[],
     arena: JsonArena,
-    sharedTails: ReadonlyMap<string, Buffer>,
+    carried: CarriedOver,
   ): Promise<Catalog> {
     const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
     const marketsByTicker = new Map<string, MarketEntry>();
@@ -432,7 +486,7 @@ export class Catalog {
         },
       });
     });
-    return new Catalog(head, { markets, marketsByTicker, marketsByMint, events }, arena, sharedTails);
+    return new Catalog(head, { markets, marketsByTicker, marketsByMint, events }, arena, carried);
   }
 
   private constructor(
@@ -444,10 +498,11 @@ export class Catalog {
       events: readonly EventEntry[];
     },
     arena: JsonArena,
-    sharedTails: ReadonlyMap<string, Buffer>,
+    carried: CarriedOver,
   ) {
     this.version = head.version;
-    this.sharedTails = sharedTails;
+    this.sharedTails = carried.sharedTails;
+    this.marketJsonCache = carried.marketJsonCache;
     this.markets = indexed.markets;
     this.marketsByTicker = indexed.marketsByTicker;
     this.marketsByMint = indexed.marketsByMint;
@@ -513,6 +568,25 @@ export class Catalog {
     return RAIL_PARTS[(slot & 7) % 3] !== "marketLedger";
   }
 
+  /** A market's whole serialized wire Market. */
+  marketJson(market: MarketEntry): Buffer {
+    let json = this.marketJsonCache.get(market);
+    if (json === undefined) {
+      json = Buffer.concat(marketParts(market, true));
+      this.marketJsonCache.set(market, json);
+    }
+    return json;
+  }
+
+  /** Joins markets' JSON into `prefix market,market,... suffix`, with or without their accounts. */
+  marketsJson(prefix: string, markets: readonly MarketEntry[], suffix: string, withAccounts = true): Buffer {
+    return joinJson(
+      prefix,
+      markets.map((market) => (withAccounts ? this.marketJson(market) : marketParts(market, false))),
+      suffix,
+    );
+  }
+
   /**
    * The serialized wire Event, with its markets nested or `markets: null`; nested markets carry an
    * empty `accounts` map when `withMarketAccounts` is false (the field stays, as every field does).
@@ -523,12 +597,7 @@ export class Catalog {
     let json = cache.get(entry);
     if (json === undefined) {
       const head = entry.json.subarray(0, entry.json.length - NULL_MARKETS.length);
-      json = Buffer.concat([
-        head,
-        withMarketAccounts
-          ? joinMarketsJson(',"markets":[', entry.markets, "]}")
-          : joinJson(',"markets":[', entry.markets.map(withoutAccounts), "]}"),
-      ]);
+      json = Buffer.concat([head, this.marketsJson(',"markets":[', entry.markets, "]}", withMarketAccounts)]);
       cache.set(entry, json);
     }
     return json;

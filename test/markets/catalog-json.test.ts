@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { MarketRecord } from "../../src/contract/markets.js";
 import { deriveCashRail } from "../../src/markets/accounts.js";
-import { type Catalog, CatalogBuilder, marketJson, toWireMarket } from "../../src/markets/catalog.js";
+import { type Catalog, CatalogBuilder, toWireMarket } from "../../src/markets/catalog.js";
 import { event, market, series } from "../support/fixtures.js";
 
 const EVENT = "KXHIGHNY-26NOV23";
@@ -40,8 +40,10 @@ describe("catalog market JSON", () => {
     for (const record of markets) {
       const entry = catalog.market(record.ticker);
       if (!entry) throw new Error(`${record.ticker} is missing`);
-      expect(marketJson(entry).toString("utf8")).toBe(JSON.stringify(toWireMarket(record, entry.addresses)));
-      expect(parsed(marketJson(entry))).toMatchObject({
+      expect(catalog.marketJson(entry).toString("utf8")).toBe(
+        JSON.stringify(toWireMarket(record, entry.addresses)),
+      );
+      expect(parsed(catalog.marketJson(entry))).toMatchObject({
         ticker: record.ticker,
         rulesSecondary: record.rulesSecondary,
         earlyCloseCondition: record.earlyCloseCondition,
@@ -53,7 +55,7 @@ describe("catalog market JSON", () => {
     expect(catalog.sharedTails.size).toBe(3);
     // An event's nested markets are the same bytes.
     const nested = parsed(catalog.eventJson(catalog.event(EVENT)!, true)).markets as unknown[];
-    expect(nested).toEqual(markets.map((m) => parsed(marketJson(catalog.market(m.ticker)!))));
+    expect(nested).toEqual(markets.map((m) => parsed(catalog.marketJson(catalog.market(m.ticker)!))));
   });
 
   it("splits at the key itself whatever the texts hold", async () => {
@@ -61,6 +63,7 @@ describe("catalog market JSON", () => {
       'He said ","earlyCloseCondition":"no" and left.',
       '\\",\\"earlyCloseCondition\\":',
       ',"earlyCloseCondition":',
+      'Bet ","accounts":{} and ","yesBid":1 here.',
       "Ünïcödé ° — 北京 🌧",
     ];
     const markets = tricky.map((text, i) =>
@@ -74,8 +77,40 @@ describe("catalog market JSON", () => {
     const catalog = await catalogOf(markets);
     for (const record of markets) {
       const entry = catalog.market(record.ticker)!;
-      expect(parsed(marketJson(entry))).toEqual(toWireMarket(record, entry.addresses));
+      expect(catalog.marketJson(entry).toString("utf8")).toBe(
+        JSON.stringify(toWireMarket(record, entry.addresses)),
+      );
     }
+  });
+
+  it("keeps no account addresses in a market's bytes, and serves them, or an empty map, from its entry", async () => {
+    const markets = [
+      market(`${EVENT}-T50`, EVENT, { title: "Ünïcödé — 北京", tokenized: true }),
+      market(`${EVENT}-T51`, EVENT, { status: "determined", result: "yes", tokenized: true }),
+      market(`${EVENT}-T52`, EVENT, { tokenized: false }),
+      market(`${EVENT}-T53`, EVENT, { status: "finalized", scalarOutcomePct: 37.5, tokenized: true }),
+    ];
+    const catalog = await catalogOf(markets);
+    const entry = catalog.event(EVENT)!;
+    const nested = parsed(catalog.eventJson(entry, true)).markets as Record<string, unknown>[];
+    const bare = parsed(catalog.eventJson(entry, true, false)).markets as Record<string, unknown>[];
+    markets.forEach((record, i) => {
+      const market = catalog.market(record.ticker)!;
+      for (const rail of market.addresses.rails)
+        for (const address of [rail.marketLedger, rail.yesMint, rail.noMint])
+          expect(market.json.includes(address)).toBe(false);
+      expect(catalog.marketJson(market).toString("utf8")).toBe(
+        JSON.stringify(toWireMarket(record, market.addresses)),
+      );
+      expect(nested[i]).toEqual(toWireMarket(record, market.addresses));
+      expect(bare[i]).toEqual({ ...toWireMarket(record, market.addresses), accounts: {} });
+    });
+    const determined = nested[1]?.accounts as Record<string, { redemptionStatus: string | null }>;
+    expect(Object.values(determined).map((a) => a.redemptionStatus)).toEqual(["open", "open"]);
+    // Served twice, the same bytes: kept for the markets last served.
+    expect(catalog.marketJson(catalog.market(markets[0]!.ticker)!)).toBe(
+      catalog.marketJson(catalog.market(markets[0]!.ticker)!),
+    );
   });
 
   it("drops endings no market uses after a reload and reuses the kept ones", async () => {
@@ -94,9 +129,9 @@ describe("catalog market JSON", () => {
     expect(second.sharedTails.size).toBe(1);
     // The changed market takes the ending the unchanged one kept from the first catalog.
     expect(second.market(`${EVENT}-T51`)?.jsonTail).toBe(first.market(`${EVENT}-T50`)?.jsonTail);
-    expect(parsed(marketJson(second.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(SHARED_RULES);
+    expect(parsed(second.marketJson(second.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(SHARED_RULES);
     // The replaced catalog still serves its own.
-    expect(parsed(marketJson(first.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(
+    expect(parsed(first.marketJson(first.market(`${EVENT}-T51`)!)).rulesSecondary).toBe(
       "Only this market's rules.",
     );
   });
@@ -109,9 +144,9 @@ describe("catalog market JSON", () => {
     expect(catalog.sharedTails.size).toBe(10_000);
     const whole = catalog.markets.filter((m) => m.jsonTail.length === 0);
     expect(whole).toHaveLength(10);
-    for (const entry of whole) expect(parsed(entry.json).ticker).toBe(entry.record.ticker);
+    for (const entry of whole) expect(parsed(catalog.marketJson(entry)).ticker).toBe(entry.record.ticker);
     for (const entry of catalog.markets.slice(0, 20))
-      expect(parsed(marketJson(entry)).rulesSecondary).toBe(
+      expect(parsed(catalog.marketJson(entry)).rulesSecondary).toBe(
         `Rules number ${Number(entry.record.ticker.slice(-5))}.`,
       );
   });

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import { type Catalog, eventMentions, marketJson } from "../../src/markets/catalog.js";
+import { type Catalog, eventMentions } from "../../src/markets/catalog.js";
 import { CatalogHolder, WHOLE_READ_EVERY } from "../../src/markets/catalog-holder.js";
 import { markMarketTokenized, saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
@@ -37,14 +37,25 @@ async function storage(backend = BACKENDS[0] as (typeof BACKENDS)[number]): Prom
 async function storedMiniCatalogue() {
   const { db } = await storage();
   const seed = await resolveVenueSeed(db, undefined);
-  const file = miniCatalogue();
+  const file = catalogue();
   await saveCatalogue(db, seed, file);
   return { db, seed, file, holder: new CatalogHolder() };
 }
 
-/** The mini catalogue with one market retitled and repriced. */
-function withChangedMarket(): CatalogueFile {
+/**
+ * The mini catalogue with longer market rules: in a real catalogue (seven markets an event) markets'
+ * own bytes are most of every chunk of JSON, which is what keeps a chunk rather than copying out of it.
+ */
+function catalogue(): CatalogueFile {
   const file = miniCatalogue();
+  for (const event of file.events)
+    for (const market of event.markets) market.rulesPrimary = `${market.rulesPrimary} `.repeat(10);
+  return file;
+}
+
+/** The catalogue with one market retitled and repriced. */
+function withChangedMarket(): CatalogueFile {
+  const file = catalogue();
   for (const event of file.events) {
     for (const market of event.markets) {
       if (market.ticker !== CHANGED) continue;
@@ -62,7 +73,7 @@ async function expectAsFreshLoad(db: Kysely<Tables>, after: Catalog): Promise<vo
   expect(after.markets.map((m) => m.record.ticker)).toEqual(fresh.markets.map((m) => m.record.ticker));
   for (const market of fresh.markets) {
     const reloaded = after.market(market.record.ticker);
-    expect(marketJson(reloaded!).equals(marketJson(market)), market.record.ticker).toBe(true);
+    expect(after.marketJson(reloaded!).equals(fresh.marketJson(market)), market.record.ticker).toBe(true);
     expect(reloaded?.jsonTail).toBe(after.sharedTails.get(market.jsonTail.toString()));
     expect(reloaded?.searchText).toBe(market.searchText);
     expect(reloaded?.sortKeys).toEqual(market.sortKeys);
@@ -84,16 +95,17 @@ describe("catalog reload", () => {
   it("shows a changed market's new record, keeps unchanged ones, and leaves the replaced catalog as it was", async () => {
     const { db } = await storage();
     const seed = await resolveVenueSeed(db, undefined);
-    await saveCatalogue(db, seed, miniCatalogue());
+    await saveCatalogue(db, seed, catalogue());
     const holder = new CatalogHolder();
     const before = await holder.load(db);
+    const servedBefore = before.marketJson(before.market(UNCHANGED)!);
     await saveCatalogue(db, seed, withChangedMarket());
     expect(await holder.refreshIfChanged(db)).toBe(true);
     const after = holder.require();
 
     await expectAsFreshLoad(db, after);
 
-    expect(wire(marketJson(after.market(CHANGED)!)).title).toBe("Retitled: a warmer day in New York?");
+    expect(wire(after.marketJson(after.market(CHANGED)!)).title).toBe("Retitled: a warmer day in New York?");
     expect(eventMentions(after.event("KXHIGHNY-26NOV23")!, "retitled:")).toBe(true);
     // The unchanged market's record and addresses are the old catalog's, not copies of them.
     expect(after.market(UNCHANGED)!.record).toBe(before.market(UNCHANGED)!.record);
@@ -102,10 +114,13 @@ describe("catalog reload", () => {
     expect(sameMemory(after.market(UNCHANGED)!.json, before.market(UNCHANGED)!.json)).toBe(true);
     expect(sameMemory(after.market(CHANGED)!.json, before.market(CHANGED)!.json)).toBe(false);
     // The replaced catalog still answers as it did (readers holding it see no half-update).
-    expect(wire(marketJson(before.market(CHANGED)!)).title).not.toBe("Retitled: a warmer day in New York?");
+    expect(wire(before.marketJson(before.market(CHANGED)!)).title).not.toBe(
+      "Retitled: a warmer day in New York?",
+    );
     expect(eventMentions(before.event("KXHIGHNY-26NOV23")!, "retitled")).toBe(false);
-    // The unchanged market's entry is the old catalog's own, not a copy.
+    // The unchanged market's entry is the old catalog's own, not a copy, and so is its served JSON.
     expect(after.market(UNCHANGED)).toBe(before.market(UNCHANGED));
+    expect(after.marketJson(after.market(UNCHANGED)!)).toBe(servedBefore);
   });
 
   it("gives a shared market its event's new series and liquidity, and the replaced catalog its old ones", async () => {
@@ -152,7 +167,7 @@ describe("catalog reload", () => {
       fullCollection();
     }
     expect(firstChunk.deref() === undefined, "the first load's chunk is still held").toBe(true);
-    expect(wire(marketJson(holder.require().market(UNCHANGED)!)).ticker).toBe(UNCHANGED);
+    expect(wire(holder.require().marketJson(holder.require().market(UNCHANGED)!)).ticker).toBe(UNCHANGED);
   });
 
   it("holds nothing of the replaced catalog once a running venue has reloaded", async () => {
@@ -195,7 +210,7 @@ describe.each(BACKENDS)("a reload on $name", (backend) => {
   it("reads only the market rows written since the catalog it replaces, and serves what a whole read does", async () => {
     const db = (await storage(backend)).db;
     const seed = await resolveVenueSeed(db, undefined);
-    await saveCatalogue(db, seed, miniCatalogue());
+    await saveCatalogue(db, seed, catalogue());
     let marketRowsRead = 0;
     const counting = db.withPlugin({
       transformQuery: ({ node }) => node,
@@ -242,7 +257,10 @@ describe("a reload after a write without a version stamp", () => {
       .set({ data: JSON.stringify({ ...JSON.parse(row.data), title: "Written unstamped" }) })
       .where("ticker", "=", CHANGED)
       .execute();
-    const titleNow = () => wire(marketJson(holder.require().market(CHANGED)!)).title;
+    const titleNow = () => {
+      const current = holder.require();
+      return wire(current.marketJson(current.market(CHANGED)!)).title;
+    };
     let reloads = 0;
     while (titleNow() !== "Written unstamped" && reloads <= WHOLE_READ_EVERY) {
       // Another change moves the version: the series alone, no market row.

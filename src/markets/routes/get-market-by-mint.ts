@@ -4,7 +4,6 @@ import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import { marketJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
@@ -22,9 +21,10 @@ export function getMarketByMint(app: ZodApp, catalog: CatalogHolder): void {
       },
     },
     async (request, reply) => {
-      const market = catalog.require().marketByMint(request.params.mint);
+      const current = catalog.require();
+      const market = current.marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
-      return sendJson(reply, marketJson(market));
+      return sendJson(reply, current.marketJson(market));
     },
   );
 }

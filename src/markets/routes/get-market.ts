@@ -4,7 +4,6 @@ import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import { marketJson } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 
 const Params = z.object({ ticker: z.string().min(1).max(160) });
@@ -22,9 +21,10 @@ export function getMarket(app: ZodApp, catalog: CatalogHolder): void {
       },
     },
     async (request, reply) => {
-      const market = catalog.require().market(request.params.ticker);
+      const current = catalog.require();
+      const market = current.market(request.params.ticker);
       if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
-      return sendJson(reply, marketJson(market));
+      return sendJson(reply, current.marketJson(market));
     },
   );
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import { Market } from "../../contract/markets.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import { joinMarketsJson, type MarketEntry } from "../catalog.js";
+import type { Catalog, MarketEntry } from "../catalog.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { booleanFlag, commaList, page, paging, sorting, statusParam, unixSecondsParam } from "./params.js";
 
@@ -28,8 +28,12 @@ const Query = z.object({
 export const MarketPage = z.object({ markets: z.array(Market), cursor: z.number().int().nullable() });
 
 /** Serializes a list of markets as `{markets, cursor}`. */
-export function marketPageJson(markets: readonly MarketEntry[], cursor: number | null): Buffer {
-  return joinMarketsJson('{"markets":[', markets, `],"cursor":${cursor}}`);
+export function marketPageJson(
+  catalog: Catalog,
+  markets: readonly MarketEntry[],
+  cursor: number | null,
+): Buffer {
+  return catalog.marketsJson('{"markets":[', markets, `],"cursor":${cursor}}`);
 }
 
 export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
@@ -61,7 +65,7 @@ export function listMarkets(app: ZodApp, catalog: CatalogHolder): void {
       if (q.maxCloseTs !== undefined) conditions.push((m) => m.record.closeTime <= (q.maxCloseTs ?? 0));
       const markets = conditions.length ? sorted.filter((m) => conditions.every((test) => test(m))) : sorted;
       const { items, next } = page(markets, q.cursor, q.limit);
-      return sendJson(reply, marketPageJson(items, next));
+      return sendJson(reply, marketPageJson(current, items, next));
     },
   );
 }

@@ -40,7 +40,7 @@ export function marketsBatch(app: ZodApp, catalog: CatalogHolder): void {
         const market = current.marketByMint(mint);
         if (market) found.add(market);
       }
-      return sendJson(reply, marketPageJson([...found], null));
+      return sendJson(reply, marketPageJson(current, [...found], null));
     },
   );
 }
