@@ -48,9 +48,10 @@ export function deriveMarketAddresses(venueSeed: string, ticker: string): Market
  * The CASH rail's addresses, derived from the USDC rail's ledger under a domain of their own. The
  * ledger is itself fixed by the seed and the ticker, so these are too; deriving from it lets anything
  * holding the stored USDC addresses (the catalog, an order's terms) find the CASH rail without the
- * seed, and needs no column of its own.
+ * seed. Storage keeps them beside the USDC rail's (derived when the row is written), so that a load
+ * need not derive them.
  */
-export function deriveCashRail(usdc: MarketAddresses): MarketAddresses {
+export function deriveCashRail(usdc: Pick<MarketAddresses, "marketLedger">): MarketAddresses {
   const derive = (role: string) => addressFromDigest(`oddsgate/market/cash/${role}\0${usdc.marketLedger}`);
   return { marketLedger: derive("ledger"), yesMint: derive("yes"), noMint: derive("no") };
 }
@@ -63,10 +64,13 @@ function addressFromDigest(domain: string): string {
   return encodeBase58(hash("sha256", domain, "buffer"));
 }
 
-/** A market's accounts with every rail, USDC first, from its USDC rail's addresses. */
-export function marketAccounts(usdc: MarketAddresses): MarketAccounts {
+/**
+ * A market's accounts with every rail, USDC first, from its USDC rail's addresses and its CASH rail's
+ * as stored (derived here when not given).
+ */
+export function marketAccounts(usdc: MarketAddresses, storedCash?: MarketAddresses): MarketAccounts {
   const { marketLedger, yesMint, noMint } = usdc;
-  const cash = deriveCashRail(usdc);
+  const cash = storedCash ?? deriveCashRail(usdc);
   return {
     marketLedger,
     yesMint,

@@ -148,7 +148,11 @@ function wireAccounts(record: AccountState, addresses: MarketAccounts): Market["
 
 /** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
 export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
-  const accounts = wireAccounts(record, addresses);
+  return wireMarket(record, wireAccounts(record, addresses));
+}
+
+/** The wire Market of a stored market with the given accounts map. */
+function wireMarket(record: MarketRecord, accounts: Market["accounts"]): Market {
   return {
     ticker: record.ticker,
     eventTicker: record.eventTicker,
@@ -188,9 +192,9 @@ export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): M
  * quote is escaped, so the last match is the key itself, whatever the texts hold.
  */
 const SHARED_TAIL_KEY = ',"earlyCloseCondition":';
-/** Where a serialized market's accounts map starts; the catalog does not keep it (see `marketParts`). */
-const ACCOUNTS_KEY = ',"accounts":';
-const AFTER_ACCOUNTS_KEY = ',"yesBid":';
+/** A serialized market's accounts entry as the catalog writes it: empty, then cut out (see `marketParts`). */
+const EMPTY_ACCOUNTS_ENTRY = ',"accounts":{}';
+const NO_ACCOUNTS: Market["accounts"] = Object.freeze({});
 /** Distinct endings the catalog shares at most; a market with a new ending past this keeps it whole. */
 const MAX_SHARED_TAILS = 10_000;
 const NO_TAIL = Buffer.alloc(0);
@@ -321,8 +325,8 @@ export class CatalogBuilder {
     return kept;
   }
 
-  private built({ record, addresses: stored }: StoredMarket, fingerprint: string): MarketEntry {
-    const addresses = marketAccounts(stored);
+  private built({ record, addresses: stored, cashRail }: StoredMarket, fingerprint: string): MarketEntry {
+    const addresses = marketAccounts(stored, cashRail);
     return {
       record: {
         ticker: record.ticker,
@@ -340,7 +344,7 @@ export class CatalogBuilder {
         .join("\0")
         .toLowerCase(),
       addresses,
-      ...this.serialized(toWireMarket(record, addresses)),
+      ...this.serialized(wireMarket(record, NO_ACCOUNTS)),
       sortKeys: {
         volume: record.volume,
         volume24h: fpToNumber(record.volume24hFp),
@@ -355,11 +359,11 @@ export class CatalogBuilder {
    * its ending shared (or kept whole past the cap).
    */
   private serialized(market: Market): { json: Buffer; accountsAt: number; jsonTail: Buffer } {
+    // Serialized with an empty accounts map, which is then cut out. The first match is the key:
+    // every quote inside a string value before it is escaped.
     const whole = JSON.stringify(market);
-    // The first match of each key is the key: every quote inside a string value before it is
-    // escaped, and the accounts map holds only addresses and fixed words.
-    const valueAt = whole.indexOf(ACCOUNTS_KEY) + ACCOUNTS_KEY.length;
-    const text = whole.slice(0, valueAt) + whole.slice(whole.indexOf(AFTER_ACCOUNTS_KEY, valueAt));
+    const valueAt = whole.indexOf(EMPTY_ACCOUNTS_ENTRY) + EMPTY_ACCOUNTS_ENTRY.length - 2;
+    const text = whole.slice(0, valueAt) + whole.slice(valueAt + 2);
     const accountsAt = Buffer.byteLength(whole.slice(0, valueAt));
     const at = text.lastIndexOf(SHARED_TAIL_KEY);
     const ending = text.slice(at);

@@ -5,7 +5,7 @@ import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contra
 import { forEachInSlices } from "../slices.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
 import type { Tables } from "../storage/database.js";
-import { deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
+import { deriveCashRail, deriveMarketAddresses, type MarketAddresses } from "./accounts.js";
 
 const CATALOG_VERSION_KEY = "catalog_version";
 /** Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits. */
@@ -14,6 +14,7 @@ const CHUNK_ROWS = 400;
 export interface StoredMarket {
   record: MarketRecord;
   addresses: MarketAddresses;
+  cashRail?: MarketAddresses;
 }
 
 /** A market row as read: its record still JSON text, so a reload parses only the markets that changed. */
@@ -22,11 +23,17 @@ export interface StoredMarketRow {
   /** The MarketRecord, as stored. */
   data: string;
   addresses: MarketAddresses;
+  /** The CASH rail's addresses as stored beside the USDC rail's (absent: to be derived). */
+  cashRail?: MarketAddresses;
 }
 
 /** Parses a market row's record. */
 export function parseMarketRow(row: StoredMarketRow): StoredMarket {
-  return { record: JSON.parse(row.data) as MarketRecord, addresses: row.addresses };
+  return {
+    record: JSON.parse(row.data) as MarketRecord,
+    addresses: row.addresses,
+    ...(row.cashRail ? { cashRail: row.cashRail } : {}),
+  };
 }
 
 export interface StoredCatalogue {
@@ -93,12 +100,16 @@ export async function saveCatalogue(
         .values(
           chunk.map((market) => {
             const addresses = deriveMarketAddresses(venueSeed, market.ticker);
+            const cash = deriveCashRail(addresses);
             return {
               ticker: market.ticker,
               event_ticker: market.eventTicker,
               market_ledger: addresses.marketLedger,
               yes_mint: addresses.yesMint,
               no_mint: addresses.noMint,
+              cash_market_ledger: cash.marketLedger,
+              cash_yes_mint: cash.yesMint,
+              cash_no_mint: cash.noMint,
               data: JSON.stringify(market),
               changed_version: version,
             };
@@ -110,6 +121,9 @@ export async function saveCatalogue(
             market_ledger: eb.ref("excluded.market_ledger"),
             yes_mint: eb.ref("excluded.yes_mint"),
             no_mint: eb.ref("excluded.no_mint"),
+            cash_market_ledger: eb.ref("excluded.cash_market_ledger"),
+            cash_yes_mint: eb.ref("excluded.cash_yes_mint"),
+            cash_no_mint: eb.ref("excluded.cash_no_mint"),
             data: eb.ref("excluded.data"),
             changed_version: eb.ref("excluded.changed_version"),
           })),
@@ -184,7 +198,16 @@ export async function readCatalogue(
       for (;;) {
         let query = trx
           .selectFrom("markets")
-          .select(["ticker", "data", "market_ledger", "yes_mint", "no_mint"])
+          .select([
+            "ticker",
+            "data",
+            "market_ledger",
+            "yes_mint",
+            "no_mint",
+            "cash_market_ledger",
+            "cash_yes_mint",
+            "cash_no_mint",
+          ])
           .orderBy("ticker")
           .limit(LOAD_CHUNK_ROWS);
         if (after !== undefined) query = query.where("ticker", ">", after);
@@ -196,6 +219,15 @@ export async function readCatalogue(
             ticker: row.ticker,
             data: row.data,
             addresses: { marketLedger: row.market_ledger, yesMint: row.yes_mint, noMint: row.no_mint },
+            ...(row.cash_market_ledger && row.cash_yes_mint && row.cash_no_mint
+              ? {
+                  cashRail: {
+                    marketLedger: row.cash_market_ledger,
+                    yesMint: row.cash_yes_mint,
+                    noMint: row.cash_no_mint,
+                  },
+                }
+              : {}),
           })),
         );
         after = rows[rows.length - 1]?.ticker;

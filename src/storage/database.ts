@@ -32,6 +32,10 @@ export interface MarketsTable {
   market_ledger: string;
   yes_mint: string;
   no_mint: string;
+  /** The CASH rail's addresses, derived from `market_ledger` (markets/accounts.ts). */
+  cash_market_ledger: string | null;
+  cash_yes_mint: string | null;
+  cash_no_mint: string | null;
   data: string;
   /** The catalogue version whose writer last wrote the row. */
   changed_version: Generated<number>;

@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/config.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { miniCatalogue } from "../support/fixtures.js";
+import { miniCatalogue, withLongRules } from "../support/fixtures.js";
 import { waitUntil } from "../support/pair-streams.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -19,7 +19,7 @@ const EARLY = "KXHIGHNY-26NOV23-B47.5";
 let t: TestServer;
 let storage: Storage;
 beforeAll(async () => {
-  t = await startTestServer({ catalogue: miniCatalogue() });
+  t = await startTestServer({ catalogue: withLongRules(miniCatalogue()) });
   storage = await openStorage(loadConfig({}, t.settings));
 }, 120_000);
 afterAll(async () => {
@@ -51,7 +51,7 @@ describe("a market tokenized after start", () => {
     expect(await onChain(early)).toEqual(early.map(() => true));
     expect(await listedTokens()).not.toContain(late[1]);
 
-    const file = miniCatalogue();
+    const file = withLongRules(miniCatalogue());
     for (const event of file.events)
       for (const market of event.markets) if (market.ticker === LATE) market.tokenized = true;
     const before = t.server.catalog.require();

@@ -19,7 +19,7 @@ async function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 
       ticker: m.ticker,
       data: JSON.stringify(m),
       // Any three distinct valid addresses per market.
-      addresses: deriveCashRail({ marketLedger: m.ticker, yesMint: "", noMint: "" }),
+      addresses: deriveCashRail({ marketLedger: m.ticker }),
     })),
   );
   const { markets: _, ...record } = event(EVENT, "KXHIGHNY", markets);

@@ -14,7 +14,7 @@ import { CatalogHolder, WHOLE_READ_EVERY } from "../../src/markets/catalog-holde
 import { markMarketTokenized, saveCatalogue } from "../../src/markets/store.js";
 import { openStorage, type Storage, type Tables } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
-import { miniCatalogue } from "../support/fixtures.js";
+import { miniCatalogue, withLongRules } from "../support/fixtures.js";
 import { waitUntil } from "../support/pair-streams.js";
 import { startTestServer } from "../support/server.js";
 
@@ -37,25 +37,14 @@ async function storage(backend = BACKENDS[0] as (typeof BACKENDS)[number]): Prom
 async function storedMiniCatalogue() {
   const { db } = await storage();
   const seed = await resolveVenueSeed(db, undefined);
-  const file = catalogue();
+  const file = withLongRules(miniCatalogue());
   await saveCatalogue(db, seed, file);
   return { db, seed, file, holder: new CatalogHolder() };
 }
 
-/**
- * The mini catalogue with longer market rules: in a real catalogue (seven markets an event) markets'
- * own bytes are most of every chunk of JSON, which is what keeps a chunk rather than copying out of it.
- */
-function catalogue(): CatalogueFile {
-  const file = miniCatalogue();
-  for (const event of file.events)
-    for (const market of event.markets) market.rulesPrimary = `${market.rulesPrimary} `.repeat(10);
-  return file;
-}
-
 /** The catalogue with one market retitled and repriced. */
 function withChangedMarket(): CatalogueFile {
-  const file = catalogue();
+  const file = withLongRules(miniCatalogue());
   for (const event of file.events) {
     for (const market of event.markets) {
       if (market.ticker !== CHANGED) continue;
@@ -95,7 +84,7 @@ describe("catalog reload", () => {
   it("shows a changed market's new record, keeps unchanged ones, and leaves the replaced catalog as it was", async () => {
     const { db } = await storage();
     const seed = await resolveVenueSeed(db, undefined);
-    await saveCatalogue(db, seed, catalogue());
+    await saveCatalogue(db, seed, withLongRules(miniCatalogue()));
     const holder = new CatalogHolder();
     const before = await holder.load(db);
     const servedBefore = before.marketJson(before.market(UNCHANGED)!);
@@ -210,7 +199,7 @@ describe.each(BACKENDS)("a reload on $name", (backend) => {
   it("reads only the market rows written since the catalog it replaces, and serves what a whole read does", async () => {
     const db = (await storage(backend)).db;
     const seed = await resolveVenueSeed(db, undefined);
-    await saveCatalogue(db, seed, catalogue());
+    await saveCatalogue(db, seed, withLongRules(miniCatalogue()));
     let marketRowsRead = 0;
     const counting = db.withPlugin({
       transformQuery: ({ node }) => node,

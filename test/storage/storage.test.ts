@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { deriveCashRail, deriveMarketAddresses, resolveVenueSeed } from "../../src/markets/accounts.js";
+import {
+  deriveCashRail,
+  deriveMarketAddresses,
+  type MarketAddresses,
+  resolveVenueSeed,
+} from "../../src/markets/accounts.js";
+import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import {
   isCatalogueEmpty,
   loadCatalogue,
@@ -8,8 +14,14 @@ import {
   saveCatalogue,
 } from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
+import { migrations } from "../../src/storage/migrations.js";
 import { BACKENDS, type BackendSettings } from "../support/backends.js";
 import { market, miniCatalogue } from "../support/fixtures.js";
+
+/** A CASH rail as the markets table's columns hold it. */
+function cashColumns(rail: MarketAddresses) {
+  return { cash_market_ledger: rail.marketLedger, cash_yes_mint: rail.yesMint, cash_no_mint: rail.noMint };
+}
 
 describe.each(BACKENDS)("storage on $name", (backend) => {
   let settings: BackendSettings;
@@ -57,6 +69,57 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
     const back = stored.markets.find((m) => m.record.ticker === original.ticker)!;
     expect(back.record).toEqual(original);
     expect(back.addresses).toEqual(deriveMarketAddresses(seed, original.ticker));
+  });
+
+  it("keeps each market's CASH rail beside its USDC rail, and a load serves it as stored", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    await saveCatalogue(storage.db, seed, miniCatalogue());
+    const rows = await storage.db.selectFrom("markets").selectAll().execute();
+    expect(rows).toHaveLength(5);
+    for (const row of rows)
+      expect(row).toMatchObject(cashColumns(deriveCashRail({ marketLedger: row.market_ledger })));
+    // Storage is what the catalog reads: it does not derive the rail again at every load.
+    const [first] = rows;
+    const elsewhere = deriveCashRail({ marketLedger: "elsewhere" });
+    await storage.db
+      .updateTable("markets")
+      .set(cashColumns(elsewhere))
+      .where("ticker", "=", first!.ticker)
+      .execute();
+    const catalog = await new CatalogHolder().load(storage.db);
+    expect(catalog.market(first!.ticker)?.addresses.rails[1]).toMatchObject(elsewhere);
+  });
+
+  it("derives the CASH rail of rows stored without it, as an older release writes them", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    await saveCatalogue(storage.db, seed, miniCatalogue());
+    const stored = await new CatalogHolder().load(storage.db);
+    await storage.db
+      .updateTable("markets")
+      .set({ cash_market_ledger: null, cash_yes_mint: null, cash_no_mint: null })
+      .execute();
+    const derived = await new CatalogHolder().load(storage.db);
+    expect(derived.markets.map((m) => m.addresses)).toEqual(stored.markets.map((m) => m.addresses));
+    expect(derived.markets[0]?.addresses.rails[1]).toMatchObject(
+      deriveCashRail(derived.markets[0]!.addresses),
+    );
+  });
+
+  it("migrates rows stored before the CASH rail had columns, deriving it for every row", async () => {
+    const seed = await resolveVenueSeed(storage.db, undefined);
+    const file = miniCatalogue();
+    // More rows than one backfill statement writes.
+    file.events[0]!.markets.push(
+      ...Array.from({ length: 1_200 }, (_, i) => market(`KXHIGHNY-26NOV23-X${i}`, file.events[0]!.ticker)),
+    );
+    await saveCatalogue(storage.db, seed, file);
+    const columns = ["cash_market_ledger", "cash_yes_mint", "cash_no_mint"];
+    for (const column of columns) await storage.db.schema.alterTable("markets").dropColumn(column).execute();
+    await migrations["0011_cash_rail"]!.up(storage.db);
+    const rows = await storage.db.selectFrom("markets").selectAll().execute();
+    expect(rows).toHaveLength(1_205);
+    for (const row of rows)
+      expect(row).toMatchObject(cashColumns(deriveCashRail({ marketLedger: row.market_ledger })));
   });
 
   it("is idempotent: importing the same file twice leaves the same rows", async () => {

@@ -139,3 +139,14 @@ export function miniCatalogue(): CatalogueFile {
     ],
   };
 }
+
+/**
+ * `file` with each market's rules ten times as long: in a real catalogue (seven markets an event)
+ * markets' own bytes are most of every chunk of the catalog's JSON, which is what lets a reload keep
+ * an unchanged market's JSON where it is rather than copy it out of a mostly dead chunk.
+ */
+export function withLongRules(file: CatalogueFile): CatalogueFile {
+  for (const event of file.events)
+    for (const market of event.markets) market.rulesPrimary = `${market.rulesPrimary} `.repeat(10);
+  return file;
+}
