@@ -309,10 +309,7 @@ export class CatalogBuilder {
     // Endings no market uses any more go, so that they leave room for new ones.
     const used = new Set(this.markets.map((m) => m.jsonTail));
     for (const [text, tail] of this.tails) if (!used.has(tail)) this.tails.delete(text);
-    return Catalog.assemble(head, this.markets, this.arena, {
-      sharedTails: this.tails,
-      marketJsonCache: this.previous?.marketJsonCache ?? jsonLru<MarketEntry>(MARKET_JSON_CACHE_BYTES),
-    });
+    return Catalog.assemble(head, this.markets, this.arena, this.tails);
   }
 
   /**
@@ -404,12 +401,6 @@ function sameUsdcRail(entry: MarketAccounts, stored: MarketAddresses): boolean {
   );
 }
 
-/** What a catalog takes over from the one it replaces, besides the entries of unchanged markets. */
-interface CarriedOver {
-  readonly sharedTails: ReadonlyMap<string, Buffer>;
-  readonly marketJsonCache: LRUCache<MarketEntry, Buffer>;
-}
-
 export class Catalog {
   readonly version: number;
   readonly events: readonly EventEntry[];
@@ -426,10 +417,10 @@ export class Catalog {
   private readonly nestedJsonCache = jsonLru<EventEntry>(NESTED_EVENT_CACHE_BYTES);
   private readonly nestedBareJsonCache = jsonLru<EventEntry>(NESTED_EVENT_CACHE_BYTES);
   /**
-   * Whole JSON of the markets last served, by entry: a reload passes it on, as it passes on the
-   * entries of unchanged markets, so a sync does not make every list cold.
+   * Whole JSON of the markets last served, by entry. Not passed on by a reload: its keys would keep
+   * replaced markets' entries, and through their JSON views the replaced catalog's chunks, alive.
    */
-  readonly marketJsonCache: LRUCache<MarketEntry, Buffer>;
+  private readonly marketJsonCache = jsonLru<MarketEntry>(MARKET_JSON_CACHE_BYTES);
   /** The shared endings of its markets' JSON, by text (see SHARED_TAIL_KEY). */
   readonly sharedTails: ReadonlyMap<string, Buffer>;
   /** Serialized `{tagsByCategories}` body. */
@@ -445,7 +436,7 @@ export class Catalog {
     head: CatalogueHead,
     marketEntries: MarketEntry[],
     arena: JsonArena,
-    carried: CarriedOver,
+    sharedTails: ReadonlyMap<string, Buffer>,
   ): Promise<Catalog> {
     const markets = marketEntries.sort((a, b) => byTicker(a.record, b.record));
     const marketsByTicker = new Map<string, MarketEntry>();
@@ -490,7 +481,7 @@ export class Catalog {
         },
       });
     });
-    return new Catalog(head, { markets, marketsByTicker, marketsByMint, events }, arena, carried);
+    return new Catalog(head, { markets, marketsByTicker, marketsByMint, events }, arena, sharedTails);
   }
 
   private constructor(
@@ -502,11 +493,10 @@ export class Catalog {
       events: readonly EventEntry[];
     },
     arena: JsonArena,
-    carried: CarriedOver,
+    sharedTails: ReadonlyMap<string, Buffer>,
   ) {
     this.version = head.version;
-    this.sharedTails = carried.sharedTails;
-    this.marketJsonCache = carried.marketJsonCache;
+    this.sharedTails = sharedTails;
     this.markets = indexed.markets;
     this.marketsByTicker = indexed.marketsByTicker;
     this.marketsByMint = indexed.marketsByMint;
