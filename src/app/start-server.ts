@@ -14,7 +14,7 @@ import type { Catalog } from "../markets/catalog.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
 import { OnchainTrades } from "../markets/onchain-trades.js";
 import { RedisMarketFeed } from "../markets/redis-market-feed.js";
-import { isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
+import { fillCashRails, isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
 import { syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";
 import { openStorage, type Storage } from "../storage/database.js";
@@ -225,6 +225,8 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     following = run.catch(() => undefined);
     return run;
   };
+  const filled = await fillCashRails(db);
+  if (filled > 0) log.info({ markets: filled }, "stored the CASH rail of markets stored without it");
   // On a connection of its own: the load reads for seconds at scale, and other queries go on.
   const loaded = await catalog.load(storage.snapshots);
   log.info({ events: loaded.events.length, markets: loaded.markets.length }, "catalog loaded");

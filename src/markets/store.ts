@@ -1,6 +1,6 @@
 /** Durable catalogue storage: series, events and markets as JSON records with indexed keys. */
 import { setImmediate } from "node:timers/promises";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
 import { forEachInSlices } from "../slices.js";
 import { bumpCounter, readCounter, settleMetaValue } from "../storage/counters.js";
@@ -132,6 +132,45 @@ export async function saveCatalogue(
     );
   });
   return { series: file.series.length, events: file.events.length, markets: markets.length };
+}
+
+/** Market rows `fillCashRails` derives and writes per statement. */
+const FILL_ROWS = 500;
+
+/**
+ * Derives and stores the CASH rail of market rows stored without it: rows from before migration 0011,
+ * or written by an older release during a rolling upgrade. Returns how many it filled. A load derives
+ * the rail of such a row itself, so this only saves later loads the work.
+ */
+export async function fillCashRails(db: Kysely<Tables>): Promise<number> {
+  let filled = 0;
+  let after = "";
+  for (;;) {
+    const rows = await db
+      .selectFrom("markets")
+      .select(["ticker", "market_ledger"])
+      .where("cash_market_ledger", "is", null)
+      .where("ticker", ">", after)
+      .orderBy("ticker")
+      .limit(FILL_ROWS)
+      .execute();
+    const last = rows.at(-1);
+    if (!last) return filled;
+    const values = rows.map((row) => {
+      const cash = deriveCashRail({ marketLedger: row.market_ledger });
+      return sql`(${row.ticker}, ${cash.marketLedger}, ${cash.yesMint}, ${cash.noMint})`;
+    });
+    // One statement per batch, not per row: UPDATE ... FROM works in SQLite and PostgreSQL alike, and
+    // both name the columns of VALUES column1, column2, ...
+    await sql`UPDATE markets SET cash_market_ledger = v.column2, cash_yes_mint = v.column3,
+      cash_no_mint = v.column4 FROM (VALUES ${sql.join(values)}) AS v WHERE markets.ticker = v.column1`.execute(
+      db,
+    );
+    filled += rows.length;
+    after = last.ticker;
+    // SQLite answers synchronously: the event loop gets a turn between batches.
+    await setImmediate();
+  }
 }
 
 /** Writes `records` a chunk of CHUNK_ROWS at a time, reporting each chunk written. */

@@ -1,12 +1,7 @@
 /** One set of schema migrations for SQLite and PostgreSQL, applied in order at start. */
 import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from "kysely";
-import { deriveCashRail } from "../markets/accounts.js";
 
-/** Market rows the CASH-rail backfill derives and writes per statement. */
-const BACKFILL_ROWS = 500;
-
-/** Every migration by name, applied in name order. */
-export const migrations: Record<string, Migration> = {
+const migrations: Record<string, Migration> = {
   "0001_catalogue": {
     // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
     async up(db: Kysely<any>) {
@@ -239,33 +234,17 @@ export const migrations: Record<string, Migration> = {
   "0011_cash_rail": {
     // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
     async up(db: Kysely<any>) {
-      // The CASH rail's addresses, derived from the USDC ledger once, when the row is written: deriving
-      // them at every load was 1.9 s of a 250,000-market start. Rows already stored are derived here.
+      // The CASH rail's addresses, derived from the USDC ledger when the row is written: deriving them
+      // at every load was 1.9 s of a 250,000-market start. Rows stored without them are filled at
+      // start (markets/store.ts, fillCashRails), found through the partial index.
       for (const column of ["cash_market_ledger", "cash_yes_mint", "cash_no_mint"])
         await db.schema.alterTable("markets").addColumn(column, "varchar(44)").execute();
-      let after = "";
-      for (;;) {
-        const rows: { ticker: string; market_ledger: string }[] = await db
-          .selectFrom("markets")
-          .select(["ticker", "market_ledger"])
-          .where("ticker", ">", after)
-          .orderBy("ticker")
-          .limit(BACKFILL_ROWS)
-          .execute();
-        const last = rows.at(-1);
-        if (!last) break;
-        const values = rows.map((row) => {
-          const cash = deriveCashRail({ marketLedger: row.market_ledger });
-          return sql`(${row.ticker}, ${cash.marketLedger}, ${cash.yesMint}, ${cash.noMint})`;
-        });
-        // One statement per batch, not per row: UPDATE ... FROM works in SQLite and PostgreSQL alike,
-        // and both name the columns of VALUES column1, column2, ...
-        await sql`UPDATE markets SET cash_market_ledger = v.column2, cash_yes_mint = v.column3,
-          cash_no_mint = v.column4 FROM (VALUES ${sql.join(values)}) AS v WHERE markets.ticker = v.column1`.execute(
-          db,
-        );
-        after = last.ticker;
-      }
+      await db.schema
+        .createIndex("markets_without_cash_rail")
+        .on("markets")
+        .column("ticker")
+        .where(sql.ref("cash_market_ledger"), "is", null)
+        .execute();
     },
   },
 };

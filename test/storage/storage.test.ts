@@ -8,13 +8,13 @@ import {
 } from "../../src/markets/accounts.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import {
+  fillCashRails,
   isCatalogueEmpty,
   loadCatalogue,
   readCatalogVersion,
   saveCatalogue,
 } from "../../src/markets/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { migrations } from "../../src/storage/migrations.js";
 import { BACKENDS, type BackendSettings } from "../support/backends.js";
 import { market, miniCatalogue } from "../support/fixtures.js";
 
@@ -105,21 +105,25 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
     );
   });
 
-  it("migrates rows stored before the CASH rail had columns, deriving it for every row", async () => {
+  it("fills the CASH rail of rows stored without it, past one batch, and only theirs", async () => {
     const seed = await resolveVenueSeed(storage.db, undefined);
     const file = miniCatalogue();
-    // More rows than one backfill statement writes.
     file.events[0]!.markets.push(
       ...Array.from({ length: 1_200 }, (_, i) => market(`KXHIGHNY-26NOV23-X${i}`, file.events[0]!.ticker)),
     );
     await saveCatalogue(storage.db, seed, file);
-    const columns = ["cash_market_ledger", "cash_yes_mint", "cash_no_mint"];
-    for (const column of columns) await storage.db.schema.alterTable("markets").dropColumn(column).execute();
-    await migrations["0011_cash_rail"]!.up(storage.db);
+    // As rows from before migration 0011 are, or as an older release writes them.
+    await storage.db
+      .updateTable("markets")
+      .set({ cash_market_ledger: null, cash_yes_mint: null, cash_no_mint: null })
+      .where("ticker", "like", "KXHIGHNY-26NOV23-X%")
+      .execute();
+    expect(await fillCashRails(storage.db)).toBe(1_200);
     const rows = await storage.db.selectFrom("markets").selectAll().execute();
     expect(rows).toHaveLength(1_205);
     for (const row of rows)
       expect(row).toMatchObject(cashColumns(deriveCashRail({ marketLedger: row.market_ledger })));
+    expect(await fillCashRails(storage.db)).toBe(0);
   });
 
   it("is idempotent: importing the same file twice leaves the same rows", async () => {
