@@ -70,7 +70,7 @@ function marketParts(market: MarketEntry, withAccounts: boolean): Buffer[] {
 }
 
 /**
- * `JSON.stringify(wireAccounts(record, addresses))`, written out: a third of the time, and every
+ * `JSON.stringify(wireAccounts(record, addresses))`, written out: about half the time, and every
  * character is ASCII (base58 addresses, fixed words, a number).
  */
 function accountsJson(record: AccountState, addresses: MarketAccounts): string {

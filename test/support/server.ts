@@ -6,7 +6,7 @@ import { type ConfigInput, loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { resolveDemoAnchor, saveCatalogue } from "../../src/markets/store.js";
-import { openStorage } from "../../src/storage/database.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
 import { BACKENDS, type Backend } from "./backends.js";
 
 /** 2026-11-22T00:00:00Z: the fixed "today" of the demo catalogue the tests read. */
@@ -34,6 +34,8 @@ export interface TestServerOptions extends StartOptions {
   /** Stored before start; defaults to the demo catalogue at TEST_ANCHOR. */
   catalogue?: CatalogueFile;
   settings?: ConfigInput;
+  /** Run on the storage after the catalogue is stored, before the server starts. */
+  beforeStart?: (db: Storage["db"]) => Promise<void>;
 }
 
 /** Starts a server on port 0 (SQLite unless a backend is given) with the test catalogue loaded. */
@@ -61,6 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // The simulator then serves the same demo catalogue as the one stored here.
     await resolveDemoAnchor(storage.db, TEST_ANCHOR * 1000);
     await saveCatalogue(storage.db, seed, options.catalogue ?? (await testCatalogue()));
+    await options.beforeStart?.(storage.db);
   } finally {
     await storage.close();
   }
