@@ -1,7 +1,8 @@
 /**
  * The catalog: the in-memory read model of every series, event and market. It is built once per
  * catalogue version from storage and never mutated; a new version replaces it whole, so readers
- * never see half an update. Response JSON is serialized once here, not per request.
+ * never see half an update. Response JSON is serialized once here, not per request, but for a
+ * market's accounts map, written from its addresses when served (see `marketParts`).
  */
 
 import crypto from "node:crypto";
