@@ -71,12 +71,15 @@ function marketParts(market: MarketEntry, withAccounts: boolean): Buffer[] {
 }
 
 /**
- * `JSON.stringify(wireAccounts(record, addresses))`, written out: about half the time, and every
- * character is ASCII (base58 addresses, fixed words, a number).
+ * A market's wire `accounts` map as JSON: one entry per rail, USDC first (so a client reading the
+ * first entry sees what it always did), each with the market's state. Written out rather than built as
+ * an object for `JSON.stringify`: about half the time, and every character is ASCII (base58
+ * addresses, fixed words, a number).
  */
-function accountsJson(record: AccountState, addresses: MarketAccounts): string {
-  const { isInitialized, redemptionStatus, scalarOutcomePct } = accountState(record);
-  const state = `"isInitialized":${isInitialized},"redemptionStatus":${redemptionStatus === null ? "null" : `"${redemptionStatus}"`},"scalarOutcomePct":${JSON.stringify(scalarOutcomePct)}}`;
+function accountsJson(record: MarketFacts, addresses: MarketAccounts): string {
+  const determined = record.status === "determined" || record.status === "finalized";
+  const redemption = record.tokenized && determined ? '"open"' : "null";
+  const state = `"isInitialized":${record.tokenized},"redemptionStatus":${redemption},"scalarOutcomePct":${JSON.stringify(record.scalarOutcomePct)}}`;
   let json = "{";
   for (const rail of addresses.rails) {
     if (json.length > 1) json += ",";
@@ -120,40 +123,11 @@ export interface SeriesEntry {
 
 export type SortOrder = "asc" | "desc";
 
-type AccountState = Pick<MarketRecord, "status" | "tokenized" | "scalarOutcomePct">;
-
-/** What every rail's entry in a market's wire `accounts` map says of the market's state. */
-function accountState(record: AccountState) {
-  const determined = record.status === "determined" || record.status === "finalized";
-  return {
-    isInitialized: record.tokenized,
-    redemptionStatus: record.tokenized && determined ? ("open" as const) : null,
-    scalarOutcomePct: record.scalarOutcomePct,
-  };
-}
-
-/** A market's wire `accounts` map: one entry per rail, from its addresses and its record's state. */
-function wireAccounts(record: AccountState, addresses: MarketAccounts): Market["accounts"] {
-  const accounts: Market["accounts"] = {};
-  // One entry per rail, USDC first, so a client reading the first entry sees what it always did.
-  for (const rail of addresses.rails) {
-    accounts[rail.settlementMint] = {
-      marketLedger: rail.marketLedger,
-      yesMint: rail.yesMint,
-      noMint: rail.noMint,
-      ...accountState(record),
-    };
-  }
-  return accounts;
-}
-
-/** Builds the wire Market of a stored market (contract §5: every field present, nulls explicit). */
-export function toWireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
-  return wireMarket(record, wireAccounts(record, addresses));
-}
-
-/** The wire Market of a stored market with the given accounts map. */
-function wireMarket(record: MarketRecord, accounts: Market["accounts"]): Market {
+/**
+ * The wire Market of a stored market with the given accounts map (contract §5: every field present,
+ * nulls explicit); the catalog serializes it with an empty map (see `marketParts`).
+ */
+export function toWireMarket(record: MarketRecord, accounts: Market["accounts"]): Market {
   return {
     ticker: record.ticker,
     eventTicker: record.eventTicker,
@@ -342,7 +316,7 @@ export class CatalogBuilder {
         .join("\0")
         .toLowerCase(),
       addresses,
-      ...this.serialized(wireMarket(record, NO_ACCOUNTS)),
+      ...this.serialized(toWireMarket(record, NO_ACCOUNTS)),
       sortKeys: {
         volume: record.volume,
         volume24h: fpToNumber(record.volume24hFp),

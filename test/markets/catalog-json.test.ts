@@ -3,8 +3,8 @@
  * (early-close condition and secondary rules): what it serves must be every market's whole JSON.
  */
 import { describe, expect, it } from "vitest";
-import type { MarketRecord } from "../../src/contract/markets.js";
-import { deriveCashRail } from "../../src/markets/accounts.js";
+import type { Market, MarketRecord } from "../../src/contract/markets.js";
+import { deriveCashRail, type MarketAccounts } from "../../src/markets/accounts.js";
 import { type Catalog, CatalogBuilder, toWireMarket } from "../../src/markets/catalog.js";
 import { event, market, series } from "../support/fixtures.js";
 
@@ -26,6 +26,25 @@ async function catalogOf(markets: MarketRecord[], previous?: Catalog, version = 
   return builder.build({ version, series: [series("KXHIGHNY")], events: [record] });
 }
 
+/**
+ * The wire Market the contract defines, built as an object (the catalog writes its accounts map out
+ * as text): every rail USDC first, each with the market's state.
+ */
+function wireMarket(record: MarketRecord, addresses: MarketAccounts): Market {
+  const determined = record.status === "determined" || record.status === "finalized";
+  const accounts: Market["accounts"] = {};
+  for (const rail of addresses.rails)
+    accounts[rail.settlementMint] = {
+      marketLedger: rail.marketLedger,
+      yesMint: rail.yesMint,
+      noMint: rail.noMint,
+      isInitialized: record.tokenized,
+      redemptionStatus: record.tokenized && determined ? "open" : null,
+      scalarOutcomePct: record.scalarOutcomePct,
+    };
+  return toWireMarket(record, accounts);
+}
+
 const parsed = (json: Buffer) => JSON.parse(json.toString("utf8")) as Record<string, unknown>;
 
 describe("catalog market JSON", () => {
@@ -41,7 +60,7 @@ describe("catalog market JSON", () => {
       const entry = catalog.market(record.ticker);
       if (!entry) throw new Error(`${record.ticker} is missing`);
       expect(catalog.marketJson(entry).toString("utf8")).toBe(
-        JSON.stringify(toWireMarket(record, entry.addresses)),
+        JSON.stringify(wireMarket(record, entry.addresses)),
       );
       expect(parsed(catalog.marketJson(entry))).toMatchObject({
         ticker: record.ticker,
@@ -78,7 +97,7 @@ describe("catalog market JSON", () => {
     for (const record of markets) {
       const entry = catalog.market(record.ticker)!;
       expect(catalog.marketJson(entry).toString("utf8")).toBe(
-        JSON.stringify(toWireMarket(record, entry.addresses)),
+        JSON.stringify(wireMarket(record, entry.addresses)),
       );
     }
   });
@@ -100,10 +119,10 @@ describe("catalog market JSON", () => {
         for (const address of [rail.marketLedger, rail.yesMint, rail.noMint])
           expect(market.json.includes(address)).toBe(false);
       expect(catalog.marketJson(market).toString("utf8")).toBe(
-        JSON.stringify(toWireMarket(record, market.addresses)),
+        JSON.stringify(wireMarket(record, market.addresses)),
       );
-      expect(nested[i]).toEqual(toWireMarket(record, market.addresses));
-      expect(bare[i]).toEqual({ ...toWireMarket(record, market.addresses), accounts: {} });
+      expect(nested[i]).toEqual(wireMarket(record, market.addresses));
+      expect(bare[i]).toEqual({ ...wireMarket(record, market.addresses), accounts: {} });
     });
     const determined = nested[1]?.accounts as Record<string, { redemptionStatus: string | null }>;
     expect(Object.values(determined).map((a) => a.redemptionStatus)).toEqual(["open", "open"]);
