@@ -272,7 +272,10 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
   pinger.unref();
 
   const subscribe = async (peer: Peer, method: string, params: unknown[]): Promise<number | boolean> => {
-    const unsubscribeKind = UNSUBSCRIBE[method as keyof typeof UNSUBSCRIBE];
+    // Only PubSub's own methods: `__proto__` or `constructor` is no unsubscribe method but not found.
+    const unsubscribeKind = Object.hasOwn(UNSUBSCRIBE, method)
+      ? UNSUBSCRIBE[method as keyof typeof UNSUBSCRIBE]
+      : undefined;
     if (unsubscribeKind) {
       const id = params[0];
       if (typeof id !== "number")
@@ -338,9 +341,9 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
 
   const onMessage = (peer: Peer, raw: Buffer | ArrayBuffer | Buffer[]) => {
     peer.alive = true;
-    let request: { id?: unknown; method?: unknown; params?: unknown };
+    let parsed: unknown;
     try {
-      request = JSON.parse(raw.toString());
+      parsed = JSON.parse(raw.toString());
     } catch {
       send(peer, {
         jsonrpc: "2.0",
@@ -349,10 +352,15 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
       });
       return;
     }
-    const id = typeof request?.id === "number" || typeof request?.id === "string" ? request.id : null;
-    // Notifications (no id), such as web3.js's keep-alive pings, get no answer.
-    if (id === null) return;
-    if (typeof request.method !== "string") {
+    // As Agave and our JSON-RPC over HTTP: what is not a request object (null, a number, a string, an
+    // array: PubSub takes no batches) is an invalid request, and so is an id that is not a string or number.
+    const request: { id?: unknown; method?: unknown; params?: unknown } | undefined =
+      typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : undefined;
+    const { id: rawId, method } = request ?? {};
+    // Notifications (a method and no id), such as web3.js's keep-alive pings, get no answer.
+    if (request && (rawId === undefined || rawId === null) && typeof method === "string") return;
+    const id = typeof rawId === "number" || typeof rawId === "string" ? rawId : null;
+    if (!request || id === null || typeof method !== "string") {
       send(peer, {
         jsonrpc: "2.0",
         error: { code: RPC_ERROR.invalidRequest, message: "Invalid request" },
@@ -361,7 +369,7 @@ export async function startPubSubServer(chain: SandboxChain, options: PubSubOpti
       return;
     }
     const params = Array.isArray(request.params) ? request.params : [];
-    subscribe(peer, request.method, params).then(
+    subscribe(peer, method, params).then(
       (result) => send(peer, { jsonrpc: "2.0", result, id }),
       (error: unknown) => {
         const body =
