@@ -2,6 +2,7 @@
  * A direct reader of Solana's wire transaction format (legacy and v0). The sandbox's hot path needs
  * only offsets and account indexes, which is cheaper to read by hand than through kit's codecs.
  */
+import { createHash } from "node:crypto";
 import type { Signature } from "@solana/kit";
 import { WIRE_LIMITS } from "../limits.js";
 import { Base58Error, decodeBase58, encodeSignature } from "./base58.js";
@@ -161,6 +162,16 @@ export function transactionId(tx: WireTransaction): Signature {
   const first = tx.signatures[0];
   if (!first) throw malformed("a transaction needs a fee payer signature");
   return encodeSignature(first);
+}
+
+/**
+ * The hash a transaction's message is known by however often it is re-signed: Ed25519 lets a signer
+ * make many valid signatures of one message, so a chain that remembers only signatures executes a
+ * re-signed copy again (Agave's status cache keeps both; it hashes with BLAKE3, which node:crypto
+ * lacks, and the hash never leaves the sandbox). SHA-256, base64.
+ */
+export function messageHash(tx: Pick<WireTransaction, "message">): string {
+  return createHash("sha256").update(tx.message).digest("base64");
 }
 
 /**

@@ -82,6 +82,8 @@ export interface ChainTransactionsTable {
   balances: string;
   /** The signed wire transaction, base64. */
   wire: string;
+  /** Its message's hash (chain/wire.ts, messageHash); null on rows stored before migration 0012. */
+  message_hash: string | null;
 }
 
 /** The one row (id 1) naming the process that runs the sandbox chain; see chain/sandbox/lease.ts. */

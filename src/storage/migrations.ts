@@ -247,6 +247,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0012_message_hash": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // Each landed transaction's message hash, so that a restarted chain refuses a re-signed copy
+      // of a message it executed (chain/sandbox/signature-statuses.ts). Rows from before are hashed
+      // from their wire when loaded.
+      await db.schema.alterTable("chain_transactions").addColumn("message_hash", "varchar(44)").execute();
+    },
+  },
 };
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -23,6 +23,7 @@ function transaction(signature: string): StoredTransaction {
     preBalances: [],
     postBalances: [],
     wire: new Uint8Array([1, 2, 3]),
+    messageHash: `hash of ${signature}`,
   };
 }
 

@@ -5,13 +5,15 @@
  * first proves the chain's lease (lease.ts), so only the process that holds it writes.
  */
 import type { Address } from "@solana/kit";
-import { CompiledQuery, type Kysely } from "kysely";
+import { CompiledQuery, type Kysely, sql } from "kysely";
 import type { Tables } from "../../storage/database.js";
 import { parseAddress } from "../base58.js";
 import type { TransactionError } from "../errors.js";
+import { messageHash, parseWireTransaction } from "../wire.js";
 import {
   ACCOUNT_COLUMNS,
   type CommitBatch,
+  type CommittedStatus,
   encodeBatch,
   type StoredAccount,
   type StoredTransaction,
@@ -32,6 +34,11 @@ const ROWS_PER_STATEMENT = 400;
 // Commits sent to the SQLite writer before the first of them has finished: the main thread goes on
 // executing while the writer works, instead of waiting for each commit in turn.
 const PIPELINED_COMMITS = 4;
+
+// The message hash of a stored base64 wire transaction (for rows stored before the hash was).
+function storedMessageHash(wire: string): string {
+  return messageHash(parseWireTransaction(new Uint8Array(Buffer.from(wire, "base64"))));
+}
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const result: T[][] = [];
@@ -98,17 +105,18 @@ export class ChainStore {
     }));
   }
 
-  /** Signatures and outcomes of transactions that landed at or after `fromSlot`. */
-  async loadRecentStatuses(
-    fromSlot: bigint,
-  ): Promise<{ signature: string; slot: bigint; err: TransactionError | null }[]> {
+  /** Signatures, message hashes and outcomes of transactions that landed at or after `fromSlot`. */
+  async loadRecentStatuses(fromSlot: bigint): Promise<CommittedStatus[]> {
     const rows = await this.db
       .selectFrom("chain_transactions")
-      .select(["signature", "slot", "err"])
+      .select(["signature", "slot", "err", "message_hash"])
+      // The wire only of rows stored before message hashes were (migration 0012), to hash it here.
+      .select(sql<string | null>`case when "message_hash" is null then "wire" end`.as("unhashed_wire"))
       .where("slot", ">=", Number(fromSlot))
       .execute();
     return rows.map((row) => ({
       signature: row.signature,
+      messageHash: row.message_hash ?? storedMessageHash(row.unhashed_wire ?? ""),
       slot: BigInt(row.slot),
       err: row.err === null ? null : (JSON.parse(row.err) as TransactionError),
     }));
@@ -143,6 +151,7 @@ export class ChainStore {
       preBalances: balances.pre.map(BigInt),
       postBalances: balances.post.map(BigInt),
       wire: new Uint8Array(Buffer.from(row.wire, "base64")),
+      messageHash: row.message_hash ?? storedMessageHash(row.wire),
     };
   }
 

@@ -17,6 +17,8 @@ export interface StoredAccount {
 /** A landed transaction as stored. */
 export interface StoredTransaction {
   signature: string;
+  /** Its message's hash (wire.ts, messageHash): a re-signed copy has another signature, not another hash. */
+  messageHash: string;
   slot: bigint;
   blockTime: number;
   err: TransactionError | null;
@@ -26,6 +28,14 @@ export interface StoredTransaction {
   preBalances: bigint[];
   postBalances: bigint[];
   wire: Uint8Array;
+}
+
+/** A landed transaction's outcome, as loaded to refuse replays and answer status queries. */
+export interface CommittedStatus {
+  signature: string;
+  messageHash: string;
+  slot: bigint;
+  err: TransactionError | null;
 }
 
 /** What one commit writes: accounts (null = closed) and the transactions that wrote them. */
@@ -47,6 +57,7 @@ export const TRANSACTION_COLUMNS = [
   "logs",
   "balances",
   "wire",
+  "message_hash",
 ] as const;
 
 /** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
@@ -81,6 +92,7 @@ export function encodeBatch(batch: CommitBatch): {
       JSON.stringify(tx.logs),
       JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
       base64(tx.wire),
+      tx.messageHash,
     );
   }
   return { accounts, deletions, transactions };

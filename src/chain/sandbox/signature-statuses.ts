@@ -1,14 +1,16 @@
 /**
- * The sandbox chain's memory of recent signatures: every transaction executed (committed or still on
- * its way to storage) within the replay window. It refuses replays, which LiteSVM would only catch
- * among its last few dozen signatures, and answers status queries without a storage read; older
- * statuses are read from storage.
+ * The sandbox chain's status cache: every transaction executed (committed or still on its way to
+ * storage) within the replay window, by signature and by message hash, as Agave's. It refuses
+ * replays, which LiteSVM would only catch among its last few dozen signatures; the message hash
+ * refuses a re-signed copy too, which carries a new signature (Ed25519 signatures are not unique) and
+ * would otherwise execute a venue-signed quote again. It answers status queries without a storage
+ * read; older statuses are read from storage.
  */
 import type { Signature } from "@solana/kit";
 import type { SignatureStatus } from "../chain.js";
 import type { TransactionError } from "../errors.js";
 import type { ChainStore } from "./chain-store.js";
-import type { StoredTransaction } from "./commit-batch.js";
+import type { CommittedStatus, StoredTransaction } from "./commit-batch.js";
 import { BLOCKHASH_VALIDITY_BLOCKS } from "./slot-clock.js";
 
 const VALIDITY_SLOTS = BigInt(BLOCKHASH_VALIDITY_BLOCKS);
@@ -23,16 +25,11 @@ interface Status {
   committed: boolean;
 }
 
-/** A committed transaction's outcome, as storage holds it. */
-export interface CommittedStatus {
-  signature: string;
-  slot: bigint;
-  err: TransactionError | null;
-}
-
 /** Recent signatures and their outcomes (see the module comment). */
 export class SignatureStatuses {
   private readonly statuses = new Map<string, Status>();
+  /** The slot each recent message hash executed in. */
+  private readonly messages = new Map<string, bigint>();
   private lastPrunedSlot = 0n;
 
   constructor(private readonly store: Pick<ChainStore, "getStatuses">) {}
@@ -45,19 +42,30 @@ export class SignatureStatuses {
   /** Forgets everything but `committed` (as loaded from storage when the state is rebuilt). */
   replace(committed: readonly CommittedStatus[]): void {
     this.statuses.clear();
+    this.messages.clear();
     for (const status of committed) {
       this.statuses.set(status.signature, { slot: status.slot, err: status.err, committed: true });
+      this.messages.set(status.messageHash, status.slot);
     }
   }
 
-  /** Whether `signature` has executed within the replay window, so sending it again is a replay. */
+  /** Whether `signature` has executed within the replay window: sending it again is a replay. */
   has(signature: string): boolean {
     return this.statuses.has(signature);
   }
 
+  /**
+   * Whether the message hashed `messageHash` has executed within the replay window, under any
+   * signature: sending it again, re-signed, is a replay too.
+   */
+  hasMessage(messageHash: string): boolean {
+    return this.messages.has(messageHash);
+  }
+
   /** Remembers a transaction that has executed and awaits its commit. */
-  executed(signature: string, slot: bigint, err: TransactionError | null): void {
+  executed(signature: string, messageHash: string, slot: bigint, err: TransactionError | null): void {
     this.statuses.set(signature, { slot, err, committed: false });
+    this.messages.set(messageHash, slot);
   }
 
   /** Marks the transactions of a finished commit as committed. */
@@ -73,6 +81,10 @@ export class SignatureStatuses {
     this.lastPrunedSlot = slot;
     for (const [signature, status] of this.statuses) {
       if (status.committed && slot - status.slot > REPLAY_MEMORY_SLOTS) this.statuses.delete(signature);
+    }
+    // An uncommitted message is younger than the window: a failed commit reloads them all anyway.
+    for (const [hash, executedIn] of this.messages) {
+      if (slot - executedIn > REPLAY_MEMORY_SLOTS) this.messages.delete(hash);
     }
   }
 

@@ -1,6 +1,6 @@
 /**
  * Runs transactions on the sandbox chain's LiteSVM, and enforces what LiteSVM leaves out: the
- * 150-block blockhash window and replay protection over every recent signature
+ * 150-block blockhash window and replay protection over every recent signature and message hash
  * (signature-statuses.ts). A transaction a preflight would refuse leaves LiteSVM as it was, its fee
  * included. Signatures the verifier worker already judged valid are not checked again; LiteSVM
  * checks any others. Execution is synchronous; when it happens is the commit pipeline's decision.
@@ -8,9 +8,16 @@
 import type { Address, Signature } from "@solana/kit";
 import { addressOf } from "../base58.js";
 import type { SimulateOptions, SimulationResult } from "../chain.js";
+import { verifySignature } from "../ed25519.js";
 import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
 import { computeUnitPriceOf, transactionFee } from "../fees.js";
-import { isStaticKeyWritable, parseWireTransaction, transactionId, type WireTransaction } from "../wire.js";
+import {
+  isStaticKeyWritable,
+  messageHash,
+  parseWireTransaction,
+  transactionId,
+  type WireTransaction,
+} from "../wire.js";
 import type { StoredTransaction } from "./commit-batch.js";
 import { DeferredAccounts } from "./deferred-accounts.js";
 import type { PricedTransaction } from "./prioritization-fees.js";
@@ -100,6 +107,10 @@ export class TransactionExecutor {
     ) {
       return fail("BlockhashNotFound");
     }
+    if (this.statuses.hasMessage(messageHash(tx))) {
+      if (options.sigVerify && !signaturesVerify(tx)) throw ChainError.signatureVerificationFailed();
+      return fail("AlreadyProcessed");
+    }
     this.syncSlot(slot);
     if (this.deferredAccounts.size > 0) {
       // A bad lookup table is LiteSVM's to report, as it is without deferred accounts.
@@ -139,6 +150,12 @@ export class TransactionExecutor {
       throw ChainError.transactionFailed("BlockhashNotFound");
     }
     if (job.signatures === "invalid") throw ChainError.signatureVerificationFailed();
+    const hash = messageHash(tx);
+    if (this.statuses.hasMessage(hash)) {
+      // A forged copy is refused for its signatures, as any forgery; a re-signed one as a replay.
+      if (job.signatures !== "valid" && !signaturesVerify(tx)) throw ChainError.signatureVerificationFailed();
+      throw ChainError.transactionFailed("AlreadyProcessed");
+    }
     this.useSigverify(job.signatures !== "valid");
     const keys = this.resolveAccountKeys(tx);
     if (this.deferredAccounts.size > 0) this.createDeferred(keys);
@@ -197,7 +214,7 @@ export class TransactionExecutor {
       writable.push(key.address);
       postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
     }
-    this.statuses.executed(signature, slot, err);
+    this.statuses.executed(signature, hash, slot, err);
     const record: StoredTransaction = {
       signature,
       slot,
@@ -209,6 +226,7 @@ export class TransactionExecutor {
       preBalances,
       postBalances,
       wire: job.wire,
+      messageHash: hash,
     };
     return { signature, record, priced: { computeUnitPrice: computeUnitPriceOf(tx), writable } };
   }
@@ -254,6 +272,14 @@ export class TransactionExecutor {
     for (const bytes of loaded.readonly) keys.push({ bytes, address: addressOf(bytes), writable: false });
     return keys;
   }
+}
+
+// Whether every signature verifies (only for copies of executed messages: LiteSVM checks the rest).
+function signaturesVerify(tx: WireTransaction): boolean {
+  return tx.signatures.every((signature, i) => {
+    const key = tx.accountKeys[i];
+    return key !== undefined && verifySignature(key, tx.message, signature);
+  });
 }
 
 function tryOrUndefined<T>(read: () => T): T | undefined {
