@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { type Candle, cents, count, getJson, type Market, type MarketEvent, when } from "../api";
+import { webHref } from "../links";
 import { link } from "../router";
 import { follow } from "../stream";
 import { FanChart, prefetchForecast } from "./FanChart";
@@ -158,11 +159,19 @@ export function EventView({ ticker }: { ticker: string }) {
         {(event.settlementSources ?? []).length > 0 && (
           <p class="small">
             Settlement sources:{" "}
-            {(event.settlementSources ?? []).map((source) => (
-              <a key={source.url} href={source.url} rel="noopener noreferrer" target="_blank">
-                {source.name}{" "}
-              </a>
-            ))}
+            {(event.settlementSources ?? []).map((source) => {
+              // Catalogue data: only a web page's URL becomes a link, anything else (javascript:) is text.
+              const href = webHref(source.url);
+              return href ? (
+                <a key={source.url} href={href} rel="noopener noreferrer" target="_blank">
+                  {source.name}{" "}
+                </a>
+              ) : (
+                <span key={source.url}>
+                  {source.name}{" "}
+                </span>
+              );
+            })}
           </p>
         )}
       </section>
