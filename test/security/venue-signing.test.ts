@@ -4,7 +4,8 @@
  * guard on transactions built past the parameter checks; and the general rule as a property over
  * `/order`, `/intent` and `/swap`: whatever venue key a request names as the user or in any account
  * parameter, an issued transaction still needs a non-venue signature, and once the user signs it no
- * pool's reserve product falls (no pool pays beyond the curve's price for what it received).
+ * pool's reserve product falls (no pool pays beyond the curve's price for what it received), also
+ * when the attacker re-signs what landed and sends it again.
  */
 import type { Address, KeyPairSigner } from "@solana/kit";
 import fc from "fast-check";
@@ -24,7 +25,9 @@ import {
 } from "../../src/trading/signing-guard.js";
 import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
 import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
-import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { rpcSend } from "../chain/harness.js";
+import { newFundedWallet, signAndSendWithKit, signWithKit } from "../support/kit.js";
+import { newResignableSigner, type ResignableSigner, resign } from "../support/resign.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const VENUE_SEED = "venue-signing-test";
@@ -33,6 +36,8 @@ let t: TestServer;
 let chain: RpcChain;
 let dETH: Address;
 let attacker: KeyPairSigner;
+/** The attacker's seed too, to re-sign what it signed. */
+let attackerKeys: ResignableSigner;
 
 type OrderBody = OrderResponse & { code?: string; msg?: string };
 
@@ -42,10 +47,17 @@ beforeAll(async () => {
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
-  attacker = await newFundedWallet(t.url, chain, 100_000_000_000n, [
-    [USDC_MINT, 1_000_000_000_000n],
-    [dETH, 1_000_000_000_000n],
-  ]);
+  attackerKeys = await newResignableSigner();
+  attacker = await newFundedWallet(
+    t.url,
+    chain,
+    100_000_000_000n,
+    [
+      [USDC_MINT, 1_000_000_000_000n],
+      [dETH, 1_000_000_000_000n],
+    ],
+    attackerKeys.signer,
+  );
 }, 120_000);
 afterAll(async () => t?.stop());
 
@@ -451,6 +463,12 @@ describe("any venue key named anywhere", () => {
           if (body.executionMode === "async") return;
           await signAndSendWithKit(t.server.chain.rpcUrl, chain, attacker, transaction);
           issued.sent += 1;
+          // Re-signed and sent again, the same message never executes twice.
+          const resent = await rpcSend(
+            t.server.chain.rpcUrl,
+            resign(await signWithKit(attacker, transaction), attackerKeys),
+          );
+          expect(resent.error, JSON.stringify(resent)).toMatchObject({ code: -32002 });
           const after = poolProducts(await vaultBalances());
           for (const [pool, product] of poolProducts(before))
             expect(after.get(pool) as bigint, pool).toBeGreaterThanOrEqual(product);

@@ -1,16 +1,29 @@
 /** The user's side of a trade, done with `@solana/kit` as a wallet would. */
 import {
+  AccountRole,
   type Address,
+  address,
+  appendTransactionMessageInstructions,
   type Base64EncodedWireTransaction,
+  blockhash,
+  compileTransaction,
   createSolanaRpc,
+  createTransactionMessage,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
+  type Instruction,
   type KeyPairSigner,
   partiallySignTransaction,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signatureBytes,
 } from "@solana/kit";
 import { expect } from "vitest";
+import { decodeSignatureBytes } from "../../src/chain/base58.js";
 import type { RpcChain } from "../../src/chain/rpc-client.js";
+import type { SwapInstructionsResponse } from "../../src/contract/trade.js";
 
 /** Adds `wallet`'s signature to a base64 wire transaction the venue issued; returns it as base64. */
 export async function signWithKit(
@@ -22,16 +35,17 @@ export async function signWithKit(
 }
 
 /**
- * A new wallet with `lamports` airdropped over `chain`, then each grant of a mint paid by the
- * `/dev/faucet` of the server at `url`.
+ * A new wallet (or `wallet`) with `lamports` airdropped over `chain`, then each grant of a mint paid
+ * by the `/dev/faucet` of the server at `url`.
  */
 export async function newFundedWallet(
   url: string,
   chain: RpcChain,
   lamports: bigint,
   grants: readonly (readonly [Address, bigint])[] = [],
+  wallet?: KeyPairSigner,
 ): Promise<KeyPairSigner> {
-  const wallet = await generateKeyPairSigner();
+  wallet ??= await generateKeyPairSigner();
   await chain.requestAirdrop(wallet.address, lamports);
   for (const [mint, amount] of grants) {
     const response = await fetch(`${url}/dev/faucet`, {
@@ -60,4 +74,49 @@ export async function signAndSendWithKit(
   const [status] = await chain.getSignatureStatuses([signature]);
   expect(status?.err ?? null).toBeNull();
   return signature;
+}
+
+/** What a kit client does with `/swap-instructions`: compiles `groups` in order, adds the pools' signatures, signs. */
+export async function assembleSwapInstructions(
+  set: SwapInstructionsResponse,
+  user: KeyPairSigner,
+  groups: SwapInstructionsResponse["setupInstructions"],
+) {
+  const instructions: Instruction[] = groups.map((instruction) => ({
+    programAddress: address(instruction.programId),
+    accounts: instruction.accounts.map((account) => ({
+      address: address(account.pubkey),
+      role: account.isSigner
+        ? account.isWritable
+          ? AccountRole.WRITABLE_SIGNER
+          : AccountRole.READONLY_SIGNER
+        : account.isWritable
+          ? AccountRole.WRITABLE
+          : AccountRole.READONLY,
+    })),
+    data: Buffer.from(instruction.data, "base64"),
+  }));
+  const compiled = compileTransaction(
+    pipe(
+      createTransactionMessage({ version: 0 }),
+      (message) => setTransactionMessageFeePayer(user.address, message),
+      (message) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          {
+            blockhash: blockhash(set.blockhashWithMetadata.blockhash),
+            lastValidBlockHeight: BigInt(set.blockhashWithMetadata.lastValidBlockHeight),
+          },
+          message,
+        ),
+      (message) => appendTransactionMessageInstructions(instructions, message),
+    ),
+  );
+  const venueSignatures = Object.entries(set.venueSignatures).map(([signer, signature]) => [
+    signer,
+    signatureBytes(decodeSignatureBytes(signature)),
+  ]);
+  return partiallySignTransaction([user.keyPair], {
+    ...compiled,
+    signatures: { ...compiled.signatures, ...Object.fromEntries(venueSignatures) },
+  });
 }

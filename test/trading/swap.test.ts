@@ -5,30 +5,17 @@
  * reference's schemas; an attacker's quote or keys are refused with the swap's codes.
  */
 import {
-  AccountRole,
   type Address,
-  address,
-  appendTransactionMessageInstructions,
-  blockhash,
-  compileTransaction,
   createSolanaRpc,
-  createTransactionMessage,
   getBase64EncodedWireTransaction,
-  type Instruction,
   type KeyPairSigner,
-  partiallySignTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signatureBytes,
 } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeSignatureBytes } from "../../src/chain/base58.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { QuoteResponse, SwapInstructionsResponse, SwapResponse } from "../../src/contract/trade.js";
-import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { assembleSwapInstructions, newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { ataOf, tokenBalance as balanceOfToken, demoMint } from "../support/tokens.js";
@@ -397,7 +384,7 @@ describe("POST /swap-instructions", () => {
     expect(set.addressLookupTableAddresses).toEqual([]);
     expect(Object.keys(set.venueSignatures)).toContain(body.routePlan[0]?.marketKey);
 
-    const signed = await assemble(set, user, [
+    const signed = await assembleSwapInstructions(set, user, [
       ...set.computeBudgetInstructions,
       ...set.setupInstructions,
       set.swapInstruction,
@@ -430,7 +417,7 @@ describe("POST /swap-instructions", () => {
     // would run just as well, but they are another message, which the pools did not sign.
     const [limit, price] = set.computeBudgetInstructions;
     expect(limit && price).toBeTruthy();
-    const reordered = await assemble(set, user, [
+    const reordered = await assembleSwapInstructions(set, user, [
       price as (typeof set.computeBudgetInstructions)[number],
       limit as (typeof set.computeBudgetInstructions)[number],
       ...set.setupInstructions,
@@ -460,48 +447,3 @@ describe("POST /swap-instructions", () => {
     );
   });
 });
-
-/** What a kit client does with `/swap-instructions`: compiles `groups` in order, adds the pools' signatures, signs. */
-async function assemble(
-  set: SwapInstructionsResponse,
-  user: KeyPairSigner,
-  groups: SwapInstructionsResponse["setupInstructions"],
-) {
-  const instructions: Instruction[] = groups.map((instruction) => ({
-    programAddress: address(instruction.programId),
-    accounts: instruction.accounts.map((account) => ({
-      address: address(account.pubkey),
-      role: account.isSigner
-        ? account.isWritable
-          ? AccountRole.WRITABLE_SIGNER
-          : AccountRole.READONLY_SIGNER
-        : account.isWritable
-          ? AccountRole.WRITABLE
-          : AccountRole.READONLY,
-    })),
-    data: Buffer.from(instruction.data, "base64"),
-  }));
-  const compiled = compileTransaction(
-    pipe(
-      createTransactionMessage({ version: 0 }),
-      (message) => setTransactionMessageFeePayer(user.address, message),
-      (message) =>
-        setTransactionMessageLifetimeUsingBlockhash(
-          {
-            blockhash: blockhash(set.blockhashWithMetadata.blockhash),
-            lastValidBlockHeight: BigInt(set.blockhashWithMetadata.lastValidBlockHeight),
-          },
-          message,
-        ),
-      (message) => appendTransactionMessageInstructions(instructions, message),
-    ),
-  );
-  const venueSignatures = Object.entries(set.venueSignatures).map(([signer, signature]) => [
-    signer,
-    signatureBytes(decodeSignatureBytes(signature)),
-  ]);
-  return partiallySignTransaction([user.keyPair], {
-    ...compiled,
-    signatures: { ...compiled.signatures, ...Object.fromEntries(venueSignatures) },
-  });
-}
