@@ -43,6 +43,8 @@ import {
   activeOrders,
   advanceOrder,
   type ClosePlan,
+  deleteExpiredInits,
+  deleteUnpaidInit,
   type OrderRecord,
   type OrderTerms,
   orderById,
@@ -103,6 +105,8 @@ export class OrderKeeper {
   /** The pass in progress, if any (`stop` waits for it). */
   private running: Promise<void> | undefined;
   private readonly busy = new Set<string>();
+  /** Whether a pass has deleted the unpaid market initializations earlier versions left expired. */
+  private expiredInitsDeleted = false;
 
   constructor(private readonly options: OrderKeeperOptions) {}
 
@@ -139,6 +143,11 @@ export class OrderKeeper {
   /** One pass over every active order. */
   async tick(): Promise<void> {
     const { db, book } = this.options;
+    if (!this.expiredInitsDeleted) {
+      // Unpaid initializations earlier versions marked expired and kept; none is marked so now.
+      await deleteExpiredInits(db);
+      this.expiredInitsDeleted = true;
+    }
     const orders = await activeOrders(db);
     // The pass's own read names every escrow still in play unless it was cut at its limit.
     const complete = orders.length < ACTIVE_ORDERS_PER_PASS;
@@ -217,12 +226,18 @@ export class OrderKeeper {
     return undefined;
   }
 
-  /** A market initialization: the payer sends it; the escrow authority holding the payment is how the venue knows. */
+  /**
+   * A market initialization: the payer sends it; the escrow authority holding the payment is how the
+   * venue knows. One never paid is deleted once its payment can no longer land: nothing of it is left
+   * to settle, and `GET /prediction-market-init` is asked for freely (its row is all it costs).
+   */
   private async checkInitFunded(order: OrderRecord): Promise<OrderRecord | undefined> {
     const { chain, db, book } = this.options;
+    // Read before the balance: a payment not there once the chain was past its height never lands.
+    const heightBefore = book.clock.blockHeight;
     const lamports = await chain.getBalance(order.escrow);
     if (lamports >= order.inAmount + order.feeBudget) return this.openLanded(order, book.clock.slot);
-    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
+    if (heightBefore > order.openValidHeight) await deleteUnpaidInit(db, order.id);
     return undefined;
   }
 

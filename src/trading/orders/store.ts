@@ -212,6 +212,30 @@ export async function activeEscrows(db: Kysely<Tables>): Promise<string[]> {
 }
 
 /**
+ * Deletes a market initialization still `pending`, unpaid, whose payment can no longer land (the
+ * keeper checked both): nothing of it is left to settle or to report. Returns whether it was deleted.
+ */
+export async function deleteUnpaidInit(db: Kysely<Tables>, id: string): Promise<boolean> {
+  const result = await batchedWrite(db, (db) =>
+    db
+      .deleteFrom("orders")
+      .where("id", "=", id)
+      .where("kind", "=", "init")
+      .where("status", "=", "pending")
+      .executeTakeFirst(),
+  );
+  return result.numDeletedRows > 0n;
+}
+
+/** Deletes the unpaid market initializations earlier versions marked `expired` and kept; returns how many. */
+export async function deleteExpiredInits(db: Kysely<Tables>): Promise<number> {
+  const result = await batchedWrite(db, (db) =>
+    db.deleteFrom("orders").where("status", "=", "expired").where("kind", "=", "init").executeTakeFirst(),
+  );
+  return Number(result.numDeletedRows);
+}
+
+/**
  * Records the signature of an async order's open transaction, learnt from the chain (the user sends
  * it); a signature already recorded stays.
  */
