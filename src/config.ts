@@ -82,6 +82,13 @@ export const ConfigSchema = z.object({
     .min(0)
     .max(10_000)
     .default(RESERVATION_LIMITS.poolShareBpsPerClient),
+  /** The most of one pool's output reserve all live firm quotes together may hold, in basis points; 0 means unbounded. */
+  FIRM_QUOTE_POOL_HOLD_BPS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(RESERVATION_LIMITS.poolHoldBps),
   /** Prefix of every Redis key this deployment writes, so deployments can share a Redis. */
   REDIS_PREFIX: z.string().min(1).default("oddsgate:"),
   /**

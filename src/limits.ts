@@ -61,7 +61,7 @@ export const WIRE_LIMITS = {
 
 /**
  * Firm quotes: output reserved for a user until its transaction lands or expires (about a minute).
- * Defaults of FIRM_QUOTES_PER_WALLET and FIRM_QUOTES_PER_CLIENT.
+ * Defaults of FIRM_QUOTES_PER_WALLET, FIRM_QUOTES_PER_CLIENT and the pool shares.
  */
 export const RESERVATION_LIMITS = {
   /** Live firm quotes of one wallet. */
@@ -73,6 +73,12 @@ export const RESERVATION_LIMITS = {
    * every holder prices the quotes of all others worse, so no one client may hold much of a pool.
    */
   poolShareBpsPerClient: 1_000,
+  /**
+   * The most of one pool's output reserve all live firm quotes together may hold, in basis points:
+   * quotes are priced as if every held one lands first, so this bounds how far quotes never paid move
+   * anyone's price, to (1 − 20%)² of it; more than one client's share, so no one client fills it.
+   */
+  poolHoldBps: 2_000,
 } as const;
 
 /** The time and head limits of one HTTP listener: HTTP_LIMITS', or shorter ones a test gives. */

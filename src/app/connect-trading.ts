@@ -63,6 +63,7 @@ export async function startTrading(
     | "MODE"
     | "WALLET_VERIFICATION"
     | "FIRM_QUOTE_POOL_SHARE_BPS"
+    | "FIRM_QUOTE_POOL_HOLD_BPS"
   >,
   deps: {
     storage: Pick<Storage, "db">;
@@ -101,6 +102,7 @@ export async function startTrading(
     perWallet: config.FIRM_QUOTES_PER_WALLET,
     perClient: config.FIRM_QUOTES_PER_CLIENT,
     poolShareBps: config.FIRM_QUOTE_POOL_SHARE_BPS,
+    poolHoldBps: config.FIRM_QUOTE_POOL_HOLD_BPS,
   };
   const shared = config.REDIS_URL
     ? await RedisReservations.connect({

@@ -1,18 +1,23 @@
 /**
  * The firm quotes an instance has outstanding. A firm quote holds pool output until its transaction
  * lands or its blockhash expires, so holding must cost the holder something: a quote is admitted only
- * while its wallet holds the input on the chain beyond what the same client's other live quotes for
- * that wallet already spend, while the client asking (API key, or address without one) stays under its
- * bounds of live quotes, per wallet and in all, and while its holds on each pool stay under a share of
- * that pool's reserve. Everything is counted per client: anyone may name any wallet, so a caller who
- * names someone else's must not use up that wallet's own quotes or funds. A quote stops counting once
- * every pool it holds output of has delivered it, or its blockhash has expired.
+ * while its wallet holds the input on the chain beyond what every live quote for that wallet already
+ * spends, whichever client asked for it (a wallet's funds back its quotes once), while the client
+ * asking (API key, or address without one) stays under its bounds of live quotes, per wallet and in
+ * all, and under a share of each pool's reserve, and while all quotes together hold no more than a
+ * pool-wide share of it: that share bounds how far quotes never paid move anyone else's price. Anyone
+ * may name any wallet, so a client refused a wallet's funds because other clients' quotes hold them
+ * waits in line for them (funds-line.ts) and gets them within a blockhash lifetime. A quote stops
+ * counting once every pool it holds output of has delivered it, or its blockhash has expired.
  *
  * `ReservationStore` is where that bookkeeping lives: `FirmQuotes` here for one instance, or
  * `RedisReservations` when several instances must not promise the same tokens twice.
  */
 import type { Address } from "@solana/kit";
+import { FundsLine } from "./funds-line.js";
 import type { PoolHold, SyncMarket } from "./market.js";
+
+export { TURN_GRACE_BLOCKS } from "./funds-line.js";
 
 export interface FirmQuoteLimits {
   /** Live firm quotes one client may have for one wallet (0: unbounded). */
@@ -21,6 +26,8 @@ export interface FirmQuoteLimits {
   perClient: number;
   /** The most of a pool side's reserve one client's live quotes may hold, in basis points (0: unbounded). */
   poolShareBps?: number;
+  /** The most of a pool side's reserve all live quotes together may hold, in basis points (0: unbounded). */
+  poolHoldBps?: number;
 }
 
 /** Output a quote would hold: `amount` of the side `side` (a pool and its output mint) whose reserve is `reserve`. */
@@ -81,7 +88,10 @@ export interface ReservationStore {
    * instance's hold on one of the quote's pools became known after it (the quote was priced without it).
    */
   view(): number;
-  /** Throws `FirmQuoteRefused` unless `quote` fits its wallet's funds and its client's bounds; holds nothing. */
+  /**
+   * Throws `FirmQuoteRefused` unless `quote` fits its wallet's funds, its client's bounds and the pools'
+   * share; holds nothing (a client refused the funds for others' quotes only takes its place in line).
+   */
   check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void | Promise<void>;
   /**
    * Admits a firm quote (as `check`) and holds each leg's output, at once: a concurrent quote on any
@@ -113,11 +123,19 @@ interface ClientQuotes {
   held: Map<string, bigint>;
 }
 
+/** Every client's live quotes for one wallet of one input mint: what they spend, and who waits for it. */
+interface WalletFunds {
+  committed: bigint;
+  /** The last valid block height of the latest of them: by then the funds are free again. */
+  latest: bigint;
+  line: FundsLine;
+}
+
 /** Why a firm quote was not admitted. */
 export class FirmQuoteRefused extends Error {
   override name = "FirmQuoteRefused";
   constructor(
-    readonly reason: "wallet_limit" | "client_limit" | "pool_share" | "insufficient_funds",
+    readonly reason: "wallet_limit" | "client_limit" | "pool_share" | "pool_hold" | "insufficient_funds",
     message: string,
   ) {
     super(message);
@@ -125,11 +143,20 @@ export class FirmQuoteRefused extends Error {
 }
 
 const BPS = 10_000n;
+/** Wallets' funds tracked before the first sweep of lines nobody waits in. */
+const SWEEP_FLOOR = 1_024;
 
-/** The live firm quotes of this process, by client and wallet, and by client. */
+/** The live firm quotes of this process, by client and wallet, by client, by wallet and mint, and by pool side. */
 export class FirmQuotes implements ReservationStore {
   private readonly byWallet = new Map<string, WalletQuotes>();
   private readonly byClient = new Map<string, ClientQuotes>();
+  private readonly funds = new Map<string, WalletFunds>();
+  /** The output all live quotes hold, per pool side. */
+  private readonly held = new Map<string, bigint>();
+  /** The highest block height a quote was checked at. */
+  private height = 0n;
+  /** `funds` is swept of lines nobody waits in once it grows to this size. */
+  private sweepAt = SWEEP_FLOOR;
   /** Every quote in the order it was added, which is the order its blockhash expires in. */
   private expiring: FirmQuote[] = [];
   private expiringHead = 0;
@@ -161,22 +188,58 @@ export class FirmQuotes implements ReservationStore {
     };
   }
 
-  /** Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds and both bounds; records nothing. */
+  /** Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds, its client's bounds and the pools' share. */
   check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
     this.expire(blockHeight);
+    if (blockHeight > this.height) this.height = blockHeight;
+    this.sweep();
     const wallet = this.byWallet.get(walletKeyOf(quote));
     const live = wallet?.quotes.size ?? 0;
     if (this.limits.perWallet > 0 && live >= this.limits.perWallet) throw walletLimit(quote, live);
     const client = this.byClient.get(quote.client);
     const asked = client?.count ?? 0;
     if (this.limits.perClient > 0 && asked >= this.limits.perClient) throw clientLimit(asked);
-    const committed = wallet?.committed.get(quote.inputMint) ?? 0n;
-    if (quote.balance < committed + quote.inAmount) throw insufficientFunds(quote, committed);
+    this.checkFunds(quote, wallet?.committed.get(quote.inputMint) ?? 0n, blockHeight);
     const shareBps = BigInt(this.limits.poolShareBps ?? 0);
     for (const hold of shareBps > 0n ? (quote.holds ?? []) : []) {
       const held = (client?.held.get(hold.side) ?? 0n) + hold.amount;
       if (held * BPS > hold.reserve * shareBps) throw poolShare(held, hold.reserve, shareBps);
     }
+    const holdBps = BigInt(this.limits.poolHoldBps ?? 0);
+    for (const hold of holdBps > 0n ? (quote.holds ?? []) : []) {
+      const held = (this.held.get(hold.side) ?? 0n) + hold.amount;
+      if (held * BPS > hold.reserve * holdBps) throw poolHold(held, hold.reserve, holdBps);
+    }
+  }
+
+  /**
+   * Throws unless the wallet's funds, less every live quote's, cover `quote` and no other client is
+   * first in line for them. `own` is what this client's quotes spend: a client refused only because of
+   * others' quotes takes its place in line (one asking more than the wallet holds could never be served).
+   */
+  private checkFunds(quote: FirmQuoteTerms & { balance: bigint }, own: bigint, blockHeight: bigint): void {
+    const key = fundsKeyOf(quote);
+    const funds = this.funds.get(key);
+    if (!funds) {
+      if (quote.balance < quote.inAmount) throw insufficientFunds(quote, 0n);
+      return;
+    }
+    const fits = quote.balance >= funds.committed + quote.inAmount;
+    const ahead = funds.line.ahead(quote.client, blockHeight);
+    if (fits && !ahead) return;
+    if (quote.balance >= own + quote.inAmount) funds.line.wait(quote.client, blockHeight, funds.latest);
+    throw fits ? fundsAwaited(quote) : insufficientFunds(quote, funds.committed);
+  }
+
+  /**
+   * Drops the wallets whose quotes all ended while someone waited, once nobody does; only when their
+   * number has doubled since the last sweep, so it costs O(1) a check amortized.
+   */
+  private sweep(): void {
+    if (this.funds.size < this.sweepAt) return;
+    for (const [key, funds] of this.funds)
+      if (funds.committed <= 0n && !funds.line.waiting(this.height)) this.funds.delete(key);
+    this.sweepAt = Math.max(SWEEP_FLOOR, this.funds.size * 2);
   }
 
   /** Always 0: in one process a quote is admitted and held with no await between, so nothing conflicts. */
@@ -224,8 +287,19 @@ export class FirmQuotes implements ReservationStore {
       this.byClient.set(quote.client, client);
     }
     client.count += 1;
-    for (const hold of quote.holds)
-      client.held.set(hold.side, (client.held.get(hold.side) ?? 0n) + hold.amount);
+    for (const hold of quote.holds) {
+      addTo(client.held, hold.side, hold.amount);
+      addTo(this.held, hold.side, hold.amount);
+    }
+    const key = fundsKeyOf(quote);
+    let funds = this.funds.get(key);
+    if (!funds) {
+      funds = { committed: 0n, latest: 0n, line: new FundsLine() };
+      this.funds.set(key, funds);
+    }
+    funds.committed += quote.inAmount;
+    if (lastValidBlockHeight > funds.latest) funds.latest = lastValidBlockHeight;
+    funds.line.served(quote.client);
     this.expiring.push(quote);
     return quote;
   }
@@ -257,21 +331,35 @@ export class FirmQuotes implements ReservationStore {
     const wallet = this.byWallet.get(quote.walletKey);
     if (wallet) {
       wallet.quotes.delete(quote);
-      const left = (wallet.committed.get(quote.inputMint) ?? 0n) - quote.inAmount;
-      if (left > 0n) wallet.committed.set(quote.inputMint, left);
-      else wallet.committed.delete(quote.inputMint);
+      addTo(wallet.committed, quote.inputMint, -quote.inAmount);
       if (wallet.quotes.size === 0) this.byWallet.delete(quote.walletKey);
     }
+    const key = fundsKeyOf(quote);
+    const funds = this.funds.get(key);
+    if (funds) {
+      funds.committed -= quote.inAmount;
+      // Kept while someone waits: its place must outlast the quotes it waits for.
+      if (funds.committed <= 0n && !funds.line.waiting(this.height)) this.funds.delete(key);
+    }
+    for (const hold of quote.holds) addTo(this.held, hold.side, -hold.amount);
     const client = this.byClient.get(quote.client);
     if (!client) return;
     client.count -= 1;
-    for (const hold of quote.holds) {
-      const left = (client.held.get(hold.side) ?? 0n) - hold.amount;
-      if (left > 0n) client.held.set(hold.side, left);
-      else client.held.delete(hold.side);
-    }
+    for (const hold of quote.holds) addTo(client.held, hold.side, -hold.amount);
     if (client.count <= 0) this.byClient.delete(quote.client);
   }
+}
+
+/** Adds `amount` (negative to take off) to `key`'s total, dropping totals that reach nothing. */
+function addTo<K>(totals: Map<K, bigint>, key: K, amount: bigint): void {
+  const total = (totals.get(key) ?? 0n) + amount;
+  if (total > 0n) totals.set(key, total);
+  else totals.delete(key);
+}
+
+/** The key of every client's quotes for one wallet of one input mint. */
+export function fundsKeyOf(quote: { wallet: Address; inputMint: Address }): string {
+  return `${quote.wallet}|${quote.inputMint}`;
 }
 
 /** The key of one client's quotes for one wallet. */
@@ -295,7 +383,7 @@ export function clientLimit(asked: number): FirmQuoteRefused {
   );
 }
 
-/** The wallet's input, less what the client's other quotes spend (`committed`), does not cover this one. */
+/** The wallet's input, less what its other live quotes spend (`committed`), does not cover this one. */
 export function insufficientFunds(
   quote: { wallet: Address; inputMint: Address; inAmount: bigint; balance: bigint },
   committed: bigint,
@@ -303,7 +391,15 @@ export function insufficientFunds(
   const spare = quote.balance > committed ? quote.balance - committed : 0n;
   return new FirmQuoteRefused(
     "insufficient_funds",
-    `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to this client's other firm quotes; this order needs ${quote.inAmount}`,
+    `wallet ${quote.wallet} holds ${spare} of ${quote.inputMint} not already promised to firm quotes; this order needs ${quote.inAmount}`,
+  );
+}
+
+/** The wallet's funds would cover the quote, but another client was refused them first and has the next turn. */
+export function fundsAwaited(quote: { wallet: Address; inputMint: Address }): FirmQuoteRefused {
+  return new FirmQuoteRefused(
+    "insufficient_funds",
+    `another client was refused wallet ${quote.wallet}'s ${quote.inputMint} while other firm quotes held it, and waits for them first; retry after its turn (about a minute)`,
   );
 }
 
@@ -312,5 +408,13 @@ export function poolShare(held: bigint, reserve: bigint, shareBps: bigint): Firm
   return new FirmQuoteRefused(
     "pool_share",
     `this client's firm quotes would hold ${held} of a pool reserve of ${reserve}, more than ${Number(shareBps) / 100}%; let some land or expire, or trade less at once`,
+  );
+}
+
+/** All quotes together would hold `held` of a pool side's `reserve`, more than `holdBps`. */
+export function poolHold(held: bigint, reserve: bigint, holdBps: bigint): FirmQuoteRefused {
+  return new FirmQuoteRefused(
+    "pool_hold",
+    `firm quotes would hold ${held} of a pool reserve of ${reserve}, more than ${Number(holdBps) / 100}% all together; retry as some land or expire, or trade less at once`,
   );
 }

@@ -1,8 +1,9 @@
 /**
  * Firm-quote reservations shared by every instance on one Redis (with `REDIS_URL`): a pool's held
- * output and each client's bounds (quotes per wallet and in all, funds promised, pool share) live in
- * Redis, so no two instances promise the same tokens and a client cannot multiply its bounds by the
- * number of instances. One Lua script checks and records a quote atomically; a quote lasts until its
+ * output, each wallet's funds promised and the line at them, each client's bounds (quotes per wallet
+ * and in all, pool share) and the output all quotes hold per pool side live in Redis, so no two
+ * instances promise the same tokens and neither a wallet's funds nor a client's bounds multiply with
+ * the number of instances. One Lua script checks and records a quote atomically; a quote lasts until its
  * blockhash expires (the block height `FirmQuotes` uses), is delivered, or is cancelled.
  *
  * Pricing stays synchronous over each instance's pools: every instance mirrors the other instances'
@@ -20,8 +21,11 @@ import {
   clientLimit,
   type FirmQuoteLimits,
   type FirmQuoteTerms,
+  fundsAwaited,
+  fundsKeyOf,
   insufficientFunds,
   type PoolLeg,
+  poolHold,
   poolShare,
   ReservationConflict,
   type ReservationStore,
@@ -29,10 +33,13 @@ import {
   walletKeyOf,
   walletLimit,
 } from "./firm-quotes.js";
+import { TURN_GRACE_BLOCKS } from "./funds-line.js";
 import type { PoolHold, SyncMarket } from "./market.js";
 
 /** Expired quotes dropped per script run, at most (the rest on the next runs). */
 const PRUNE_BATCH = 256;
+/** Seconds a wallet's line outlives its last quote: places lapse by block height long before. */
+const LINE_TTL_SECONDS = 600;
 
 /** Decimal-string arithmetic (amounts are u64, beyond Lua's exact doubles), and dropping a quote. */
 const LIBRARY = `
@@ -95,10 +102,20 @@ local function drop(id, kind)
   if not raw then return 0 end
   redis.call('DEL', P .. 'q:' .. id)
   local q = cjson.decode(raw)
-  local ck, wk = P .. 'c:' .. q.c, P .. 'w:' .. q.w
+  local ck, wk, fk = P .. 'c:' .. q.c, P .. 'w:' .. q.w, P .. 'f:' .. (q.f or '')
   if redis.call('HINCRBY', ck, 'n', -1) <= 0 then redis.call('DEL', ck)
   else for _, h in ipairs(q.h) do hsub(ck, 'h:' .. h[1], h[2]) end end
+  for _, h in ipairs(q.h) do hsub(P .. 'held', h[1], h[2]) end
   if redis.call('HINCRBY', wk, 'n', -1) <= 0 then redis.call('DEL', wk) else hsub(wk, 'm:' .. q.m, q.a) end
+  -- (Quotes recorded before wallets' funds were counted across clients have no 'f'.)
+  if q.f then
+    hsub(fk, 'm', q.a)
+    if redis.call('HEXISTS', fk, 'm') == 0 then
+      redis.call('HDEL', fk, 'v')
+      -- A line left waits for block heights, not time: it lapses by itself well before this.
+      if redis.call('HEXISTS', fk, 'q') == 1 then redis.call('EXPIRE', fk, ${LINE_TTL_SECONDS}) end
+    end
+  end
   for _, p in ipairs(q.p) do
     redis.call('ZREM', P .. 'p:' .. p[1], p[2])
     if kind == 'cancel' then
@@ -140,8 +157,29 @@ local wn = tonumber(redis.call('HGET', wk, 'n') or '0')
 if r.pw > 0 and wn >= r.pw then return cjson.encode({no = 'wallet_limit', n = wn}) end
 local cn = tonumber(redis.call('HGET', ck, 'n') or '0')
 if r.pc > 0 and cn >= r.pc then return cjson.encode({no = 'client_limit', n = cn}) end
-local committed = redis.call('HGET', wk, 'm:' .. r.m) or '0'
-if cmp(r.bal, add(committed, r.a)) < 0 then return cjson.encode({no = 'insufficient_funds', v = committed}) end
+-- The wallet's funds, as FirmQuotes.checkFunds and FundsLine: every client's quotes count, and a
+-- client refused for others' quotes takes its place in line.
+local fk = P .. 'f:' .. r.f
+local committed = redis.call('HGET', fk, 'm') or '0'
+local line = {}
+for _, place in ipairs(cjson.decode(redis.call('HGET', fk, 'q') or '[]')) do
+  if place.u >= r.bh then line[#line + 1] = place end
+end
+local fits = cmp(r.bal, add(committed, r.a)) >= 0
+if not fits or (line[1] and line[1].c ~= r.c) then
+  if cmp(r.bal, add(redis.call('HGET', wk, 'm:' .. r.m) or '0', r.a)) >= 0 then
+    local u, at = math.max(tonumber(redis.call('HGET', fk, 'v') or '0'), r.bh), nil
+    for i, place in ipairs(line) do
+      if place.c == r.c then at = i break end
+      u = math.max(u, place.u)
+    end
+    if at then line[at].u = math.max(line[at].u, u + r.tg) else line[#line + 1] = {c = r.c, u = u + r.tg} end
+    redis.call('HSET', fk, 'q', cjson.encode(line))
+    if redis.call('HEXISTS', fk, 'm') == 0 then redis.call('EXPIRE', fk, ${LINE_TTL_SECONDS}) end
+  end
+  if fits then return cjson.encode({no = 'funds_awaited'}) end
+  return cjson.encode({no = 'insufficient_funds', v = committed})
+end
 if r.bps > 0 then
   for _, h in ipairs(r.h) do
     local held = add(redis.call('HGET', ck, 'h:' .. h[1]) or '0', h[2])
@@ -150,14 +188,29 @@ if r.bps > 0 then
     end
   end
 end
+if r.ph > 0 then
+  for _, h in ipairs(r.h) do
+    local held = add(redis.call('HGET', P .. 'held', h[1]) or '0', h[2])
+    if cmp(mul(held, 10000), mul(h[3], r.ph)) > 0 then
+      return cjson.encode({no = 'pool_hold', v = held, reserve = h[3]})
+    end
+  end
+end
 if r.dry then return cjson.encode({ok = 1}) end
-local q = {c = r.c, w = r.w, m = r.m, a = r.a, h = {}, p = {}}
+local q = {c = r.c, w = r.w, f = r.f, m = r.m, a = r.a, h = {}, p = {}}
 redis.call('HINCRBY', wk, 'n', 1)
 redis.call('HINCRBY', ck, 'n', 1)
 hadd(wk, 'm:' .. r.m, r.a)
+hadd(fk, 'm', r.a)
+redis.call('HSET', fk, 'v', math.max(tonumber(redis.call('HGET', fk, 'v') or '0'), r.lv))
+local served = {}
+for _, place in ipairs(line) do if place.c ~= r.c then served[#served + 1] = place end end
+if #served == 0 then redis.call('HDEL', fk, 'q') else redis.call('HSET', fk, 'q', cjson.encode(served)) end
+redis.call('PERSIST', fk)
 for _, h in ipairs(r.h) do
   q.h[#q.h + 1] = {h[1], h[2]}
   hadd(ck, 'h:' .. h[1], h[2])
+  hadd(P .. 'held', h[1], h[2])
 end
 local seqs = {}
 for _, l in ipairs(r.l) do
@@ -208,7 +261,8 @@ type ReserveReply =
   | { x: [string, number, string[] | Record<string, never>][] }
   | { no: "wallet_limit" | "client_limit"; n: number }
   | { no: "insufficient_funds"; v: string }
-  | { no: "pool_share"; v: string; reserve: string };
+  | { no: "funds_awaited" }
+  | { no: "pool_share" | "pool_hold"; v: string; reserve: string };
 
 /** What an instance knows of one pool's holds across instances. */
 interface PoolView {
@@ -360,12 +414,15 @@ export class RedisReservations implements ReservationStore {
       lv: Number(lastValidBlockHeight),
       c: quote.client,
       w: walletKeyOf(quote),
+      f: fundsKeyOf(quote),
       m: quote.inputMint,
       a: quote.inAmount.toString(),
       bal: quote.balance.toString(),
       pw: limits.perWallet,
       pc: limits.perClient,
       bps: limits.poolShareBps ?? 0,
+      ph: limits.poolHoldBps ?? 0,
+      tg: Number(TURN_GRACE_BLOCKS),
       dry,
       h: (quote.holds ?? []).map((hold) => [hold.side, hold.amount.toString(), hold.reserve.toString()]),
       l: legs.map((leg) => [
@@ -391,12 +448,16 @@ export class RedisReservations implements ReservationStore {
         throw clientLimit(reply.n);
       case "insufficient_funds":
         throw insufficientFunds(quote, BigInt(reply.v));
+      case "funds_awaited":
+        throw fundsAwaited(quote);
       case "pool_share":
         throw poolShare(
           BigInt(reply.v),
           BigInt(reply.reserve),
           BigInt(this.options.limits.poolShareBps ?? 0),
         );
+      case "pool_hold":
+        throw poolHold(BigInt(reply.v), BigInt(reply.reserve), BigInt(this.options.limits.poolHoldBps ?? 0));
     }
   }
 
