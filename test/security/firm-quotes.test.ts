@@ -2,17 +2,22 @@
  * Reservations need funds (issue "Security first", item 3): a firm quote holds pool output for about
  * a minute, so an unfunded wallet gets none, a funded one cannot promise the same funds twice, and a
  * wallet and a client hold only so many at once. The griefing attack that made SOL/USDC unroutable
- * with four quotes for 2^64−1 lamports is refused and the pair keeps quoting.
+ * with four quotes for 2^64−1 lamports is refused and the pair keeps quoting. Issue 36, finding 2: a
+ * wallet's funds back its quotes once however many API keys ask, a client naming someone else's
+ * wallet keeps its funds from it for one turn at most, and all quotes together hold at most
+ * FIRM_QUOTE_POOL_HOLD_BPS of a pool's output, so another trader's price moves no further.
  */
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
+import type { Keypair } from "../../src/chain/ed25519.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { createKey } from "../../src/keys/store.js";
-import { FirmQuoteRefused, FirmQuotes } from "../../src/trading/firm-quotes.js";
+import { FirmQuoteRefused, FirmQuotes, TURN_GRACE_BLOCKS } from "../../src/trading/firm-quotes.js";
 import type { PoolHold } from "../../src/trading/market.js";
+import { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -22,6 +27,8 @@ let t: TestServer;
 let chain: RpcChain;
 let dETH: Address;
 let dBTC: Address;
+let dUSDT: Address;
+let dJUP: Address;
 
 beforeAll(async () => {
   t = await startTestServer({
@@ -30,11 +37,14 @@ beforeAll(async () => {
       VENUE_SEED,
       FIRM_QUOTES_PER_WALLET: "8",
       FIRM_QUOTES_PER_CLIENT: "24",
+      FIRM_QUOTE_POOL_HOLD_BPS: "2000",
     },
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
   dBTC = demoTokens(VENUE_SEED).find((token) => token.symbol === "dBTC")?.address as Address;
+  dUSDT = demoTokens(VENUE_SEED).find((token) => token.symbol === "dUSDT")?.address as Address;
+  dJUP = demoTokens(VENUE_SEED).find((token) => token.symbol === "dJUP")?.address as Address;
 }, 120_000);
 afterAll(async () => t?.stop());
 
@@ -162,17 +172,37 @@ describe("firm quotes over HTTP", () => {
 
 describe("firm quotes naming someone else's wallet, or much of a pool", () => {
   // Made before any is used: the server then learns all of them at its first look in storage.
-  const keys: Record<"griefer" | "owner" | "hoarder" | "other" | "buyer", string> = {
+  const keys: Record<"griefer" | "owner" | "hoarder" | "other" | "buyer", string> & { sellers: string[] } = {
     griefer: "",
     owner: "",
     hoarder: "",
     other: "",
     buyer: "",
+    sellers: [],
   };
   beforeAll(async () => {
-    for (const name of Object.keys(keys) as (keyof typeof keys)[])
+    for (const name of ["griefer", "owner", "hoarder", "other", "buyer"] as const)
       keys[name] = (await createKey(t.server.storage.db, { name })).secret;
+    for (let i = 0; i < 8; i++)
+      keys.sellers.push((await createKey(t.server.storage.db, { name: `seller ${i}` })).secret);
   });
+
+  /** The pool of `mint`'s direct route to USDC, and its reserves as the venue last read them. */
+  async function directPool(mint: Address) {
+    const probe = await order({
+      inputMint: mint,
+      outputMint: USDC_MINT,
+      amount: 1_000n,
+      onlyDirectRoutes: "true",
+    });
+    const key = (probe.body as { routePlan?: { marketKey: string }[] }).routePlan?.[0]?.marketKey;
+    const pool = t.server.trading.book.poolOf(key ?? "");
+    return {
+      pool,
+      reserveIn: pool?.balance(pool.sideOf(mint)) ?? 0n,
+      reserveOut: pool?.balance(pool.sideOf(USDC_MINT)) ?? 0n,
+    };
+  }
 
   /** `order` as the client holding `secret`. */
   async function orderAs(secret: string, query: Record<string, string | bigint | number>) {
@@ -186,19 +216,87 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     };
   }
 
-  it("leaves a victim's own quotes and funds alone when another client names its wallet", async () => {
+  it("keeps a victim's funds from a griefer who named them first no longer than the griefer's quotes live", async () => {
     const victim = await wallet(10_000_000_000n);
     const ask = (secret: string, amount: bigint) =>
       orderAs(secret, { inputMint: USDC_MINT, outputMint: dETH, amount, userPublicKey: victim.address });
-    // The griefer names the victim's whole balance.
-    expect((await ask(keys.griefer, 10_000_000_000n)).status).toBe(200);
-    // The whole balance is promised: the very next quote for the wallet has nothing to spend.
-    const refused = await ask(keys.griefer, 1_000_000n);
-    expect(refused.status).toBe(400);
-    expect(refused.body.code).toBe("insufficient_funds");
-    // The victim's own client still quotes its whole balance.
+    // The griefer names most of the victim's balance.
+    expect((await ask(keys.griefer, 9_000_000_000n)).status).toBe(200);
+    // The victim's own client finds the funds promised, and takes the next turn at them.
     const own = await ask(keys.owner, 10_000_000_000n);
-    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    expect(own.status).toBe(400);
+    expect(own.body.code).toBe("insufficient_funds");
+    expect(own.body.msg).toContain("holds 1000000000 of");
+    // Meanwhile the griefer renews nothing, not even a quote the rest of the balance would cover.
+    const renewed = await ask(keys.griefer, 1_000_000n);
+    expect(renewed.status).toBe(400);
+    expect(renewed.body.code).toBe("insufficient_funds");
+    expect(renewed.body.msg).toContain("waits for them first");
+  });
+
+  it("backs one wallet's firm quotes with its funds once, however many API keys ask (issue 36)", async () => {
+    const { pool, reserveIn } = await directPool(dUSDT);
+    expect(pool).toBeDefined();
+    // Each sale is 55% of the wallet's dUSDT and about 2% of the pool: neither bound but the funds stops it.
+    const amount = reserveIn / 50n;
+    const seller = await newFundedWallet(t.url, chain, 1_000_000_000n, [[dUSDT, (amount * 100n) / 55n]]);
+    const statuses: number[] = [];
+    for (const secret of keys.sellers) {
+      const { status, body } = await orderAs(secret, {
+        inputMint: dUSDT,
+        outputMint: USDC_MINT,
+        amount,
+        userPublicKey: seller.address,
+        onlyDirectRoutes: "true",
+      });
+      statuses.push(status);
+      if (status !== 200) expect(body.code).toBe("insufficient_funds");
+    }
+    expect(statuses).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+  });
+
+  it("holds at most FIRM_QUOTE_POOL_HOLD_BPS of a pool's output for all clients together: another trader's price moves no further", async () => {
+    const { pool, reserveIn, reserveOut } = await directPool(dJUP);
+    if (!pool) throw new Error("no direct dJUP/USDC pool");
+    const small = reserveIn / 10_000n;
+    const sell = (query: Record<string, string | bigint>, secret?: string) =>
+      (secret ? orderAs(secret, query) : order(query)) as Promise<{
+        status: number;
+        body: { code?: string; outAmount?: string };
+      }>;
+    const victimQuery = { inputMint: dJUP, outputMint: USDC_MINT, amount: small, onlyDirectRoutes: "true" };
+    const before = await sell(victimQuery);
+    expect(before.status, JSON.stringify(before.body)).toBe(200);
+    // Eight funded wallets under eight keys, each holding about 4% of the USDC: within the share of
+    // one client, but together past the pool's 20%.
+    const amount = reserveIn / 24n;
+    const sellers = await Promise.all(
+      keys.sellers.map(() => newFundedWallet(t.url, chain, 1_000_000_000n, [[dJUP, amount]])),
+    );
+    let held = 0n;
+    const refusals: (string | undefined)[] = [];
+    for (const [index, secret] of keys.sellers.entries()) {
+      const { status, body } = await sell(
+        {
+          ...victimQuery,
+          amount,
+          userPublicKey: (sellers[index] as KeyPairSigner).address,
+          priceImpactTolerancePct: "100",
+        },
+        secret,
+      );
+      if (status === 200) held += BigInt(body.outAmount ?? 0);
+      else refusals.push(body.code);
+    }
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.every((code) => code === "too_many_firm_quotes")).toBe(true);
+    expect(held * 10_000n).toBeLessThanOrEqual(reserveOut * 2_000n);
+    // Priced as if every held quote lands first: at most (1 − 20%)² of the price before, less a fee's worth.
+    const after = await sell(victimQuery);
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+    expect(BigInt(after.body.outAmount ?? 0) * 10_000n).toBeGreaterThanOrEqual(
+      BigInt(before.body.outAmount ?? 0) * 6_300n,
+    );
   });
 
   it("holds at most FIRM_QUOTE_POOL_SHARE_BPS of a pool's output reserve for one client, and none of another's", async () => {
@@ -316,13 +414,65 @@ describe("FirmQuotes", () => {
     expect(() => quotes.admit(quote, 100n, 250n)).not.toThrow();
   });
 
-  it("counts a wallet's quotes and funds per client: naming another's wallet spends none of its own", () => {
+  it("counts a wallet's quotes per client: naming another's wallet uses none of its quotes", () => {
     const quotes = new FirmQuotes({ perWallet: 1, perClient: 0 });
-    const quote = { wallet, client: "ip:griefer", inputMint: mint, inAmount: 10n, balance: 10n };
+    const quote = { wallet, client: "ip:griefer", inputMint: mint, inAmount: 10n, balance: 20n };
     quotes.admit(quote, 100n, 250n).attach([hold()]);
     expect(() => quotes.check(quote, 101n)).toThrow(/already holds 1/);
     expect(() => quotes.check({ ...quote, client: "key:owner" }, 101n)).not.toThrow();
     expect(quotes.liveCount(wallet, "key:owner")).toBe(0);
+  });
+
+  it("backs a wallet's quotes with its funds once, whichever clients ask (issue 36)", () => {
+    const quotes = new FirmQuotes({ perWallet: 8, perClient: 0 });
+    const sale = (client: string) => ({ wallet, client, inputMint: mint, inAmount: 550n, balance: 1_000n });
+    quotes.admit(sale("key:1"), 100n, 250n).attach([hold()]);
+    for (let key = 2; key <= 8; key++)
+      expect(() => quotes.admit(sale(`key:${key}`), 101n, 250n)).toThrow(
+        /holds 450 of .* not already promised/,
+      );
+  });
+
+  it("gives a wallet's funds to the client refused them next: the holder renews nothing until then, for one turn", () => {
+    const quotes = new FirmQuotes({ perWallet: 8, perClient: 0 });
+    const ask = (client: string, inAmount: bigint) => ({
+      wallet,
+      client,
+      inputMint: mint,
+      inAmount,
+      balance: 1_000n,
+    });
+    // A griefer names the owner's wallet for most of its funds.
+    quotes.admit(ask("key:griefer", 900n), 100n, 250n).attach([hold()]);
+    // Asking for more than the wallet holds takes no place in line: it could never be served.
+    expect(() => quotes.check(ask("key:other", 1_001n), 101n)).toThrow(/not already promised/);
+    expect(() => quotes.check(ask("key:griefer", 50n), 101n)).not.toThrow();
+    // The owner is refused, and is next: the griefer may not add even what the rest would cover.
+    expect(() => quotes.check(ask("key:owner", 1_000n), 101n)).toThrow(/holds 100 of/);
+    expect(() => quotes.admit(ask("key:griefer", 50n), 102n, 260n)).toThrow(/waits for them first/);
+    // The griefer's quote expires: the funds are the owner's, still not the griefer's.
+    expect(() => quotes.admit(ask("key:griefer", 50n), 251n, 400n)).toThrow(/waits for them first/);
+    quotes.admit(ask("key:owner", 1_000n), 252n, 400n).attach([hold()]);
+    // Served, the owner is out of line: the griefer waits in turn, and the owner renews nothing meanwhile.
+    expect(() => quotes.check(ask("key:griefer", 1_000n), 253n)).toThrow(FirmQuoteRefused);
+    expect(() => quotes.check(ask("key:owner", 1n), 254n)).toThrow(/not already promised/);
+  });
+
+  it("drops a waiting client's place once it does not come back within the grace after the funds free", () => {
+    const quotes = new FirmQuotes({ perWallet: 8, perClient: 0 });
+    const ask = (client: string, inAmount: bigint) => ({
+      wallet,
+      client,
+      inputMint: mint,
+      inAmount,
+      balance: 1_000n,
+    });
+    quotes.admit(ask("key:holder", 1_000n), 100n, 250n).attach([hold()]);
+    expect(() => quotes.check(ask("key:waiter", 500n), 101n)).toThrow(FirmQuoteRefused);
+    expect(() => quotes.check(ask("key:holder", 500n), 251n + TURN_GRACE_BLOCKS - 1n)).toThrow(
+      /waits for them first/,
+    );
+    expect(() => quotes.check(ask("key:holder", 500n), 251n + TURN_GRACE_BLOCKS)).not.toThrow();
   });
 
   it("bounds one client's holds on a pool side to its share of the reserve, and frees them as they end", () => {
@@ -356,5 +506,64 @@ describe("FirmQuotes", () => {
     // Another client is counted on its own.
     expect(() => quotes.check({ ...third, client: "key:k2" }, 100n)).not.toThrow();
     expect(() => quotes.check(third, 101n)).not.toThrow();
+  });
+
+  it("bounds what all clients' quotes together hold of a pool side, and frees it as they end (issue 36)", () => {
+    const quotes = new FirmQuotes({ perWallet: 0, perClient: 0, poolShareBps: 1_000, poolHoldBps: 2_000 });
+    const holding = (amount: bigint, client: string) => ({
+      wallet: `${client}Wa11et` as Address,
+      client,
+      inputMint: mint,
+      inAmount: 1n,
+      balance: 100n,
+      holds: [{ side: "pool:1", amount, reserve: 1_000n }],
+    });
+    const held = hold();
+    quotes.admit(holding(100n, "key:k1"), 100n, 250n).attach([held]);
+    quotes.admit(holding(100n, "key:k2"), 100n, 250n).attach([hold()]);
+    expect(() => quotes.check(holding(1n, "key:k3"), 100n)).toThrow(/more than 20% all together/);
+    held.close();
+    expect(() => quotes.check(holding(100n, "key:k3"), 100n)).not.toThrow();
+  });
+
+  it("moves another trader's price no further than the pool-wide cap, however many clients hold (issue 36)", async () => {
+    const quotes = new FirmQuotes({ perWallet: 0, perClient: 0, poolShareBps: 1_000, poolHoldBps: 2_000 });
+    const sol = "So11111111111111111111111111111111111111112" as Address;
+    const token = (address: Address) => ({ mint: address, decimals: 6, program: address });
+    const record = {
+      address: "Poo1111111111111111111111111111111111111111" as Address,
+      venue: "cpmm",
+      keyId: "k",
+      mintA: mint,
+      mintB: sol,
+      feeBps: 30,
+    };
+    const pool = new CpmmPool(record, [token(mint), token(sol)], [mint, sol], {} as Keypair);
+    pool.observeBalance(0, 1_000_000_000n);
+    pool.observeBalance(1, 1_000_000_000n);
+    const before = pool.quote(mint, 1_000_000n)?.outAmount ?? 0n;
+    let refused = 0;
+    for (let client = 0; client < 8; client++) {
+      const inAmount = 45_000_000n;
+      const maxOut = pool.quote(mint, inAmount)?.outAmount ?? 0n;
+      const terms = {
+        wallet: `Wa11et${client}` as Address,
+        client: `key:${client}`,
+        inputMint: mint,
+        inAmount,
+        balance: inAmount,
+        holds: [{ side: `${pool.key}:1`, amount: maxOut, reserve: pool.balance(1) }],
+      };
+      try {
+        await quotes.reserve(terms, 100n, 250n, [{ pool, outputMint: sol, maxOut, inAmount }]);
+      } catch (error) {
+        expect(error).toMatchObject({ reason: "pool_hold" });
+        refused += 1;
+      }
+    }
+    expect(refused).toBeGreaterThan(0);
+    const after = pool.quote(mint, 1_000_000n)?.outAmount ?? 0n;
+    // Priced as if every held quote lands first: (1 − 20%)² of the price before, less a fee's worth.
+    expect(after * 10_000n).toBeGreaterThanOrEqual(before * 6_300n);
   });
 });

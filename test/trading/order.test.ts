@@ -23,8 +23,13 @@ let token: (symbol: string) => Address;
 
 beforeAll(async () => {
   t = await startTestServer({
-    // Two quotes below hold most of one vault for one client: these tests are of the holds themselves.
-    settings: { DEMO_CATALOGUE: "true", VENUE_SEED: VENUE_SEED, FIRM_QUOTE_POOL_SHARE_BPS: "0" },
+    // Two quotes below hold most of one vault: these tests are of the holds themselves, not their bounds.
+    settings: {
+      DEMO_CATALOGUE: "true",
+      VENUE_SEED: VENUE_SEED,
+      FIRM_QUOTE_POOL_SHARE_BPS: "0",
+      FIRM_QUOTE_POOL_HOLD_BPS: "0",
+    },
   });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
   const tokens = demoTokens(VENUE_SEED);

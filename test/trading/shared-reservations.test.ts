@@ -1,15 +1,19 @@
 /**
  * Firm-quote reservations shared through Redis (issue 22, item 2): two instances on one PostgreSQL
  * database and one Redis never promise the same pool tokens twice, and a client's bounds (quotes per
- * wallet, funds promised, pool share) hold across instances as they hold on one.
+ * wallet, funds promised, pool share) hold across instances as they hold on one. Issue 36, finding 2:
+ * a wallet's funds back its quotes once across clients and instances, the client refused them takes
+ * the next turn on every instance, and all quotes together hold at most a share of a pool's output.
  */
 import type { Address } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
 import type { Keypair } from "../../src/chain/ed25519.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { loadConfig } from "../../src/config.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
+import { createKey } from "../../src/keys/store.js";
 import {
   FirmQuoteRefused,
   FirmQuotes,
@@ -157,6 +161,49 @@ describe.skipIf(!redisAvailable)("reservations in Redis, two stores on one prefi
     );
   });
 
+  it("backs a wallet's quotes with its funds once across clients and instances, and gives them to the client refused next (issue 36)", async () => {
+    const limits = { perWallet: 8, perClient: 0, poolShareBps: 0 };
+    const [a, b] = [await store(8, limits), await store(9, limits)];
+    const ask = (client: string, inAmount: bigint) => ({
+      wallet,
+      client,
+      inputMint: USDC_MINT,
+      inAmount,
+      balance: 1_000n,
+      holds: [],
+    });
+    (await a.reserve(ask("key:1", 550n), 100n, 250n)).attach([]);
+    await expect(b.reserve(ask("key:2", 550n), 101n, 250n)).rejects.toThrow(
+      /holds 450 of .* not already promised/,
+    );
+    // key:2 is next: key:1 adds nothing through either instance, even what the rest would cover.
+    await expect(a.check(ask("key:1", 10n), 102n)).rejects.toThrow(/waits for them first/);
+    await expect(b.check(ask("key:3", 10n), 102n)).rejects.toThrow(/waits for them first/);
+    // Past key:1's blockhash the funds are key:2's, and once served, the line is empty.
+    await expect(a.check(ask("key:1", 10n), 251n)).rejects.toThrow(/waits for them first/);
+    (await a.reserve(ask("key:2", 1_000n), 252n, 400n)).attach([]);
+    await expect(b.check(ask("key:1", 1n), 253n)).rejects.toThrow(/holds 0 of/);
+    await expect(b.check(ask("key:3", 1_001n), 253n)).rejects.toThrow(/not already promised/);
+  });
+
+  it("bounds what all clients' quotes hold of a pool side together, across instances (issue 36)", async () => {
+    const limits = { perWallet: 0, perClient: 0, poolShareBps: 1_000, poolHoldBps: 2_000 };
+    const [a, b] = [await store(10, limits), await store(11, limits)];
+    const holding = (amount: bigint, client: string) => ({
+      wallet: other,
+      client,
+      inputMint: USDC_MINT,
+      inAmount: 1n,
+      balance: 100n,
+      holds: [{ side: "pool:1", amount, reserve: 1_000n }],
+    });
+    const first = await a.reserve(holding(100n, "key:k1"), 100n, 250n);
+    (await b.reserve(holding(100n, "key:k2"), 100n, 250n)).attach([]);
+    await expect(b.check(holding(1n, "key:k3"), 100n)).rejects.toThrow(/more than 20% all together/);
+    first.cancel();
+    await waitForAsync(() => b.check(holding(100n, "key:k3"), 100n));
+  });
+
   it("counts u64 amounts exactly, past what a double holds", async () => {
     const limits = { perWallet: 0, perClient: 0, poolShareBps: 1_000 };
     const [a, b] = [await store(6, limits), await store(7, limits)];
@@ -232,6 +279,7 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
           REDIS_PREFIX: prefix,
           // One client (this test's address) asks for most of a pool: only the pool's output bounds it.
           FIRM_QUOTE_POOL_SHARE_BPS: "0",
+          FIRM_QUOTE_POOL_HOLD_BPS: "0",
           FIRM_QUOTES_PER_WALLET: "2",
         },
       });
@@ -246,11 +294,13 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       await cleanup();
     });
 
-    async function order(url: string, query: Record<string, string | bigint>) {
+    async function order(url: string, query: Record<string, string | bigint>, secret?: string) {
       const params = new URLSearchParams(
         Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]),
       );
-      const response = await fetch(`${url}/order?${params}`);
+      const response = await fetch(`${url}/order?${params}`, {
+        headers: secret ? { "x-api-key": secret } : {},
+      });
       return {
         status: response.status,
         body: (await response.json()) as { code?: string; outAmount?: string },
@@ -302,6 +352,43 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       const third = await ask(first.url, small, buyer.address);
       expect(third.status).toBe(429);
       expect(third.body.code).toBe("too_many_firm_quotes");
+    });
+
+    it("backs one wallet's firm quotes with its funds once under two API keys on two instances (issue 36)", async () => {
+      const dUSDT = demoTokens("shared-reservations").find((token) => token.symbol === "dUSDT")
+        ?.address as Address;
+      const [one, two] = await Promise.all(
+        ["seller one", "seller two"].map(
+          async (name) => (await createKey(first.server.storage.db, { name })).secret,
+        ),
+      );
+      const sale = {
+        inputMint: dUSDT,
+        outputMint: USDC_MINT,
+        onlyDirectRoutes: "true",
+        priceImpactTolerancePct: "100",
+      };
+      const probe = await order(first.url, { ...sale, amount: 1_000n });
+      expect(probe.status, JSON.stringify(probe.body)).toBe(200);
+      const pool = first.server.trading.book.poolOf(
+        (probe.body as { routePlan?: { marketKey: string }[] }).routePlan?.[0]?.marketKey ?? "",
+      ) as CpmmPool;
+      // Each sale is 55% of the wallet's dUSDT and a fiftieth of the pool.
+      const amount = pool.balance(pool.sideOf(dUSDT)) / 50n;
+      const seller = await newFundedWallet(first.url, chain, 1_000_000_000n, [
+        [dUSDT, (amount * 100n) / 55n],
+      ]);
+      const ask = (url: string, secret: string) =>
+        order(url, { ...sale, amount, userPublicKey: seller.address }, secret);
+      const onFirst = await ask(first.url, one as string);
+      expect(onFirst.status, JSON.stringify(onFirst.body)).toBe(200);
+      const onSecond = await ask(second.url, two as string);
+      expect(onSecond.status, JSON.stringify(onSecond.body)).toBe(400);
+      expect(onSecond.body.code).toBe("insufficient_funds");
+      // The second key is next for the wallet's funds: the first renews nothing on either instance.
+      const renewed = await ask(second.url, one as string);
+      expect(renewed.status).toBe(400);
+      expect(renewed.body.code).toBe("insufficient_funds");
     });
   },
 );
