@@ -102,10 +102,20 @@ export interface SlotPrioritizationFees {
   /** The lowest price any of them paid (Solana's `prioritizationFee`); 0 when one paid none. */
   prioritizationFee: bigint;
   /**
-   * The price each of them paid, where the chain reports it (the sandbox does, for a bounded number a
-   * slot); a Solana node reports only the lowest, so from one this is `[prioritizationFee]`.
+   * What they paid, per fee payer and price, with the compute units that paid it, where the chain
+   * reports it (the sandbox does, for a bounded number a slot); a Solana node reports only the lowest
+   * price, so from one this is absent.
    */
-  computeUnitPrices: readonly bigint[];
+  transactions?: readonly LandedPrice[];
+}
+
+/** The compute units that landed in a slot paying one price per unit, all of one fee payer. */
+export interface LandedPrice {
+  feePayer: Address;
+  /** Micro-lamports per compute unit. */
+  computeUnitPrice: bigint;
+  /** Compute units consumed, summed over the payer's transactions at this price in the slot. */
+  computeUnits: bigint;
 }
 
 /** A Solana chain as trading code sees it. Every failure is a `ChainError`. */

@@ -315,15 +315,11 @@ export class RpcChain implements Chain {
     return this.rpc.getMinimumBalanceForRentExemption(BigInt(space)).send();
   }
 
-  /** A node reports each slot's lowest price only, so that is each slot's one price here. */
+  /** A node reports each slot's lowest price only, without the transactions that paid it. */
   async getRecentPrioritizationFees(): Promise<SlotPrioritizationFees[]> {
     const fees = await this.rpc.getRecentPrioritizationFees().send();
     return fees
-      .map(({ slot, prioritizationFee }) => ({
-        slot,
-        prioritizationFee,
-        computeUnitPrices: [prioritizationFee],
-      }))
+      .map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }))
       .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0));
   }
 

@@ -1,8 +1,10 @@
 /**
  * Recent prioritization fees of the sandbox chain: each landed transaction's SetComputeUnitPrice (0
- * without one) recorded per slot, Solana's per-slot lowest price with and without an accounts filter,
- * the 150-slot window and the per-slot bounds; the same read through the RPC client, and
- * `getRecentPrioritizationFees` on the JSON-RPC in a node's shape, with its filter bounded.
+ * without one) recorded per slot with its fee payer and the compute units it consumed, Solana's
+ * per-slot lowest price with and without an accounts filter, the 150-slot window and the per-slot
+ * bounds (which a flood of small transactions cannot fill to push out heavier ones); the same read
+ * through the RPC client, and `getRecentPrioritizationFees` on the JSON-RPC in a node's shape, with
+ * its filter bounded.
  */
 import {
   type Address,
@@ -20,8 +22,8 @@ import type { Chain } from "../../src/chain/chain.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import {
   ACCOUNTS_PER_SLOT,
-  PRICES_PER_SLOT,
   RecentPrioritizationFees,
+  SAMPLES_PER_SLOT,
 } from "../../src/chain/sandbox/prioritization-fees.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
 import { tempDir } from "../support/backends.js";
@@ -99,27 +101,41 @@ describe("recent prioritization fees of the sandbox chain", () => {
     await dir.cleanup();
   });
 
-  it("keeps each landed transaction's price per slot, 0 without a SetComputeUnitPrice", async () => {
+  it("keeps each landed transaction's price per slot, 0 without a SetComputeUnitPrice, with its payer and units", async () => {
     const slots = await started.chain.getRecentPrioritizationFees();
     expect(slots.map((slot) => slot.slot)).toEqual([...slots.map((slot) => slot.slot)].sort());
+    // The airdrop, paid by the faucet.
     const airdrop = slots.find((slot) => slot.slot === priced - 1n);
-    expect(airdrop).toEqual({ slot: priced - 1n, prioritizationFee: 0n, computeUnitPrices: [0n] });
+    expect(airdrop).toEqual({
+      slot: priced - 1n,
+      prioritizationFee: 0n,
+      transactions: [
+        { feePayer: expect.any(String), computeUnitPrice: 0n, computeUnits: expect.any(BigInt) },
+      ],
+    });
+    expect(airdrop?.transactions?.[0]?.feePayer).not.toBe(alice.address);
+    expect(airdrop?.transactions?.[0]?.computeUnits).toBeGreaterThan(0n);
+    // A SetComputeUnitPrice and a transfer: 300 units each.
     expect(slots.find((slot) => slot.slot === priced)).toEqual({
       slot: priced,
       prioritizationFee: 3_000n,
-      computeUnitPrices: [7_000n, 9_000n, 3_000n],
+      transactions: [
+        { feePayer: alice.address, computeUnitPrice: 7_000n, computeUnits: 300n },
+        { feePayer: alice.address, computeUnitPrice: 9_000n, computeUnits: 300n },
+        { feePayer: alice.address, computeUnitPrice: 3_000n, computeUnits: 300n },
+      ],
     });
-    expect(slots.at(-1)).toEqual({ slot: priced + 1n, prioritizationFee: 0n, computeUnitPrices: [0n] });
+    expect(slots.at(-1)).toEqual({
+      slot: priced + 1n,
+      prioritizationFee: 0n,
+      transactions: [{ feePayer: alice.address, computeUnitPrice: 0n, computeUnits: 150n }],
+    });
   });
 
   it("reports through the RPC client each slot's lowest price, the one price a node gives", async () => {
     const rpc = new RpcChain({ url: started.rpcUrl, pollIntervalMs: 20 });
     const slots = await rpc.getRecentPrioritizationFees();
-    expect(slots.find((slot) => slot.slot === priced)).toEqual({
-      slot: priced,
-      prioritizationFee: 3_000n,
-      computeUnitPrices: [3_000n],
-    });
+    expect(slots.find((slot) => slot.slot === priced)).toEqual({ slot: priced, prioritizationFee: 3_000n });
     expect(slots.map((slot) => slot.slot)).toEqual(
       (await started.chain.getRecentPrioritizationFees()).map((slot) => slot.slot),
     );
@@ -177,18 +193,78 @@ describe("recent prioritization fees of the sandbox chain", () => {
 });
 
 describe("the prioritization-fee cache's bounds", () => {
-  it("keeps at most PRICES_PER_SLOT prices a slot, yet the slot's exact lowest", () => {
+  it("keeps at most SAMPLES_PER_SLOT records a slot, yet the slot's exact lowest", () => {
     const cache = new RecentPrioritizationFees();
     const account = randomAddress();
-    for (let i = 0; i < PRICES_PER_SLOT + 100; i++) {
-      cache.record(10n, { computeUnitPrice: BigInt(1_000_000 - i), writable: [account] });
+    for (let i = 0; i < SAMPLES_PER_SLOT + 100; i++) {
+      cache.record(10n, {
+        computeUnitPrice: BigInt(1_000_000 - i),
+        writable: [randomAddress(), account],
+        computeUnits: 300n,
+      });
     }
     const [slot] = cache.recent(10n);
-    expect(slot?.computeUnitPrices).toHaveLength(PRICES_PER_SLOT);
-    expect(slot?.prioritizationFee).toBe(BigInt(1_000_000 - PRICES_PER_SLOT - 99));
+    expect(slot?.transactions).toHaveLength(SAMPLES_PER_SLOT);
+    expect(slot?.prioritizationFee).toBe(BigInt(1_000_000 - SAMPLES_PER_SLOT - 99));
     expect(cache.forAccounts(10n, [account])).toEqual([
-      { slot: 10n, prioritizationFee: BigInt(1_000_000 - PRICES_PER_SLOT - 99) },
+      { slot: 10n, prioritizationFee: BigInt(1_000_000 - SAMPLES_PER_SLOT - 99) },
     ]);
+  });
+
+  it("sums one payer's units at one price into one record, the payer named or the first account written", () => {
+    const cache = new RecentPrioritizationFees();
+    const payer = randomAddress();
+    const other = randomAddress();
+    for (let i = 0; i < 1_000; i++)
+      cache.record(3n, { computeUnitPrice: 10n ** 9n, writable: [payer, other], computeUnits: 450n });
+    cache.record(3n, { computeUnitPrice: 10n ** 9n, writable: [other], computeUnits: 50n, feePayer: payer });
+    cache.record(3n, { computeUnitPrice: 5n, writable: [payer], computeUnits: 1_000n });
+    // Without its units a transaction weighs nothing, so it is no record (yet still the slot's lowest).
+    cache.record(3n, { computeUnitPrice: 1n, writable: [payer] });
+    expect(cache.recent(3n)).toEqual([
+      {
+        slot: 3n,
+        prioritizationFee: 1n,
+        transactions: [
+          { feePayer: payer, computeUnitPrice: 10n ** 9n, computeUnits: 450_050n },
+          { feePayer: payer, computeUnitPrice: 5n, computeUnits: 1_000n },
+        ],
+      },
+    ]);
+  });
+
+  it("lets no flood of small transactions push out heavier ones: a full slot takes only a heavier record, in place of the lightest", () => {
+    const cache = new RecentPrioritizationFees();
+    // The honest: SAMPLES_PER_SLOT / 2 payers, 40,000 units each.
+    const honest = Array.from({ length: SAMPLES_PER_SLOT / 2 }, randomAddress);
+    for (const payer of honest)
+      cache.record(7n, { computeUnitPrice: 20_000n, writable: [payer], computeUnits: 40_000n });
+    // Then 10,000 payers at a huge price, 450 units each: they fill the rest, and no more.
+    for (let i = 0; i < 10_000; i++)
+      cache.record(7n, { computeUnitPrice: 10n ** 9n, writable: [randomAddress()], computeUnits: 450n });
+    const units = (slot = cache.recent(7n)[0]) =>
+      (slot?.transactions ?? []).reduce((sum, paid) => sum + paid.computeUnits, 0n);
+    expect(cache.recent(7n)[0]?.transactions).toHaveLength(SAMPLES_PER_SLOT);
+    expect(units()).toBe(BigInt(SAMPLES_PER_SLOT / 2) * 40_450n);
+    // A heavier one displaces a lightest one; another as light as the lightest does not get in.
+    const heavy = randomAddress();
+    cache.record(7n, { computeUnitPrice: 30_000n, writable: [heavy], computeUnits: 451n });
+    cache.record(7n, { computeUnitPrice: 30_000n, writable: [randomAddress()], computeUnits: 450n });
+    const [slot] = cache.recent(7n);
+    expect(slot?.transactions).toHaveLength(SAMPLES_PER_SLOT);
+    expect(units(slot)).toBe(BigInt(SAMPLES_PER_SLOT / 2) * 40_450n + 1n);
+    expect(slot?.transactions).toContainEqual({
+      feePayer: heavy,
+      computeUnitPrice: 30_000n,
+      computeUnits: 451n,
+    });
+    for (const payer of honest)
+      expect(slot?.transactions).toContainEqual({
+        feePayer: payer,
+        computeUnitPrice: 20_000n,
+        computeUnits: 40_000n,
+      });
+    expect(slot?.prioritizationFee).toBe(20_000n);
   });
 
   it("tracks at most ACCOUNTS_PER_SLOT accounts a slot; one past it reports the slot's lowest", () => {

@@ -1,30 +1,48 @@
 /**
- * Priority fees: the percentile rule and its floors, the estimator over a stand-in chain, then the real
- * server: `GET /priority-fees` and `/priority-fees/stream` moving after bursts of real transactions that
- * paid compute-unit prices, the bodies validated against the reference schema, the sandbox JSON-RPC's
- * per-slot answer for those transactions, bad_request frames, slow consumers, the heartbeat, 503 before
- * the chain has been read, and the production upgrade check.
+ * Priority fees: the percentile rule over a node's slot lowests and its floors; the venue's rule over
+ * what each transaction paid (weighted by compute units, each fee payer capped, a quiet window padded)
+ * and what it costs to move a level under it; the estimator over a stand-in chain; then the real
+ * server: the issue's attack (30 transactions at 10^9 µlamports a unit, 0.015 SOL) leaving
+ * `GET /priority-fees` and `/priority-fees/stream` at the floors, and what moving `veryHigh` really
+ * costs, the bodies validated against the reference schema, the sandbox JSON-RPC's per-slot answer for
+ * those transactions, bad_request frames, slow consumers, the heartbeat, 503 before the chain has been
+ * read, and the production upgrade check.
  */
 import { EventEmitter, once } from "node:events";
 import websocket from "@fastify/websocket";
-import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
-import { getSetComputeUnitPriceInstruction } from "@solana-program/compute-budget";
+import {
+  AccountRole,
+  type Address,
+  generateKeyPairSigner,
+  type Instruction,
+  type KeyPairSigner,
+} from "@solana/kit";
+import {
+  getSetComputeUnitLimitInstruction,
+  getSetComputeUnitPriceInstruction,
+} from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { buildApp } from "../../src/app/build-app.js";
 import { buildSignedTransaction } from "../../src/chain/build-transaction.js";
-import type { Chain, SlotPrioritizationFees } from "../../src/chain/chain.js";
+import type { Chain, LandedPrice, SlotPrioritizationFees } from "../../src/chain/chain.js";
+import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import {
+  MAX_PAYER_SHARE,
+  MIN_WINDOW_UNITS,
   PRIORITY_FEE_FLOORS,
   PriorityFeeEstimator,
   type PriorityFeeLevels,
   priorityFeeLevels,
+  weightedPriorityFeeLevels,
+  windowWeight,
 } from "../../src/trading/priority-fees.js";
 import { PriorityFeeStreamHub } from "../../src/trading/routes/priority-fees-stream.js";
 import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
@@ -48,11 +66,68 @@ class StubChain implements Pick<Chain, "getRecentPrioritizationFees"> {
     return this.slots;
   }
 
-  /** One slot holding these prices. */
+  /** As a node reports them: one slot a price from `slot` on, each its slot's lowest. */
   setPrices(slot: bigint, prices: bigint[]): void {
-    const lowest = prices.reduce((low, price) => (price < low ? price : low), prices[0] ?? 0n);
-    this.slots = [{ slot, prioritizationFee: lowest, computeUnitPrices: prices }];
+    this.slots = prices.map((price, i) => ({ slot: slot + BigInt(i), prioritizationFee: price }));
   }
+
+  /** As the sandbox reports them: one slot where these paid. */
+  setPaid(slot: bigint, transactions: LandedPrice[]): void {
+    const lowest = transactions.reduce(
+      (low, paid) => (paid.computeUnitPrice < low ? paid.computeUnitPrice : low),
+      transactions[0]?.computeUnitPrice ?? 0n,
+    );
+    this.slots = [{ slot, prioritizationFee: lowest, transactions }];
+  }
+}
+
+/** `count` fee payers (named `name-i`), each paying `price` for `units` compute units. */
+function payers(name: string, count: number, price: bigint, units: number): LandedPrice[] {
+  return Array.from({ length: count }, (_, i) => ({
+    feePayer: `${name}-${i}` as Address,
+    computeUnitPrice: price,
+    computeUnits: BigInt(units),
+  }));
+}
+
+/** The issue's attack: 30 transactions of 450 units (a transfer, a limit and a price) at 10^9 µlamports a unit. */
+const ATTACK_PRICE = 1_000_000_000n;
+const ATTACK_UNITS = 450;
+/** What each of them costs: the signature and ceil(450 × 10^9 / 10^6) lamports of priority fee. */
+const ATTACK_FEE = 5_000n + 450_000n;
+/** The issue's budget: 0.015 SOL. */
+const ISSUE_BUDGET = 15_000_000n;
+
+/**
+ * The cheapest attack that raises `level` to at least `price` over `honest`: for each count of fee
+ * payers, the fewest units each must consume at `price` (found by bisection through the rule itself),
+ * and what that costs in lamports (the priority fee on those units, and a signature for every
+ * 1,400,000 units, a transaction's most). Undefined when no attacker with up to 40 payers can.
+ */
+function cheapestAttack(
+  honest: readonly LandedPrice[],
+  price: bigint,
+  level: keyof PriorityFeeLevels = "veryHighMicroLamports",
+): { payers: number; unitsEach: number; lamports: bigint } | undefined {
+  const moves = (count: number, units: number) =>
+    weightedPriorityFeeLevels([...honest, ...payers("attacker", count, price, units)])[level] >=
+    Number(price);
+  let best: { payers: number; unitsEach: number; lamports: bigint } | undefined;
+  for (let count = 1; count <= 40; count++) {
+    let high = 1e12;
+    if (!moves(count, high)) continue;
+    let low = 0;
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      if (moves(count, mid)) high = mid;
+      else low = mid;
+    }
+    const perPayer =
+      (BigInt(high) * price + 999_999n) / 1_000_000n + 5_000n * BigInt(Math.ceil(high / 1_400_000));
+    const lamports = BigInt(count) * perPayer;
+    if (!best || lamports < best.lamports) best = { payers: count, unitsEach: high, lamports };
+  }
+  return best;
 }
 
 /** A WebSocket client that keeps every frame and lets a test wait for one (event-driven, no polling). */
@@ -130,6 +205,132 @@ describe("the percentile rule", () => {
   });
 });
 
+describe("the venue's rule: compute-unit-weighted, each fee payer capped, a quiet window padded", () => {
+  it("weighs each price by the compute units that paid it, not by the transactions", () => {
+    // 60 payers of 1,000,000 units at 20,000, 15 at 100,000, and 15 transactions of 450 units at 10^9.
+    const honest = [...payers("low", 60, 20_000n, 1_000_000), ...payers("high", 15, 100_000n, 1_000_000)];
+    const cheap = payers("cheap", 15, ATTACK_PRICE, ATTACK_UNITS);
+    expect(weightedPriorityFeeLevels([...honest, ...cheap])).toEqual({
+      mediumMicroLamports: 20_000,
+      highMicroLamports: 20_000,
+      veryHighMicroLamports: 100_000,
+    });
+    // Counted a transaction each (a node's rule over these prices), the 15 would be the top sixth.
+    const prices = [...honest, ...cheap].map((paid) => paid.computeUnitPrice);
+    expect(priorityFeeLevels(prices).veryHighMicroLamports).toBe(1_000_000_000);
+  });
+
+  it("reduces to the nearest rank when every payer weighs the same and the window is full", () => {
+    const paid = Array.from({ length: 100 }, (_, i) => ({
+      feePayer: `payer-${i}` as Address,
+      computeUnitPrice: BigInt((100 - i) * 10_000),
+      computeUnits: 1_000_000n,
+    }));
+    expect(weightedPriorityFeeLevels(paid)).toEqual({
+      mediumMicroLamports: 500_000,
+      highMicroLamports: 750_000,
+      veryHighMicroLamports: 950_000,
+    });
+  });
+
+  it("caps one payer at MAX_PAYER_SHARE of the window: 100,000,000 units at 10^9 (100 SOL) move nothing", () => {
+    const honest = payers("honest", 40, 20_000n, 1_500_000);
+    const whale = payers("whale", 1, ATTACK_PRICE, 100_000_000);
+    const units = [...honest, ...whale].map((paid) => Number(paid.computeUnits));
+    // 40 × 1,500,000 whole, and the whale cut to 4% of the 62,500,000 they make.
+    expect(windowWeight(units)).toBeCloseTo(62_500_000, 0);
+    expect(MAX_PAYER_SHARE).toBe(0.04);
+    expect(weightedPriorityFeeLevels([...honest, ...whale])).toEqual({
+      mediumMicroLamports: 20_000,
+      highMicroLamports: 20_000,
+      veryHighMicroLamports: 20_000,
+    });
+  });
+
+  it("counts the units a window lighter than MIN_WINDOW_UNITS lacks as paying nothing", () => {
+    expect(MIN_WINDOW_UNITS).toBe(48_000_000);
+    expect(windowWeight([])).toBe(MIN_WINDOW_UNITS);
+    expect(windowWeight([1_000_000, 2_000_000])).toBe(MIN_WINDOW_UNITS);
+    expect(weightedPriorityFeeLevels([])).toEqual(FLOORS);
+    // One payer's 10,000,000 units: cut to 4% of the window, under veryHigh's 5%.
+    expect(weightedPriorityFeeLevels(payers("one", 1, 50_000n, 10_000_000))).toEqual(FLOORS);
+    // Two payers' 1,200,000 units each are exactly 5%: a tie, which does not move it...
+    expect(weightedPriorityFeeLevels(payers("two", 2, 50_000n, 1_200_000))).toEqual(FLOORS);
+    // ...and one unit more does; high and medium need more (25% and 50%, from 7 and 13 payers).
+    expect(weightedPriorityFeeLevels(payers("two", 2, 50_000n, 1_200_001))).toEqual({
+      ...FLOORS,
+      veryHighMicroLamports: 50_000,
+    });
+    expect(weightedPriorityFeeLevels(payers("many", 13, 50_000n, 1_920_000))).toEqual({
+      mediumMicroLamports: 50_000,
+      highMicroLamports: 50_000,
+      veryHighMicroLamports: 50_000,
+    });
+  });
+
+  it("caps a hostile price at the largest exact JSON integer", () => {
+    expect(weightedPriorityFeeLevels(payers("huge", 30, 2n ** 64n - 1n, 2_000_000))).toEqual({
+      mediumMicroLamports: Number.MAX_SAFE_INTEGER,
+      highMicroLamports: Number.MAX_SAFE_INTEGER,
+      veryHighMicroLamports: Number.MAX_SAFE_INTEGER,
+    });
+  });
+});
+
+describe("what it costs to move a level", () => {
+  it("the issue's attack, 30 transactions at 10^9 for 0.015 SOL, from one payer or thirty, moves nothing", () => {
+    expect(30n * ATTACK_FEE).toBeLessThanOrEqual(ISSUE_BUDGET);
+    const onePayer = Array.from({ length: 30 }, () => payers("attacker", 1, ATTACK_PRICE, ATTACK_UNITS)[0]);
+    const thirtyPayers = payers("attacker", 30, ATTACK_PRICE, ATTACK_UNITS);
+    for (const attack of [onePayer, thirtyPayers] as LandedPrice[][]) {
+      expect(weightedPriorityFeeLevels(attack)).toEqual(FLOORS);
+      // Nor over a little honest traffic: 20 payers' transfers paying nothing.
+      expect(weightedPriorityFeeLevels([...payers("honest", 20, 0n, 150), ...attack])).toEqual(FLOORS);
+    }
+    // Counted a transaction each, as the levels were, it raised all three to 10^9.
+    expect(priorityFeeLevels(thirtyPayers.map((paid) => paid.computeUnitPrice))).toEqual({
+      mediumMicroLamports: 1_000_000_000,
+      highMicroLamports: 1_000_000_000,
+      veryHighMicroLamports: 1_000_000_000,
+    });
+  });
+
+  it("one payer cannot move veryHigh whatever it spends", () => {
+    const quiet = weightedPriorityFeeLevels(payers("attacker", 1, ATTACK_PRICE, 1e12));
+    expect(quiet).toEqual(FLOORS);
+    const busy = [...payers("honest", 60, 20_000n, 1_000_000)];
+    expect(weightedPriorityFeeLevels([...busy, ...payers("attacker", 1, ATTACK_PRICE, 1e12)])).toEqual(
+      weightedPriorityFeeLevels(busy),
+    );
+  });
+
+  it("over a quiet window, veryHigh to 10^9 takes two payers and 2,400,002 units: over 2.4 SOL, 160 times the issue's budget", () => {
+    const attack = cheapestAttack([], ATTACK_PRICE);
+    expect(attack).toEqual({ payers: 2, unitsEach: 1_200_001, lamports: 2n * (1_200_001_000n + 5_000n) });
+    expect((attack?.lamports ?? 0n) / ISSUE_BUDGET).toBe(160n);
+    // At 2.5 × 10^7, the price that takes a 200,000-unit veryHigh order to the 5,000,000-lamport cap.
+    const capping = cheapestAttack([], 25_000_000n);
+    expect(capping?.lamports).toBeGreaterThan(4n * ISSUE_BUDGET);
+    // high and medium: more than 25% and 50% of the window, from at least 7 and 13 payers.
+    const high = cheapestAttack([], ATTACK_PRICE, "highMicroLamports");
+    expect(high?.payers).toBeGreaterThanOrEqual(7);
+    expect(high?.lamports).toBeGreaterThan(12n * 10n ** 9n);
+    const medium = cheapestAttack([], ATTACK_PRICE, "mediumMicroLamports");
+    expect(medium?.payers).toBeGreaterThanOrEqual(13);
+    expect(medium?.lamports).toBeGreaterThan(24n * 10n ** 9n);
+  });
+
+  it("costs more the busier the chain: over 60,000,000 honest units, more than a nineteenth of them", () => {
+    const honest = payers("honest", 60, 20_000n, 1_000_000);
+    const attack = cheapestAttack(honest, ATTACK_PRICE);
+    // The attacker's units must be more than 5% of the window they join: u > 60,000,000 / 19.
+    const units = BigInt((attack?.payers ?? 0) * (attack?.unitsEach ?? 0));
+    expect(units).toBeGreaterThan(60_000_000n / 19n);
+    expect(units).toBeLessThan(60_000_000n / 19n + 100n);
+    expect(attack?.lamports).toBeGreaterThan(3_157_000_000n);
+  });
+});
+
 describe("PriorityFeeEstimator", () => {
   it("reports the floors until read, then the levels of the chain's prices, notifying only changes", async () => {
     const chain = new StubChain();
@@ -185,18 +386,29 @@ describe("PriorityFeeEstimator", () => {
   });
 });
 
-/** A signed transfer paying `microLamports` per compute unit (no SetComputeUnitPrice when 0). */
-async function pricedTransfer(
-  chain: Chain,
-  from: KeyPairSigner,
-  to: Address,
-  lamports: bigint,
-  microLamports: bigint,
-): Promise<Uint8Array> {
-  const transfer = getTransferSolInstruction({ source: from, destination: to, amount: lamports });
-  const instructions =
-    microLamports === 0n ? [transfer] : [getSetComputeUnitPriceInstruction({ microLamports }), transfer];
-  return buildSignedTransaction(from, instructions, await chain.getLatestBlockhash());
+describe("PriorityFeeEstimator over what each transaction paid", () => {
+  it("uses the weighted rule, and sees units added to a record it already had", async () => {
+    const chain = new StubChain();
+    const estimator = new PriorityFeeEstimator({ chain });
+    const two = payers("payer", 2, 50_000n, 1_200_000);
+    chain.setPaid(9n, two);
+    expect(await estimator.refresh()).toEqual(FLOORS);
+    // The same records, one of them heavier by a unit: now more than 5%.
+    chain.setPaid(9n, [two[0] as LandedPrice, { ...(two[1] as LandedPrice), computeUnits: 1_200_001n }]);
+    expect(await estimator.refresh()).toEqual({ ...FLOORS, veryHighMicroLamports: 50_000 });
+  });
+});
+
+/** SPL Token's AmountToUiAmount of `amount` on the USDC mint: reads only the mint, consumes compute. */
+function amountToUiAmount(amount: number): Instruction {
+  const data = new Uint8Array(9);
+  data[0] = 23;
+  new DataView(data.buffer).setBigUint64(1, BigInt(amount), true);
+  return {
+    programAddress: TOKEN_PROGRAM,
+    accounts: [{ address: USDC_MINT, role: AccountRole.READONLY }],
+    data,
+  };
 }
 
 async function rpcCall(url: string, method: string, params: unknown[] = []): Promise<unknown> {
@@ -255,65 +467,126 @@ describe("GET /priority-fees and /priority-fees/stream on the real server", () =
     }
   });
 
-  it("raises the levels after a burst of transfers paying 1,000,000 µlamports per unit, on GET and the stream", async () => {
+  it("leaves the levels at the floors after the issue's attack: 30 transactions at 10^9 µlamports a unit, 0.015 SOL, from one payer or from five", async () => {
     const client = await openStream(streamUrl);
     try {
       expect(await client.next()).toEqual(FLOORS);
-      const payer = await generateKeyPairSigner();
       const recipient = (await generateKeyPairSigner()).address;
-      await chain.requestAirdrop(payer.address, 1_000_000_000n);
-      // Every transaction so far paid nothing (the venue's start-up funding, the airdrop): at most 9 of
-      // them leave 20 priced ones above the 50th percentile (nearest rank 15 of 29 at most).
-      const unpriced = Number(await rpcCall(t.server.chain.rpcUrl, "getTransactionCount"));
-      expect(unpriced).toBeLessThanOrEqual(9);
-
-      const burst = await Promise.all(
-        Array.from({ length: 20 }, async (_, i) =>
-          chain.sendTransaction(
-            await pricedTransfer(chain, payer, recipient, 1_000_000n + BigInt(i), 1_000_000n),
+      const attack = async (payers: KeyPairSigner[], each: number) => {
+        const before = await Promise.all(payers.map((payer) => chain.getBalance(payer.address)));
+        const sent = await Promise.all(
+          payers.flatMap((payer) =>
+            Array.from({ length: each }, async (_, i) =>
+              chain.sendTransaction(
+                await buildSignedTransaction(
+                  payer,
+                  [
+                    getSetComputeUnitLimitInstruction({ units: ATTACK_UNITS }),
+                    getSetComputeUnitPriceInstruction({ microLamports: ATTACK_PRICE }),
+                    getTransferSolInstruction({
+                      source: payer,
+                      destination: recipient,
+                      amount: 1_000_000n + BigInt(i),
+                    }),
+                  ],
+                  await chain.getLatestBlockhash(),
+                ),
+              ),
+            ),
           ),
-        ),
-      );
-      const raised = {
-        mediumMicroLamports: 1_000_000,
-        highMicroLamports: 1_000_000,
-        veryHighMicroLamports: 1_000_000,
+        );
+        const after = await Promise.all(payers.map((payer) => chain.getBalance(payer.address)));
+        const transferred =
+          BigInt(payers.length) *
+          Array.from({ length: each }, (_, i) => 1_000_000n + BigInt(i)).reduce((a, b) => a + b, 0n);
+        const spent = before.reduce((a, b) => a + b, 0n) - after.reduce((a, b) => a + b, 0n) - transferred;
+        return { sent, spent };
       };
+      const funded = async (count: number) => {
+        const payers = await Promise.all(Array.from({ length: count }, () => generateKeyPairSigner()));
+        for (const payer of payers) await chain.requestAirdrop(payer.address, 1_000_000_000n);
+        return payers;
+      };
+
+      const one = await attack(await funded(1), 30);
+      // What the issue's attacker spent: 30 × (5,000 + 450,000) lamports, within 0.015 SOL.
+      expect(one.spent).toBe(30n * ATTACK_FEE);
+      expect(one.spent).toBeLessThanOrEqual(ISSUE_BUDGET);
+      expect(await estimator.refresh()).toEqual(FLOORS);
+      expect(await getLevels()).toEqual(FLOORS);
+
+      const five = await attack(await funded(5), 6);
+      expect(five.spent).toBe(30n * ATTACK_FEE);
+      expect(await estimator.refresh()).toEqual(FLOORS);
+      expect(await getLevels()).toEqual(FLOORS);
+
+      // The node's own answer is Solana's still: every slot the attack landed in, filtered by the
+      // account only it wrote, paid 10^9.
+      const slots = new Set(
+        (await chain.getSignatureStatuses([...one.sent, ...five.sent])).map((status) => Number(status?.slot)),
+      );
+      const perSlot = (await rpcCall(t.server.chain.rpcUrl, "getRecentPrioritizationFees", [
+        [recipient],
+      ])) as { slot: number; prioritizationFee: number }[];
+      for (const slot of slots) expect(perSlot).toContainEqual({ slot, prioritizationFee: 1_000_000_000 });
+
+      // The stream said the floors on connect and nothing since.
+      expect(client.frames).toEqual([FLOORS]);
+    } finally {
+      client.socket.close();
+    }
+  });
+
+  it("moves veryHigh only past 5% of a block's compute from two payers, and costs what the rule says", async () => {
+    const client = await openStream(streamUrl);
+    try {
+      expect(await client.next()).toEqual(FLOORS);
+      const price = 1_000_000n;
+      // A heavy transaction: 61 token instructions reading the USDC mint, some 22,000 units.
+      const heavy = async (payer: KeyPairSigner, n: number) =>
+        buildSignedTransaction(
+          payer,
+          [
+            getSetComputeUnitLimitInstruction({ units: 30_000 }),
+            getSetComputeUnitPriceInstruction({ microLamports: price }),
+            ...Array.from({ length: 61 }, (_, i) => amountToUiAmount(i === 0 ? n : 1)),
+          ],
+          await chain.getLatestBlockhash(),
+        );
+      const [first, second] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
+      for (const payer of [first, second])
+        await chain.requestAirdrop((payer as KeyPairSigner).address, 1_000_000_000n);
+      const simulated = await chain.simulateTransaction(await heavy(first as KeyPairSigner, 0));
+      expect(simulated.err).toBeNull();
+      const units = simulated.unitsConsumed;
+      expect(units).toBeGreaterThan(20_000n);
+      // Each payer: just over 2.5% of MIN_WINDOW_UNITS.
+      const each = Math.ceil((MIN_WINDOW_UNITS * 0.025) / Number(units)) + 1;
+      const spend = async (payer: KeyPairSigner) => {
+        const before = await chain.getBalance(payer.address);
+        await Promise.all(
+          Array.from({ length: each }, async (_, n) => chain.sendTransaction(await heavy(payer, n))),
+        );
+        return before - (await chain.getBalance(payer.address));
+      };
+
+      // One payer alone moves nothing: it carries at most 4% of the window.
+      const firstSpent = await spend(first as KeyPairSigner);
+      expect(await estimator.refresh()).toEqual(FLOORS);
+      // A second one takes veryHigh to their price; high and medium stay.
+      const secondSpent = await spend(second as KeyPairSigner);
+      const raised = { ...FLOORS, veryHighMicroLamports: Number(price) };
       expect(await estimator.refresh()).toEqual(raised);
       expect(await getLevels()).toEqual(raised);
       await client.next(levelsFrame(raised));
 
-      // The node's own answer: every slot the burst landed in, filtered by the account only it wrote.
-      const slots = new Set((await chain.getSignatureStatuses(burst)).map((status) => Number(status?.slot)));
-      const perSlot = (await rpcCall(t.server.chain.rpcUrl, "getRecentPrioritizationFees", [
-        [recipient],
-      ])) as {
-        slot: number;
-        prioritizationFee: number;
-      }[];
-      for (const slot of slots) expect(perSlot).toContainEqual({ slot, prioritizationFee: 1_000_000 });
-
-      // Then 40 transfers that pay nothing: now most recent transactions paid nothing, and medium falls back
-      // to its floor; 20 of at most 69 prices still reach the 75th (rank 52 of 69 beyond 49 unpriced).
-      await Promise.all(
-        Array.from({ length: 40 }, async (_, i) =>
-          chain.sendTransaction(await pricedTransfer(chain, payer, recipient, 2_000_000n + BigInt(i), 0n)),
-        ),
-      );
-      const mixed = {
-        mediumMicroLamports: 1_000,
-        highMicroLamports: 1_000_000,
-        veryHighMicroLamports: 1_000_000,
-      };
-      expect(await estimator.refresh()).toEqual(mixed);
-      expect(await getLevels()).toEqual(mixed);
-      await client.next(levelsFrame(mixed));
-
-      // Every frame is the reference's shape, and each says something the one before did not.
+      // What it cost: each transaction's signature and its 30,000-unit limit at the price, which is
+      // more than the 2,400,000 units the rule asks for at the price, 2.4 × price lamports.
+      const spent = firstSpent + secondSpent;
+      expect(spent).toBe(BigInt(2 * each) * (5_000n + (30_000n * price) / 1_000_000n));
+      expect(spent).toBeGreaterThan((BigInt(MIN_WINDOW_UNITS) * price) / 20n / 1_000_000n);
       for (const frame of client.frames)
         expect(validateAgainstReference("PriorityFeesResponse", frame)).toEqual([]);
-      for (let i = 1; i < client.frames.length; i++)
-        expect(client.frames[i]).not.toEqual(client.frames[i - 1]);
     } finally {
       client.socket.close();
     }

@@ -2,17 +2,23 @@
  * What recent transactions on the sandbox chain paid per compute unit, kept as a Solana validator's
  * prioritization-fee cache keeps it for `getRecentPrioritizationFees`: per slot, the lowest price a
  * landed transaction paid and, per account written, the lowest price a transaction writing it paid.
- * Here each transaction's own price is kept too (a bounded number a slot), for the venue's priority
- * fee levels. Only the last 150 slots are kept and every slot's records are bounded, so memory stays
- * bounded however busy the chain is. A restart starts it empty, as a validator's does.
+ * Here what each transaction paid is kept too, for the venue's priority fee levels: the compute units
+ * it consumed at its price, summed per fee payer and price (so one payer's many transactions at one
+ * price take one record), a bounded number of records a slot. When a slot's records are full, a new
+ * one displaces the lightest only if it weighs more: a flood of cheap small transactions cannot push
+ * out the compute that paid. Only the last 150 slots are kept and every slot's records are bounded, so
+ * memory stays bounded however busy the chain is. A restart starts it empty, as a validator's does.
  */
 import type { Address } from "@solana/kit";
-import type { SlotPrioritizationFees } from "../chain.js";
+import type { LandedPrice, SlotPrioritizationFees } from "../chain.js";
 
 /** Slots kept, counted back from the current one: a validator's cache holds 150 blocks. */
 export const PRIORITIZATION_FEE_SLOTS = 150n;
-/** Prices kept a slot for the fee levels: plenty for percentiles, and a bound on a busy slot. */
-export const PRICES_PER_SLOT = 256;
+/**
+ * Records (fee payer and price, with their compute units) kept a slot for the fee levels: plenty for
+ * percentiles, and a bound on a busy slot.
+ */
+export const SAMPLES_PER_SLOT = 256;
 /**
  * Accounts whose lowest price a slot tracks. One written by no tracked transaction reports the slot's
  * lowest price, as an account at or below it does on a validator (which prunes those).
@@ -23,12 +29,22 @@ export const ACCOUNTS_PER_SLOT = 1_024;
 export interface PricedTransaction {
   computeUnitPrice: bigint;
   writable: readonly Address[];
+  /**
+   * The compute units it consumed: its weight in the venue's fee levels. Without them it weighs
+   * nothing there (Solana's per-slot answers still count it).
+   */
+  computeUnits?: bigint;
+  /** Who paid its fee; without it, the first of `writable` (a fee payer is always account 0, writable). */
+  feePayer?: Address;
 }
 
 interface SlotEntry {
   readonly slot: bigint;
   lowest: bigint;
-  readonly prices: bigint[];
+  /** What its transactions paid, by fee payer and price (see SAMPLES_PER_SLOT). */
+  readonly samples: Map<string, LandedPrice>;
+  /** The key of the lightest sample, when known (found again only when the slot is full). */
+  lightest: string | undefined;
   /** The lowest price of a transaction writing each account (see ACCOUNTS_PER_SLOT). */
   readonly accounts: Map<Address, bigint>;
 }
@@ -49,7 +65,9 @@ export class RecentPrioritizationFees {
     const entry = this.entryFor(slot);
     const price = transaction.computeUnitPrice;
     if (price < entry.lowest) entry.lowest = price;
-    if (entry.prices.length < PRICES_PER_SLOT) entry.prices.push(price);
+    const feePayer = transaction.feePayer ?? transaction.writable[0];
+    const units = transaction.computeUnits ?? 0n;
+    if (feePayer !== undefined && units > 0n) addSample(entry, feePayer, price, units);
     for (const account of transaction.writable) {
       const known = entry.accounts.get(account);
       if (known === undefined ? entry.accounts.size < ACCOUNTS_PER_SLOT : price < known)
@@ -57,13 +75,13 @@ export class RecentPrioritizationFees {
     }
   }
 
-  /** Every kept slot within the window at `currentSlot`, oldest first, with each transaction's price. */
+  /** Every kept slot within the window at `currentSlot`, oldest first, with what its transactions paid. */
   recent(currentSlot: bigint): SlotPrioritizationFees[] {
     this.expire(currentSlot);
     return this.entries.map((entry) => ({
       slot: entry.slot,
       prioritizationFee: entry.lowest,
-      computeUnitPrices: entry.prices.slice(),
+      transactions: Array.from(entry.samples.values(), (sample) => ({ ...sample })),
     }));
   }
 
@@ -119,5 +137,40 @@ function prune(entry: SlotEntry): void {
 }
 
 function newEntry(slot: bigint): SlotEntry {
-  return { slot, lowest: 2n ** 64n, prices: [], accounts: new Map() };
+  return { slot, lowest: 2n ** 64n, samples: new Map(), lightest: undefined, accounts: new Map() };
+}
+
+/** Adds `units` paid at `price` by `feePayer` to the slot's samples, within SAMPLES_PER_SLOT. */
+function addSample(entry: SlotEntry, feePayer: Address, price: bigint, units: bigint): void {
+  const key = `${feePayer}:${price}`;
+  const known = entry.samples.get(key);
+  if (known) {
+    known.computeUnits += units;
+    if (entry.lightest === key) entry.lightest = undefined;
+    return;
+  }
+  if (entry.samples.size >= SAMPLES_PER_SLOT) {
+    const lightest = lightestKey(entry);
+    // Full: the new one displaces the lightest only if it weighs more.
+    if (units <= (entry.samples.get(lightest) as LandedPrice).computeUnits) return;
+    entry.samples.delete(lightest);
+    entry.lightest = undefined;
+  }
+  entry.samples.set(key, { feePayer, computeUnitPrice: price, computeUnits: units });
+  const lightest = entry.lightest === undefined ? undefined : entry.samples.get(entry.lightest);
+  if (lightest && units < lightest.computeUnits) entry.lightest = key;
+}
+
+function lightestKey(entry: SlotEntry): string {
+  if (entry.lightest !== undefined) return entry.lightest;
+  let found = "";
+  let least: bigint | undefined;
+  for (const [key, sample] of entry.samples) {
+    if (least === undefined || sample.computeUnits < least) {
+      least = sample.computeUnits;
+      found = key;
+    }
+  }
+  entry.lightest = found;
+  return found;
 }
