@@ -228,7 +228,13 @@ export class TransactionExecutor {
       wire: job.wire,
       messageHash: hash,
     };
-    return { signature, record, priced: { computeUnitPrice: computeUnitPriceOf(tx), writable } };
+    const priced: PricedTransaction = {
+      computeUnitPrice: computeUnitPriceOf(tx),
+      writable,
+      computeUnits: record.computeUnits,
+      feePayer: keys[0]?.address,
+    };
+    return { signature, record, priced };
   }
 
   // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
