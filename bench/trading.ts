@@ -10,7 +10,7 @@
  *     `/health-check` (targets: >= 25% of its req/s, p50 <= 2 ms);
  *   - `GET /order` with a transaction (userPublicKey of one wallet funded with every input token and
  *     SOL, since a firm quote needs the funds it spends; the bounds on live firm quotes per wallet,
- *     per client and per pool share are off, as one load generator is every client): req/s, p50, p99 (target: >= 1,500
+ *     per client, per pool share and pool-wide are off, as one load generator is every client): req/s, p50, p99 (target: >= 1,500
  *     req/s on the 2-core reference machine);
  *   - the same orders delivered to another wallet (`destinationWallet`) and paid by a `sponsor`, as
  *     a ratio of the plain ones (target >= 0.8);
@@ -393,7 +393,12 @@ async function main(): Promise<void> {
   let server: StartedServer | undefined;
   try {
     server = await startServer({
-      env: { FIRM_QUOTES_PER_WALLET: "0", FIRM_QUOTES_PER_CLIENT: "0", FIRM_QUOTE_POOL_SHARE_BPS: "0" },
+      env: {
+        FIRM_QUOTES_PER_WALLET: "0",
+        FIRM_QUOTES_PER_CLIENT: "0",
+        FIRM_QUOTE_POOL_SHARE_BPS: "0",
+        FIRM_QUOTE_POOL_HOLD_BPS: "0",
+      },
     });
     const { dataDir } = server;
     const pid = server.child.pid as number;
