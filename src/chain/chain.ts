@@ -5,7 +5,7 @@
  * `@solana/kit`, amounts and heights are bigints.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
-import type { TransactionError } from "./errors.js";
+import type { NodeUnhealthyError, TransactionError } from "./errors.js";
 
 export interface LatestBlockhash {
   blockhash: Blockhash;
@@ -145,4 +145,12 @@ export interface Chain {
   getRecentPrioritizationFees(): Promise<SlotPrioritizationFees[]>;
   /** Credits lamports from the cluster's faucet (sandbox and test clusters only). */
   requestAirdrop(address: Address, lamports: bigint): Promise<Signature>;
+  /**
+   * Why this chain's state cannot be trusted now, or null. The embedded sandbox says so when it is not
+   * (or cannot prove it still is) its database's writer; its state reads then throw the same error.
+   * Whatever quotes, signs or reports from chain state checks it first. A chain without it is trusted.
+   */
+  unhealthy?(): NodeUnhealthyError | null;
+  /** Calls `listener` when `unhealthy` may have changed at once (the sandbox's lease was lost); returns the function that stops it. */
+  onUnhealthy?(listener: () => void): () => void;
 }

@@ -253,6 +253,23 @@ export class ChainError extends Error {
 }
 
 /**
+ * A node whose state is not current (Solana's -32005, "Node is unhealthy"): here, an embedded sandbox
+ * that is not, or can no longer prove it is, its database's chain writer (sandbox/lease.ts). Nothing
+ * may be quoted, signed or answered from its state. `fenced`: another instance took the lease, and
+ * this process will not get it back; `unconfirmed`: its lease went unrenewed for a whole TTL (a pause,
+ * a storage outage), and the next renewal tells whether it still holds.
+ */
+export class NodeUnhealthyError extends ChainError {
+  override name = "NodeUnhealthyError";
+  constructor(
+    readonly state: "fenced" | "unconfirmed",
+    message: string,
+  ) {
+    super(RPC_ERROR.nodeUnhealthy, message);
+  }
+}
+
+/**
  * A sent transaction whose fate the sender cannot know: the node could not be reached, did not
  * answer, answered with an internal error, or failed after the transaction may have executed. It may
  * have landed, or may still land until its blockhash expires; only its signature's status tells.

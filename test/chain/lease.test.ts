@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { generateKeyPairSigner } from "@solana/kit";
 import bs58 from "bs58";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ChainError } from "../../src/chain/errors.js";
+import { ChainError, NodeUnhealthyError } from "../../src/chain/errors.js";
 import { SYSTEM_PROGRAM } from "../../src/chain/programs.js";
 import {
   ChainLease,
@@ -210,6 +210,84 @@ for (const backend of BACKENDS) {
       expect(chain.lease.lost).toBeInstanceOf(ChainLeaseLostError);
       await expect(chain.sendTransaction(transfer)).rejects.toMatchObject({ code: -32005 });
       await expect(chain.installAccounts([])).rejects.toMatchObject({ code: -32005 });
+    });
+
+    it("is unconfirmed once unrenewed for a TTL by its own clock, until a renewal proves or loses it", async () => {
+      const storage = await freshStorage();
+      let now = 1_000_000;
+      // Never renewed on its own during the test: as when its process is paused.
+      const lease = leaseOn(storage, { ttlMs: 10_000, renewMs: 3_600_000, clock: () => now });
+      expect(lease.standing()).toBe("none");
+      await lease.acquire();
+      expect(lease.standing()).toBe("held");
+      now += 9_999;
+      expect(lease.standing()).toBe("held");
+      // A TTL since it was taken: another process may have taken it meanwhile. A renewal starts at once.
+      now += 1;
+      expect(lease.standing()).toBe("unconfirmed");
+      // No one did: the renewal (sent at this moment) proves it for another TTL.
+      expect(await lease.renew()).toBe(true);
+      expect(lease.standing()).toBe("held");
+
+      now += 10_000;
+      await storage.db.updateTable("chain_lease").set({ expires_at: 0 }).execute();
+      await leaseOn(storage).acquire();
+      expect(lease.standing()).toBe("unconfirmed");
+      // The renewal it started finds the lease taken.
+      expect(await lease.renew()).toBe(false);
+      expect(lease.standing()).toBe("lost");
+      now += 1_000_000;
+      expect(lease.standing()).toBe("lost");
+    });
+
+    it("serves no state from a chain whose lease is unconfirmed or lost, and says which", async () => {
+      const storage = await freshStorage();
+      let now = 1_000_000;
+      const chain = await openChain({ storage, lease: { renewMs: 3_600_000, clock: () => now } });
+      const alice = await generateKeyPairSigner();
+      await chain.installAccounts([
+        {
+          address: alice.address,
+          lamports: 5_000_000n,
+          owner: SYSTEM_PROGRAM,
+          executable: false,
+          data: new Uint8Array(0),
+        },
+      ]);
+      expect(chain.unhealthy()).toBeNull();
+      expect(await chain.getBalance(alice.address)).toBe(5_000_000n);
+      const changes = vi.fn();
+      chain.onUnhealthy(changes);
+
+      // Paused past its TTL: nothing is read until a renewal proves the lease again (the first look
+      // starts one, so these reads are made before it can answer).
+      now += chain.lease.ttlMs;
+      expect(chain.unhealthy()).toMatchObject({ code: -32005, state: "unconfirmed" });
+      const balance = chain.getBalance(alice.address);
+      const info = chain.getAccountInfo(alice.address);
+      expect(() => chain.peekAccount(alice.address)).toThrow(NodeUnhealthyError);
+      await expect(balance).rejects.toMatchObject({ state: "unconfirmed" });
+      await expect(info).rejects.toBeInstanceOf(NodeUnhealthyError);
+      expect(await chain.lease.renew()).toBe(true);
+      expect(await chain.getBalance(alice.address)).toBe(5_000_000n);
+
+      // Taken over: fenced for good, and its listeners hear it once.
+      await storage.db.updateTable("chain_lease").set({ expires_at: 0 }).execute();
+      await leaseOn(storage).acquire();
+      expect(await chain.lease.renew()).toBe(false);
+      expect(changes).toHaveBeenCalledTimes(1);
+      const fenced = chain.unhealthy();
+      expect(fenced).toMatchObject({ code: -32005, state: "fenced" });
+      expect(fenced?.message).toMatch(/another instance took over this sandbox chain's lease/);
+      for (const read of [
+        () => chain.getBalance(alice.address),
+        () => chain.getMultipleAccounts([alice.address]),
+        () => chain.getTokenAccountsByOwner(alice.address, { programId: SYSTEM_PROGRAM }),
+        () => chain.getSignatureStatuses([]),
+      ])
+        await expect(read()).rejects.toMatchObject({ code: -32005, state: "fenced" });
+      // The slot clock is the shared genesis clock's, the same on every instance.
+      expect(typeof (await chain.getSlot())).toBe("bigint");
     });
   });
 }

@@ -8,6 +8,11 @@
  * loads the chain's state only after taking the lease, sees every commit of the one before it: two
  * chains can never both spend the same funds. Expiry is judged by the database's clock, which every
  * instance shares.
+ *
+ * Commits are fenced; reads are not, so the holder also keeps its own count: each proof (the take or
+ * a renewal) pushes the row's expiry a TTL past a moment after this process sent it, so until a TTL
+ * after sending it, by this process's own clock, no other process can have taken the lease. Past that (the process was paused, storage was out) its standing is `unconfirmed` until the
+ * next renewal proves it again or finds it `lost`; the chain serves its state only while `held`.
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -34,7 +39,16 @@ export interface ChainLeaseSettings {
   ttlMs?: number;
   /** How often it is renewed (default 3 s). */
   renewMs?: number;
+  /** This process's monotonic clock in ms (default `performance.now`); tests move it instead of waiting. */
+  clock?: () => number;
 }
+
+/**
+ * Whether this process may serve the chain: `held` (proven within the last TTL), `unconfirmed` (not
+ * proven for a TTL: maybe taken meanwhile), `lost` (another process took it), `none` (not taken yet,
+ * or released).
+ */
+export type LeaseStanding = "held" | "unconfirmed" | "lost" | "none";
 
 /** The process that holds (or last held) the lease. */
 export interface LeaseHolder {
@@ -97,6 +111,11 @@ export class ChainLease {
   private renewing: Repeating | undefined;
   private renewal: Promise<boolean> | null = null;
   private readonly lostListeners = new Set<(error: ChainLeaseLostError) => void>();
+  private readonly now: () => number;
+  /** When (by `now`) the last proof that succeeded was sent. */
+  private provenAt = Number.NEGATIVE_INFINITY;
+  /** When `standing` last started a renewal: reads while storage is out must not each start one. */
+  private kickedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -107,6 +126,7 @@ export class ChainLease {
     const postgres = (options.dialect ?? dialectOf(db)) === "postgres";
     this.nowMs = sql.raw<number>(postgres ? POSTGRES_NOW_MS : SQLITE_NOW_MS);
     this.logger = options.logger;
+    this.now = options.clock ?? (() => performance.now());
   }
 
   /** The epoch this process holds, or null (not taken yet, released or lost). */
@@ -117,6 +137,23 @@ export class ChainLease {
   /** Why the lease was lost, or null while it holds. */
   get lost(): ChainLeaseLostError | null {
     return this.lostError;
+  }
+
+  /**
+   * Whether this process may serve the chain now (see LeaseStanding). Once `unconfirmed`, a renewal
+   * is started at once (one at a time, at most one a second or per `renewMs`), which makes it `held`
+   * again or `lost`.
+   */
+  standing(): LeaseStanding {
+    if (this.lostError) return "lost";
+    if (this.epoch === null) return "none";
+    const now = this.now();
+    if (now - this.provenAt < this.ttlMs) return "held";
+    if (now - this.kickedAt >= Math.min(this.renewMs, 1_000)) {
+      this.kickedAt = now;
+      void this.renew();
+    }
+    return "unconfirmed";
   }
 
   /**
@@ -139,12 +176,13 @@ export class ChainLease {
         .where("id", "=", LEASE_ROW)
         .executeTakeFirst();
       if (!row) {
+        const sent = this.now();
         const inserted = await this.db
           .insertInto("chain_lease")
           .values({ id: LEASE_ROW, ...mine, epoch: 1 })
           .onConflict((oc) => oc.column("id").doNothing())
           .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows) === 1) return this.took(1);
+        if (Number(inserted.numInsertedOrUpdatedRows) === 1) return this.took(1, sent);
         continue;
       }
       const epoch = Number(row.epoch);
@@ -154,6 +192,7 @@ export class ChainLease {
         throw new ChainLeaseHeldError({ holder: row.holder, rpcUrl: row.rpc_url, epoch, live: true });
       }
       // Compare-and-set on the epoch: of processes taking over at once, one wins.
+      const sent = this.now();
       const updated = await this.db
         .updateTable("chain_lease")
         .set({ ...mine, epoch: epoch + 1 })
@@ -161,7 +200,7 @@ export class ChainLease {
         .where("epoch", "=", epoch)
         .$if(!predecessor, (qb) => qb.where("expires_at", "<=", this.nowMs))
         .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 1) return this.took(epoch + 1);
+      if (Number(updated.numUpdatedRows) === 1) return this.took(epoch + 1, sent);
     }
     const current = await this.current();
     throw new ChainLeaseHeldError(current ?? { holder: "unknown", rpcUrl: null, epoch: 0, live: true });
@@ -214,9 +253,10 @@ export class ChainLease {
   private async renewOnce(): Promise<boolean> {
     const query = this.fenceQuery;
     if (!query || this.lostError) return false;
+    const sent = this.now();
     try {
       const result = await this.db.executeQuery(query);
-      if (Number(result.numAffectedRows) === 1) return true;
+      if (Number(result.numAffectedRows) === 1) return this.proved(sent, query);
     } catch (error) {
       this.logger?.error({ err: error }, "sandbox chain lease could not be renewed; retrying");
       return true;
@@ -235,6 +275,7 @@ export class ChainLease {
     if (this.lostError) throw this.lostError;
     if (!query) throw new ChainLeaseLostError("the sandbox chain lease is not held");
     const result = await trx.executeQuery(query);
+    // Not counted as a proof (see standing): the commit it extends the lease in may yet roll back.
     if (Number(result.numAffectedRows) !== 1) throw this.lose();
   }
 
@@ -289,8 +330,15 @@ export class ChainLease {
     }
   }
 
-  private took(epoch: number): void {
+  /** Counts a proof sent at `sent` (by `now`), unless the lease was released or lost meanwhile. */
+  private proved(sent: number, query: CompiledQuery): true {
+    if (this.fenceQuery === query && !this.lostError) this.provenAt = Math.max(this.provenAt, sent);
+    return true;
+  }
+
+  private took(epoch: number, sent: number): void {
     this.epoch = epoch;
+    this.provenAt = sent;
     heldHere.add(this.holder);
     this.fenceQuery = this.db
       .updateTable("chain_lease")

@@ -1,6 +1,9 @@
 /**
  * The Solana JSON-RPC methods the sandbox serves (contract §7), answered from a `SandboxChain` in the
- * exact shapes a validator returns. Transport-free: `rpc-server.ts` carries them over HTTP.
+ * exact shapes a validator returns. Transport-free: `rpc-server.ts` carries them over HTTP. While the
+ * chain is not its database's writer (`SandboxChain.unhealthy`: another instance took its lease),
+ * every method but those naming the node itself answers as an unhealthy node does: -32005, with
+ * `{"numSlotsBehind": null}`, never from the stale copy.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import bs58 from "bs58";
@@ -25,6 +28,9 @@ import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 /** What `getVersion` reports: the validator line whose RPC this mirrors. */
 export const SOLANA_CORE_VERSION = "2.2.20";
 const FEATURE_SET = 3_294_202_862;
+
+/** Methods an unhealthy node still answers: they name the node and its cluster, not its state. */
+const ANSWERED_WHEN_UNHEALTHY = new Set(["getVersion", "getGenesisHash", "getIdentity"]);
 
 /** Accounts one getRecentPrioritizationFees may name: Solana's bound (MAX_TX_ACCOUNT_LOCKS). */
 export const MAX_PRIORITIZATION_FEE_ACCOUNTS = 128;
@@ -375,7 +381,17 @@ export function createRpcMethods(
       return withContext(valid ? Number(transactionFee(tx)) : null);
     },
   };
-  return new Map(Object.entries(methods));
+  return new Map(
+    Object.entries(methods).map(([name, method]): [string, RpcMethod] => [
+      name,
+      ANSWERED_WHEN_UNHEALTHY.has(name)
+        ? method
+        : (params) => {
+            const unhealthy = chain.unhealthy();
+            return unhealthy ? Promise.reject(unhealthy) : method(params);
+          },
+    ]),
+  );
 }
 
 // A blockhash is 32 bytes of base58, like an address.
@@ -428,6 +444,10 @@ export function rpcErrorOf(error: unknown): { code: number; message: string; dat
   if (error instanceof ChainError) {
     if (error.code === RPC_ERROR.sendTransactionPreflightFailure) {
       return { code: error.code, message: error.message, data: preflightErrorData(error) };
+    }
+    // Agave's NodeUnhealthy carries how far behind the node is; unknown here.
+    if (error.code === RPC_ERROR.nodeUnhealthy) {
+      return { code: error.code, message: error.message, data: { numSlotsBehind: null } };
     }
     return { code: error.code, message: error.message };
   }

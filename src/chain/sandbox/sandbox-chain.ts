@@ -5,7 +5,12 @@
  * recent-signature memory (signature-statuses.ts) and the token-account index
  * (token-account-index.ts). The chain runs only while it holds its database's lease (lease.ts): it
  * takes it before reading any state, every commit proves it, and once another process has taken it
- * the chain refuses every send.
+ * the chain refuses every send. Its state is the writer's only while the lease is `held` (lease.ts):
+ * otherwise `unhealthy()` says why, and every read of accounts, balances, simulations and statuses
+ * throws that error (-32005, as an unhealthy node answers) rather than answer from a copy another
+ * instance may have moved on from. The slot, block height and blockhashes come from the genesis
+ * clock in storage, the same on every instance, and stay readable (the JSON-RPC refuses them too, see
+ * rpc-methods.ts); stored transactions are the writer's own records, read from storage.
  */
 import fs from "node:fs";
 import type { Address, Blockhash, Signature } from "@solana/kit";
@@ -26,7 +31,7 @@ import type {
   TokenAccountFilter,
   TransactionRecord,
 } from "../chain.js";
-import { ChainError, RPC_ERROR } from "../errors.js";
+import { ChainError, NodeUnhealthyError, RPC_ERROR } from "../errors.js";
 import { decodeMint, decodeTokenAccount, tokenAccountAmount } from "../token-layout.js";
 import { ChainStore } from "./chain-store.js";
 import type { StoredAccount } from "./commit-batch.js";
@@ -141,6 +146,41 @@ export class SandboxChain implements Chain {
     return this.pipeline.install(accounts);
   }
 
+  /**
+   * Why this chain's state is not the writer's now, or null while it holds its lease (see the module
+   * comment): `fenced` once another instance took the lease (this process will not get it back:
+   * restart it), `unconfirmed` while the lease has gone unrenewed for its TTL.
+   */
+  unhealthy(): NodeUnhealthyError | null {
+    const standing = this.lease.standing();
+    if (standing === "held") return null;
+    if (standing === "unconfirmed")
+      return new NodeUnhealthyError(
+        "unconfirmed",
+        `Node is unhealthy: this sandbox chain has not renewed its lease for ${this.lease.ttlMs} ms ` +
+          "(paused, or cut off from storage) and may no longer be its database's writer; retry shortly",
+      );
+    return new NodeUnhealthyError(
+      "fenced",
+      standing === "lost"
+        ? "Node is unhealthy: another instance took over this sandbox chain's lease; this instance's " +
+            "chain state is stale and it serves none of it: restart it, or use the JSON-RPC of the " +
+            "instance that holds the lease"
+        : "Node is unhealthy: this sandbox chain is closed",
+    );
+  }
+
+  /** Calls `listener` when the lease is lost (see `unhealthy`); returns the function that stops it. */
+  onUnhealthy(listener: () => void): () => void {
+    return this.lease.onLost(() => listener());
+  }
+
+  /** Throws `unhealthy()`'s error, if any: reads of state answer only while this is the writer. */
+  private current(): void {
+    const error = this.unhealthy();
+    if (error) throw error;
+  }
+
   async getLatestBlockhash(): Promise<LatestBlockhash> {
     const slot = this.slots.slot();
     return {
@@ -166,10 +206,12 @@ export class SandboxChain implements Chain {
   }
 
   async simulateTransaction(wire: Uint8Array, options: SimulateOptions = {}): Promise<SimulationResult> {
+    this.current();
     return this.executor.simulate(wire, options);
   }
 
   async getBalance(address: Address): Promise<bigint> {
+    this.current();
     const lamports = this.executor.svm.getBalance(decodeAddressParam(address));
     return lamports ?? this.executor.deferredAccounts.account(address)?.lamports ?? 0n;
   }
@@ -180,19 +222,23 @@ export class SandboxChain implements Chain {
   }
 
   async getAccountInfo(address: Address): Promise<AccountInfo | null> {
+    this.current();
     return this.readAccount(address);
   }
 
   async getMultipleAccounts(addresses: readonly Address[]): Promise<(AccountInfo | null)[]> {
+    this.current();
     return addresses.map((address) => this.readAccount(address));
   }
 
   async getTokenAccount(address: Address): Promise<TokenAccount | null> {
+    this.current();
     const account = this.readAccount(address);
     return account ? decodeTokenAccount(address, account.owner, account.data) : null;
   }
 
   async getTokenAccountBalance(address: Address): Promise<bigint | null> {
+    this.current();
     // Only the data is read: a firm quote checks its user's balance on the hot path.
     const account = this.executor.svm.getAccount(decodeAddressParam(address));
     if (!account || account.lamports() === 0n) return null;
@@ -200,6 +246,7 @@ export class SandboxChain implements Chain {
   }
 
   async getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {
+    this.current();
     const found: TokenAccount[] = [];
     for (const address of this.tokenAccounts.ownedBy(owner)) {
       const account = this.readAccount(address);
@@ -213,11 +260,13 @@ export class SandboxChain implements Chain {
   }
 
   async getMint(address: Address): Promise<MintInfo | null> {
+    this.current();
     const account = this.readAccount(address);
     return account ? decodeMint(address, account.owner, account.data) : null;
   }
 
-  getSignatureStatuses(signatures: readonly Signature[]): Promise<(SignatureStatus | null)[]> {
+  async getSignatureStatuses(signatures: readonly Signature[]): Promise<(SignatureStatus | null)[]> {
+    this.current();
     return this.statuses.lookup(signatures);
   }
 
@@ -249,6 +298,7 @@ export class SandboxChain implements Chain {
 
   /** Solana's getRecentPrioritizationFees with its accounts filter, oldest slot first (for the JSON-RPC). */
   prioritizationFeesFor(accounts: readonly Address[]): SlotPrioritizationFee[] {
+    this.current();
     return this.prioritizationFees.forAccounts(this.slots.slot(), accounts);
   }
 
@@ -280,11 +330,13 @@ export class SandboxChain implements Chain {
 
   /** An account as LiteSVM holds it now, read synchronously (for the RPC server's encoders). */
   peekAccount(address: Address): AccountInfo | null {
+    this.current();
     return this.readAccount(address);
   }
 
   /** How many transactions have landed since genesis. */
   transactionCount(): number {
+    this.current();
     return this.pipeline.landedCount;
   }
 
