@@ -77,10 +77,20 @@ export async function venueSeedFrom(config: Config): Promise<string> {
   return withStorage(config, (storage) => resolveVenueSeed(storage.db, config.VENUE_SEED));
 }
 
-/** The chain a command talks to: SOLANA_RPC_URL, else the local venue's sandbox on RPC_PORT. */
-export async function chainFrom(config: Config): Promise<RpcChain> {
+/**
+ * The chain a command talks to: SOLANA_RPC_URL, else the local venue's sandbox on RPC_PORT; with
+ * SOLANA_RPC_KEY as `x-api-key` unless `sendKey` is false.
+ */
+export async function chainFrom(config: Config, { sendKey = true } = {}): Promise<RpcChain> {
   const { RpcChain } = await import("../chain/rpc-client.js");
-  return new RpcChain({ url: config.SOLANA_RPC_URL ?? `http://${hostOf(config)}:${config.RPC_PORT}` });
+  // A production venue's chain answers only requests with its key (from the environment: never a flag).
+  const key = sendKey ? config.SOLANA_RPC_KEY : undefined;
+  return new RpcChain({ url: chainUrlOf(config), ...(key ? { apiKey: key } : {}) });
+}
+
+/** The JSON-RPC URL of the chain: SOLANA_RPC_URL, else the local sandbox's on RPC_PORT. */
+export function chainUrlOf(config: Config): string {
+  return config.SOLANA_RPC_URL ?? `http://${hostOf(config)}:${config.RPC_PORT}`;
 }
 
 /** HOST as it goes into a URL: an IPv6 address in brackets. */

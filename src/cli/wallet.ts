@@ -1,13 +1,45 @@
 /** `oddsgate wallet`: keypair files in DATA_DIR/wallets, on the sandbox chain or SOLANA_RPC_URL. */
 import type { Command } from "commander";
+import type { RpcChain } from "../chain/rpc-client.js";
+import type { Config } from "../config.js";
 import {
   CHAIN_SETTINGS,
+  CliError,
   chainFrom,
+  chainUrlOf,
   configFrom,
   failingAsMessages,
   venueSeedFrom,
   withSettings,
 } from "./support.js";
+
+/**
+ * Funding wallets is a development feature: a production venue's chain refuses airdrops, and its
+ * tokens are not handed out. So funding is refused at once when MODE is production, it never sends
+ * SOLANA_RPC_KEY (a production venue's chain then refuses the first call with 401), and a refusal
+ * that says the chain is a production venue's is reported as this one line.
+ */
+async function funding<T>(config: Config, owner: string, fund: (chain: RpcChain) => Promise<T>): Promise<T> {
+  const refused = (why: string) =>
+    new CliError(
+      `funding wallets (wallet airdrop, wallet faucet) is a development feature: ${why}; fund ${owner} with a transfer from a funded wallet instead`,
+    );
+  if (config.MODE === "production") throw refused("MODE is production");
+  const url = chainUrlOf(config);
+  try {
+    return await fund(await chainFrom(config, { sendKey: false }));
+  } catch (error) {
+    const { ChainError, RPC_ERROR } = await import("../chain/errors.js");
+    if (!(error instanceof ChainError)) throw error;
+    // kit's words for an HTTP refusal: a development chain never asks for a key.
+    if (/\bHTTP error \((401|403)\)/.test(error.message))
+      throw refused(`the chain at ${url} is a production venue's (it asks for an API key)`);
+    // A production venue's chain without a key check: it answers requestAirdrop as an unknown method.
+    if (error.code === RPC_ERROR.methodNotFound)
+      throw refused(`the chain at ${url} refuses it (${error.message})`);
+    throw error;
+  }
+}
 
 /** Adds `wallet new`, `wallet balance`, `wallet airdrop` and `wallet faucet`. */
 export function registerWalletCommands(program: Command): void {
@@ -59,7 +91,7 @@ export function registerWalletCommands(program: Command): void {
       const config = configFrom(options);
       const { airdropSol, resolveWallet } = await import("../chain/wallet.js");
       const owner = resolveWallet(config.DATA_DIR, name);
-      const signature = await airdropSol(await chainFrom(config), owner, sol);
+      const signature = await funding(config, owner, (chain) => airdropSol(chain, owner, sol));
       console.log(`airdropped ${sol} SOL to ${owner}: ${signature}`);
     }),
   );
@@ -78,15 +110,11 @@ export function registerWalletCommands(program: Command): void {
       const [{ faucetTokens, resolveMint, resolveWallet }, { loadVenueKeys, venueSigners }] =
         await Promise.all([import("../chain/wallet.js"), import("../chain/venue-keys.js")]);
       const owner = resolveWallet(config.DATA_DIR, name);
-      const venueSeed = await venueSeedFrom(config);
-      const signers = await venueSigners(loadVenueKeys(config.DATA_DIR));
-      const grant = await faucetTokens(
-        await chainFrom(config),
-        signers,
-        owner,
-        resolveMint(venueSeed, token),
-        amount,
-      );
+      const grant = await funding(config, owner, async (chain) => {
+        const venueSeed = await venueSeedFrom(config);
+        const signers = await venueSigners(loadVenueKeys(config.DATA_DIR));
+        return faucetTokens(chain, signers, owner, resolveMint(venueSeed, token), amount);
+      });
       console.log(`granted ${amount} ${token} to ${owner} (${grant.tokenAccount}): ${grant.signature}`);
     }),
   );
