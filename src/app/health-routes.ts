@@ -17,7 +17,9 @@ const HEALTH_CHECK = {
     "200 once the market catalogue has loaded (reads are answered), 503 `not_ready` before. The text says " +
     "what is not in place: `ok`, `starting: chainAccounts` while start-up work runs in the background, " +
     "`degraded: redis, upstream` when a dependency is down (both when both hold). " +
-    "`/health-check/ready` answers 200 only when the instance can also trade.",
+    "`/health-check/ready` answers 200 only when the instance can also trade. 503 `not_ready` too once " +
+    "the instance will not recover while it runs (as `/health-check/live` says): its embedded sandbox " +
+    "chain was fenced (another instance took the chain's lease), so nothing should be sent to it.",
   produces: ["text/plain"],
   response: { 200: z.string().meta({ example: "ok" }), 503: ErrorBody },
 };
@@ -29,8 +31,10 @@ const HEALTH_LIVE = {
   description:
     "For a liveness probe: answers at once from the last probes (never waits for a dependency). 200 " +
     "whatever the dependencies' state, except when a required part (storage, the chain) has left a probe " +
-    "unanswered for over a minute: its client is wedged and will not recover by itself, so 503 " +
-    "`not_ready` naming it asks the orchestrator to restart the process.",
+    "unanswered for over a minute (its client is wedged and will not recover by itself), or the embedded " +
+    "sandbox chain was fenced (another instance took the chain's lease: this one's state is stale for " +
+    "good): then 503 `not_ready` naming it asks the orchestrator to restart the process, which on start " +
+    "either takes the lease or refuses, naming the SOLANA_RPC_URL of the instance that holds it.",
   response: { 200: HealthReport, 503: ErrorBody },
 };
 
@@ -40,7 +44,9 @@ const HEALTH_READY = {
   summary: "Whether this instance can take trades",
   description:
     "For a load balancer or readiness probe: 200 with the health report when the catalogue is loaded, " +
-    "start-up work is done and storage and the chain are up; else 503 `not_ready` naming what is not. " +
+    "start-up work is done and storage and the chain are up; else 503 `not_ready` naming what is not " +
+    "(`chain fenced` when another instance took the sandbox chain's lease, `chain unconfirmed` while " +
+    "the lease goes unrenewed: no chain state is served or signed from then). " +
     "Redis and the upstream only degrade the report: the API serves without them.",
   response: { 200: HealthReport, 503: ErrorBody },
 };
@@ -50,10 +56,16 @@ export function registerHealthRoutes(app: ZodApp, deps: { catalog: CatalogHolder
   app.get("/health-check", { schema: HEALTH_CHECK }, async (_request, reply) => {
     // Before the catalogue: the contract's 503, with the catalogue's own message.
     deps.catalog.require();
+    const fatal = deps.health.fatalParts();
+    if (fatal.length > 0) throw new ApiError("not_ready", `not live: ${fatalReasons(fatal)}`);
     return reply.type("text/plain; charset=utf-8").send(await deps.health.summary());
   });
   app.get("/health-check/live", { schema: HEALTH_LIVE }, async () => {
     const report = deps.health.latest();
+    // Read now, not from the last probes: a fenced chain is said at once.
+    const fatal = deps.health.fatalParts();
+    if (fatal.length > 0)
+      throw new ApiError("not_ready", `not live: ${fatalReasons(fatal)}; restart the process`);
     if (!report.live) {
       const stuck = deps.health.stuckParts().join(", ") || "a required part";
       throw new ApiError(
@@ -68,4 +80,9 @@ export function registerHealthRoutes(app: ZodApp, deps: { catalog: CatalogHolder
     if (!report.ready) throw new ApiError("not_ready", `not ready: ${notReadyReasons(report)}`);
     return report;
   });
+}
+
+/** The parts that will not recover while the process runs, for a person: `chain: Node is unhealthy: ...`. */
+function fatalReasons(fatal: readonly { name: string; reason: string }[]): string {
+  return fatal.map(({ name, reason }) => `${name}: ${reason}`).join("; ");
 }

@@ -34,7 +34,9 @@ export const HealthPart = z
       .string()
       .describe(
         "loading, loaded, starting, ready, failed (start-up work); up, down, timeout, stalled, unknown " +
-          "(probed dependencies); closed, open, halfOpen (the upstream's circuit breaker)",
+          "(probed dependencies); closed, open, halfOpen (the upstream's circuit breaker); for the " +
+          "embedded sandbox chain also fenced (another instance took its lease: this one's chain state " +
+          "is stale, and it is not live) and unconfirmed (its lease went unrenewed for a whole TTL)",
       ),
     latencyMs: z.number().optional().describe("how long the probe took"),
     slot: z.number().optional().describe("the chain's slot"),
@@ -59,7 +61,7 @@ export const HealthReport = z
     live: z
       .boolean()
       .describe(
-        "false once a required part has left a probe unanswered for over a minute (a connection pool that will not recover on its own): restart the process",
+        "false once a required part has left a probe unanswered for over a minute (a connection pool that will not recover on its own), or the embedded sandbox chain was fenced (another instance took its lease): restart the process",
       ),
     ready: z.boolean().describe("every required part is ok: this instance can take trades"),
     checkedAt: z.string().describe("when the dependencies were last probed (ISO 8601)"),
@@ -85,6 +87,8 @@ export interface Probe {
   check(): PartState | Promise<PartState>;
   /** Calls `listener` when the part changes in a way the next report must show at once. */
   onChange?(listener: () => void): void;
+  /** Why the part will not recover while this process runs (read without I/O), or undefined: the process is then not live. */
+  fatal?(): string | undefined;
   close?(): Promise<void>;
 }
 
@@ -225,11 +229,21 @@ export class HealthMonitor {
     const down = all.some((part) => !part.ok && !STARTING.has(part.state));
     return {
       status: down ? "degraded" : ready ? "ok" : "starting",
-      live: stuck.length === 0,
+      live: stuck.length === 0 && this.fatalParts().length === 0,
       ready,
       checkedAt: new Date(at).toISOString(),
       parts,
     };
+  }
+
+  /** Parts that will not recover while this process runs (see `Probe.fatal`), each with why; read now, without I/O. */
+  fatalParts(): { name: PartName; reason: string }[] {
+    const fatal: { name: PartName; reason: string }[] = [];
+    for (const [name, probe] of Object.entries(this.probes) as [PartName, Probe][]) {
+      const reason = probe.fatal?.();
+      if (reason !== undefined) fatal.push({ name, reason });
+    }
+    return fatal;
   }
 
   /** Required parts whose probe has gone unanswered for over `stuckMs` at `at`. */
@@ -383,13 +397,28 @@ export function upstreamProbe(client: Pick<UpstreamClient, "circuitState">): Pro
   };
 }
 
-/** The chain answers getSlot, and its slot moves. */
-export function chainProbe(chain: Pick<Chain, "getSlot">, stallMs = CHAIN_STALL_MS): Probe {
+/**
+ * The chain answers getSlot, and its slot moves; and, for a chain that can tell (the embedded sandbox),
+ * its state is current: `fenced` once another instance took its lease (then the process is not live
+ * either: it will never be the writer again, and a restart either takes the lease or says which
+ * SOLANA_RPC_URL to use), `unconfirmed` while its lease goes unrenewed.
+ */
+export function chainProbe(
+  chain: Pick<Chain, "getSlot" | "unhealthy" | "onUnhealthy">,
+  stallMs = CHAIN_STALL_MS,
+): Probe {
   let seen: { slot: bigint; since: number } | undefined;
   return {
     required: true,
     io: true,
+    ...(chain.onUnhealthy ? { onChange: (listener: () => void) => void chain.onUnhealthy?.(listener) } : {}),
+    fatal() {
+      const unhealthy = chain.unhealthy?.();
+      return unhealthy?.state === "fenced" ? unhealthy.message : undefined;
+    },
     async check() {
+      const unhealthy = chain.unhealthy?.();
+      if (unhealthy) return { ok: false, state: unhealthy.state, detail: unhealthy.message };
       const started = performance.now();
       const slot = await chain.getSlot();
       const latencyMs = Math.round(performance.now() - started);

@@ -35,6 +35,11 @@ const CATALOGUE = ["not_ready", "internal"] as const;
 const UPSTREAM = ["upstream_rejected", "upstream_unavailable", "upstream_timeout"] as const;
 /** The trade routes that quote wait for the pools and the chain's clock (reference: *ServiceUnavailableCode). */
 const QUOTING = ["amm_map_not_initialized", "amm_map_lagging"] as const;
+/**
+ * The venue's own 503 for a trade route while its chain's state is not current (an embedded sandbox
+ * whose lease another instance took): nothing is quoted or signed from it. No reference code says so.
+ */
+const CHAIN_NOT_CURRENT = ["not_ready"] as const;
 /** A firm quote the venue will not back (its own codes: no reference one covers them). */
 const FIRM_QUOTE = ["insufficient_funds", "too_many_firm_quotes"] as const;
 
@@ -115,6 +120,7 @@ const SWAP = [
   ...FIRM_QUOTE,
   "amm_map_not_initialized",
   "blockhash_unavailable",
+  ...CHAIN_NOT_CURRENT,
   "failed_to_compute_swap",
 ] as const;
 
@@ -161,7 +167,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
   tokens_with_decimals: ["mint_info_not_initialized", "internal"],
   tokens: ["mint_info_not_initialized", "internal"],
   venues: ["internal"],
-  order: [...ORDER_REFUSALS, ...FIRM_QUOTE, ...QUOTING, "failed_to_construct_order"],
+  order: [...ORDER_REFUSALS, ...FIRM_QUOTE, ...QUOTING, ...CHAIN_NOT_CURRENT, "failed_to_construct_order"],
   quote: [
     "requested_input_amount_is_zero",
     "invalid_input_mint",
@@ -175,6 +181,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "price_impact_too_high",
     "invalid_price_impact_tolerance_pct",
     ...QUOTING,
+    ...CHAIN_NOT_CURRENT,
     "failed_to_compute_route",
   ],
   swap: SWAP,
@@ -195,6 +202,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "price_impact_too_high",
     "invalid_price_impact_tolerance_pct",
     ...QUOTING,
+    ...CHAIN_NOT_CURRENT,
     "failed_to_compute_route",
     "failed_to_construct_intent",
   ],

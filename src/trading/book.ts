@@ -1,7 +1,9 @@
 /**
  * The trading venue's live state: pools and listed tokens from storage, vault balances and the chain's
  * clock (slot, block height, blockhash) refreshed every slot, and the market graph the router searches.
- * Quotes read only this in-memory state, so pricing never waits on storage or the chain.
+ * Quotes read only this in-memory state, so pricing never waits on storage or the chain; none is read
+ * while the chain says its state is not current (`Chain.unhealthy`), when the clock answers
+ * `TradingNotReady("chain")` instead.
  */
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
@@ -87,10 +89,24 @@ export class TradingBook {
     return this.version >= 0;
   }
 
-  /** The chain's clock as of the last refresh; `TradingNotReady` before the first. */
+  /**
+   * The chain's clock as of the last refresh; `TradingNotReady` before the first, and while the chain's
+   * state cannot be trusted (see `checkChain`). Every quote reads it first.
+   */
   get clock(): ChainClock {
+    this.checkChain();
     if (!this.clockState) throw new TradingNotReady("clock", "the chain's latest blockhash is not known yet");
     return this.clockState;
+  }
+
+  /**
+   * Throws `TradingNotReady("chain")` while the chain says its state is not current (a sandbox that
+   * lost its lease to another instance): the balances held here are then no one's to quote or sign
+   * from. Checked by every read of the clock, and again just before the venue signs.
+   */
+  checkChain(): void {
+    const unhealthy = this.options.chain.unhealthy?.();
+    if (unhealthy) throw new TradingNotReady("chain", unhealthy.message);
   }
 
   /** Venue names, as `GET /venues` lists them. */
@@ -227,9 +243,13 @@ export class TradingBook {
     return true;
   }
 
-  /** Reads every vault balance and the chain's clock, and releases lapsed reservations. */
+  /**
+   * Reads every vault balance and the chain's clock, and releases lapsed reservations; reads nothing
+   * while the chain's state cannot be trusted (the clock refuses quotes meanwhile).
+   */
   async refresh(): Promise<void> {
     const { chain } = this.options;
+    if (chain.unhealthy?.()) return;
     const [latest, slot, blockHeight] = await Promise.all([
       chain.getLatestBlockhash(),
       chain.getSlot(),

@@ -82,11 +82,15 @@ export class StorageUnavailable extends Error {
   }
 }
 
-/** State the venue has yet to load before it can quote: its pools, or the chain's clock. */
+/**
+ * State the venue has yet to load before it can quote: its pools, or the chain's clock; or `chain`:
+ * the chain's state cannot be trusted now (`Chain.unhealthy`: a sandbox whose lease another instance
+ * took), so nothing is quoted or signed from it.
+ */
 export class TradingNotReady extends Error {
   override name = "TradingNotReady";
   constructor(
-    readonly missing: "pools" | "clock",
+    readonly missing: "pools" | "clock" | "chain",
     message: string,
   ) {
     super(message);

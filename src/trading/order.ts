@@ -356,6 +356,9 @@ export class OrderDesk {
     const build = (limit: number, microLamports: bigint) =>
       buildOrderTransaction(transactionInput(limit, microLamports));
     try {
+      // Priced from the chain's state as it was: signed only if that is still the writer's (the
+      // awaits since may have seen this instance's lease taken by another).
+      this.book.checkChain();
       const limit = request.dynamicComputeUnitLimit
         ? await simulatedComputeUnitLimit(
             this.chain,

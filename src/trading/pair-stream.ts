@@ -326,8 +326,13 @@ export abstract class PairStreamHub<
     return false;
   }
 
-  /** Prices the given pairs (`base|quote` keys), serialized as updates: what the leader publishes. */
+  /**
+   * Prices the given pairs (`base|quote` keys), serialized as updates: what the leader publishes.
+   * Throws `TradingNotReady("chain")` while the chain's state is not current: nothing is published
+   * from it (this instance's own frames stop too, and its connections hear `stale`).
+   */
   computeQuotes(pairs: readonly string[]): Map<string, string> {
+    this.book.checkChain();
     const quotes = new Map<string, string>();
     for (const key of pairs) {
       // Keys come from every instance through Redis: only well-formed pairs are priced.

@@ -22,6 +22,7 @@ import { MINT_SIZE } from "../chain/token-layout.js";
 import { SETTLEMENT_MINTS } from "../markets/accounts.js";
 import type { Tables } from "../storage/database.js";
 import type { ChainClock, TradingBook } from "./book.js";
+import { TradingNotReady } from "./errors.js";
 import type { ReservationStore } from "./firm-quotes.js";
 import { computeUnitLimit } from "./instructions.js";
 import { INTENT_EXPIRY_SLOTS, openMemo } from "./orders/escrow.js";
@@ -155,8 +156,12 @@ export class MarketInitDesk {
     let clock: ChainClock;
     try {
       clock = book.clock;
-    } catch {
-      throw new MarketInitRefused("not_ready", "the chain's latest blockhash is not known yet");
+    } catch (error) {
+      // The clock not read yet, or the chain's state not current (TradingNotReady says which).
+      throw new MarketInitRefused(
+        "not_ready",
+        error instanceof TradingNotReady ? error.message : "the chain's latest blockhash is not known yet",
+      );
     }
     const rents = await this.rents();
     // The cost, the keeper's settling fee and the payer's own signature: a payer who could never pay

@@ -140,9 +140,13 @@ export class OrderKeeper {
     );
   }
 
-  /** One pass over every active order. */
+  /**
+   * One pass over every active order; none while the chain's state is not current (`Chain.unhealthy`:
+   * nothing is settled or signed from a copy another instance has moved on from).
+   */
   async tick(): Promise<void> {
     const { db, book } = this.options;
+    if (this.options.chain.unhealthy?.()) return;
     if (!this.expiredInitsDeleted) {
       // Unpaid initializations earlier versions marked expired and kept; none is marked so now.
       await deleteExpiredInits(db);

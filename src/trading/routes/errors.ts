@@ -7,6 +7,8 @@
  *   IntentRefused(reason)           → POST /submit-intent's code for it (SUBMIT_INTENT_CODES)
  *   TradingNotReady("pools")        → amm_map_not_initialized (503)
  *   TradingNotReady("clock")        → blockhash_unavailable (503)
+ *   TradingNotReady("chain")        → not_ready (503: the chain's state is not current; so is a
+ *                                     NodeUnhealthyError from a chain read)
  *   IntentOutcomeUnknown            → not_ready (503: the reference has no code for "not confirmed yet")
  *   StorageUnavailable              → not_ready (503: the catalogue's code for a part that is down)
  *   FirmQuoteRefused(insufficient_funds)          → insufficient_funds
@@ -18,6 +20,7 @@
  * (ROUTE_CODES): a route with no reference name for a status (429, 413, …) keeps the catalogue's.
  */
 import type { FastifyError } from "fastify";
+import { NodeUnhealthyError } from "../../chain/errors.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
 import { toWireError, validationMessage } from "../../http/errors.js";
 import {
@@ -157,11 +160,14 @@ function domainError(error: unknown, query: unknown): ApiError | undefined {
     return new ApiError("not_ready", error.message);
   }
   if (error instanceof TradingNotReady) {
-    return new ApiError(
-      error.missing === "pools" ? "amm_map_not_initialized" : "blockhash_unavailable",
-      error.message,
-    );
+    const code = {
+      pools: "amm_map_not_initialized",
+      clock: "blockhash_unavailable",
+      chain: "not_ready",
+    } as const;
+    return new ApiError(code[error.missing], error.message);
   }
+  if (error instanceof NodeUnhealthyError) return new ApiError("not_ready", error.message);
   if (error instanceof FirmQuoteRefused) {
     return new ApiError(
       error.reason === "insufficient_funds" ? "insufficient_funds" : "too_many_firm_quotes",
