@@ -142,6 +142,8 @@ export async function startTrading(
   });
   keeper.start();
   const quotes = new QuoteStreamHub(book);
+  // A fenced sandbox chain's instance leaves the shared streams to one that can quote.
+  const chainIsWriter = () => !chain.unhealthy?.();
   if (config.REDIS_URL) {
     quotes.share(
       await SharedQuotes.connect({
@@ -149,6 +151,7 @@ export async function startTrading(
         prefix: config.REDIS_PREFIX,
         slotMs: SLOT_MS,
         compute: (pairs) => quotes.computeQuotes(pairs),
+        canLead: chainIsWriter,
         ...(deps.logger ? { logger: deps.logger } : {}),
       }),
     );
@@ -163,6 +166,7 @@ export async function startTrading(
         name: "book-stream",
         slotMs: SLOT_MS,
         compute: (pairs) => books.computeQuotes(pairs),
+        canLead: chainIsWriter,
         ...(deps.logger ? { logger: deps.logger } : {}),
       }),
     );

@@ -37,6 +37,11 @@ export interface SharedQuotesOptions {
   retentionMs?: number;
   /** Quotes the given pairs (called on the leader only). */
   compute(pairs: readonly string[]): PairQuotes;
+  /**
+   * Whether this instance may lead now (default: always). One whose chain is fenced must not: it would
+   * keep the lead and publish nothing until restarted, freezing every instance's stream.
+   */
+  canLead?(): boolean;
   logger?: { error(object: object, message: string): void };
 }
 
@@ -137,6 +142,10 @@ export class SharedQuotes {
       const expiries: string[] = [];
       for (const pair of this.followed) expiries.push(pair, String(now + ttl));
       await redis.hset(this.wantedKey, ...expiries);
+    }
+    if (options.canLead && !options.canLead()) {
+      if (this.leadership.isLeader) await this.leadership.release();
+      return;
     }
     const wasLeading = this.leadership.isLeader;
     if (!(await this.leadership.claim())) return;

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 /** One instance's stream: a hub sharing quotes through Redis, behind its own listener. */
-async function instance(prefix: string) {
+async function instance(prefix: string, canLead?: () => boolean) {
   const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 100 });
   let computed = 0;
   hub.share(
@@ -33,6 +33,7 @@ async function instance(prefix: string) {
         computed += 1;
         return hub.computeQuotes(pairs);
       },
+      ...(canLead ? { canLead } : {}),
     }),
   );
   hub.start();
@@ -81,6 +82,28 @@ describe.skipIf(!redisAvailable)("the quote stream over Redis", () => {
     } finally {
       await first.stop().catch(() => {});
       await second.stop().catch(() => {});
+      await cleanup();
+    }
+  });
+
+  it("leaves the lead at once when its chain is fenced, and another instance quotes for all", async () => {
+    const { prefix, cleanup } = redisTestPrefix();
+    let fenced = false;
+    const first = await instance(prefix, () => !fenced);
+    await waitUntil(() => first.computed() > 0);
+    const second = await instance(prefix);
+    try {
+      fenced = true;
+      // Without giving the lead up, it would hold it (its key renewed each slot) and publish nothing.
+      await waitUntil(() => second.computed() > 0, 3_000);
+      const stopped = first.computed();
+      const taken = second.computed();
+      await waitUntil(() => second.computed() > taken + 3);
+      expect(first.computed()).toBe(stopped);
+      expect(second.quotes.length).toBeGreaterThan(0);
+    } finally {
+      await first.stop();
+      await second.stop();
       await cleanup();
     }
   });
