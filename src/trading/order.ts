@@ -63,6 +63,7 @@ export class OrderDesk {
       perWallet: RESERVATION_LIMITS.perWallet,
       perClient: RESERVATION_LIMITS.perClientAddress,
       poolShareBps: RESERVATION_LIMITS.poolShareBpsPerClient,
+      poolHoldBps: RESERVATION_LIMITS.poolHoldBps,
     }),
     /** What recent transactions paid, for fees asked as a level; without it a level costs nothing. */
     private readonly priorityFees?: { levels(): PriorityFeeLevels },
