@@ -10,6 +10,7 @@
 import { LRUCache } from "lru-cache";
 import CircuitBreaker from "opossum";
 import type { Agent } from "undici";
+import { ByteBudget } from "./byte-budget.js";
 import { UpstreamError } from "./errors.js";
 import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
 
@@ -52,6 +53,13 @@ export interface UpstreamClientOptions {
   };
   /** Upper bound of the cache of settled answers, in bytes. */
   cacheBytes?: number;
+  /** Longest body accepted from the upstream, in bytes (default 32 MiB). */
+  maxBodyBytes?: number;
+  /**
+   * Bytes of bodies being read at once, across every request (default: two longest bodies). A body
+   * whose next bytes do not fit fails as `unavailable`, so concurrent oversized answers hold no more.
+   */
+  bodyBudget?: ByteBudget;
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
@@ -66,6 +74,8 @@ const IN_FLIGHT_COALESCING = {
 
 /** Longest upstream body we accept; a relay answer larger than this is not a sane exchange response. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** Bytes of upstream bodies read at once: 20 concurrent oversized answers held 20 × 32 MiB without it. */
+const BODY_BUDGET_BYTES = 2 * MAX_BODY_BYTES;
 
 /** A Kalshi-compatible HTTP client with a budget, a breaker, coalescing and a cache of settled answers. */
 export class UpstreamClient implements Upstream {
@@ -74,9 +84,14 @@ export class UpstreamClient implements Upstream {
   private agent: Promise<Agent> | undefined;
   private readonly breaker: CircuitBreaker<[string], UpstreamAnswer>;
   private readonly settled: LRUCache<string, UpstreamAnswer>;
+  private readonly maxBodyBytes: number;
+  /** What the bodies being read hold between them. */
+  readonly bodyBudget: ByteBudget;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
+    this.maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.bodyBudget = options.bodyBudget ?? new ByteBudget(BODY_BUDGET_BYTES);
     this.breaker = new CircuitBreaker((url: string) => this.fetchOnce(url), {
       // The budget is enforced per request by fetchOnce, where the request can also be aborted.
       timeout: false,
@@ -175,25 +190,42 @@ export class UpstreamClient implements Upstream {
       headers,
       signal,
     });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) {
-        response.body.destroy();
-        throw unavailable(`answered with a body over ${MAX_BODY_BYTES} bytes`);
-      }
-      chunks.push(chunk as Buffer);
+    const { maxBodyBytes, bodyBudget } = this;
+    if (Number(response.headers["content-length"]) > maxBodyBytes) {
+      response.body.destroy();
+      throw unavailable(`answered with a body over ${maxBodyBytes} bytes`);
     }
-    const body = Buffer.concat(chunks);
-    const contentType = String(response.headers["content-type"] ?? "");
-    const { statusCode: status } = response;
-    if (status === 429) throw unavailable("is rate limiting us (429)");
-    if (status >= 500) throw unavailable(`answered ${status}`);
-    if (status >= 300 && status < 400) throw unavailable(`redirected (${status})`);
-    if (status === 200 && !isJson(contentType, body))
-      throw unavailable("answered 200 with a body that is not JSON");
-    return { status, contentType, body };
+    const chunks: Buffer[] = [];
+    // Bytes taken from the shared budget, given back once the body has been read and checked.
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        const bytes = (chunk as Buffer).length;
+        if (size + bytes > maxBodyBytes) {
+          response.body.destroy();
+          throw unavailable(`answered with a body over ${maxBodyBytes} bytes`);
+        }
+        if (!bodyBudget.take(bytes)) {
+          response.body.destroy();
+          throw unavailable(
+            `answered while other answers held the ${bodyBudget.capacity} bytes of bodies read at once`,
+          );
+        }
+        size += bytes;
+        chunks.push(chunk as Buffer);
+      }
+      const body = Buffer.concat(chunks, size);
+      const contentType = String(response.headers["content-type"] ?? "");
+      const { statusCode: status } = response;
+      if (status === 429) throw unavailable("is rate limiting us (429)");
+      if (status >= 500) throw unavailable(`answered ${status}`);
+      if (status >= 300 && status < 400) throw unavailable(`redirected (${status})`);
+      if (status === 200 && !isJson(contentType, body))
+        throw unavailable("answered 200 with a body that is not JSON");
+      return { status, contentType, body };
+    } finally {
+      bodyBudget.release(size);
+    }
   }
 
   /** The UpstreamError a failed call throws, whatever failed: the breaker, the budget, the network. */

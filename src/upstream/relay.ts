@@ -157,9 +157,8 @@ export class MarketRelay {
     // Kalshi's own `depth`; the book is cut here too, as levels merge once read as 4-digit prices.
     const query = depth > 0 ? new URLSearchParams({ depth: String(depth) }) : undefined;
     const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`, query);
-    const book = toReferenceBook(
-      parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`)),
-    );
+    const body = parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`));
+    const book = reshaped(() => toReferenceBook(body));
     return depth > 0
       ? { ...book, yes_bids: bestBids(book.yes_bids, depth), no_bids: bestBids(book.no_bids, depth) }
       : book;
@@ -174,7 +173,7 @@ export class MarketRelay {
     if (q.maxTs !== undefined) query.set("max_ts", String(q.maxTs));
     const answer = await this.upstream.get("markets/trades", query);
     const page = parseJson(passThrough(answer, "market", `market ${q.ticker ?? ""} has no trades upstream`));
-    return Buffer.from(JSON.stringify(toReferenceTrades(page)));
+    return Buffer.from(JSON.stringify(reshaped(() => toReferenceTrades(page))));
   }
 
   /** Live data of milestones by id (at most 100), as the upstream sent it; kept once every one is final. */
@@ -339,6 +338,21 @@ function parseJson(answer: UpstreamAnswer): unknown {
   }
 }
 
+/**
+ * What `reshape` makes of an upstream body. Reading a value nested thousands deep as a string (a
+ * trade's id, say) overflows the stack: that body is the upstream's fault, not ours.
+ */
+function reshaped<T>(reshape: () => T): T {
+  try {
+    return reshape();
+  } catch (error) {
+    if (error instanceof RangeError) {
+      throw new UpstreamError("unavailable", "the upstream exchange sent a body nested too deeply to read");
+    }
+    throw error;
+  }
+}
+
 /** The `live_datas` of a batch answer (Kalshi sends null for none). */
 function liveDatasOf(body: unknown): unknown[] {
   const list = ((body ?? {}) as { live_datas?: unknown }).live_datas;
@@ -365,7 +379,23 @@ function allLiveDataFinal(answer: UpstreamAnswer): boolean {
   }
 }
 
-type Level = readonly [unknown, unknown];
+/** A book level as Kalshi writes it: [price, size], each a number or a decimal string. */
+type Level = readonly [number | string, number | string, ...unknown[]];
+
+function isLevel(value: unknown): value is Level {
+  if (!Array.isArray(value) || value.length < 2) return false;
+  const [price, size] = value as unknown[];
+  return isLevelScalar(price) && isLevelScalar(size);
+}
+
+/** A number, or a string to read as one (what Number() reads without walking a structure). */
+function isLevelScalar(value: unknown): value is number | string {
+  return typeof value === "number" || typeof value === "string";
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /**
  * Kalshi books list bids per side as [price, size] levels: `orderbook.yes_dollars` ("0.4200"),
@@ -379,27 +409,40 @@ export interface ReferenceBook {
   sequence: number;
 }
 
-/** Any of Kalshi's book shapes as a ReferenceBook; a level out of range fails as an unavailable upstream. */
+/**
+ * Any of Kalshi's book shapes as a ReferenceBook. Anything else fails as an unavailable upstream: a
+ * body without `orderbook` or `orderbook_fp` (say, 100,000 nested arrays) is no empty book, and a
+ * level that is not [price, size] or out of range is no level.
+ */
 export function toReferenceBook(body: unknown): ReferenceBook {
-  const root = (body ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  const fp = root.orderbook_fp ?? {};
-  const legacy = root.orderbook ?? {};
+  const notABook = (what: string) => new UpstreamError("unavailable", `the upstream exchange sent ${what}`);
+  if (!isRecord(body)) throw notABook("an order book that is not an object");
+  const { orderbook_fp: fp = null, orderbook: legacy = null } = body;
+  if ((fp !== null && !isRecord(fp)) || (legacy !== null && !isRecord(legacy)) || (!fp && !legacy)) {
+    throw notABook("an order book without an orderbook or orderbook_fp object");
+  }
+  const list = (value: unknown): readonly unknown[] | undefined => {
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value)) throw notABook("an order book side that is not a list of levels");
+    return value;
+  };
   const side = (name: "yes" | "no"): Record<string, number> => {
-    const dollars = (fp[`${name}_dollars`] ?? legacy[`${name}_dollars`]) as Level[] | null | undefined;
-    const cents = legacy[name] as Level[] | null | undefined;
+    const dollars = list(fp?.[`${name}_dollars`]) ?? list(legacy?.[`${name}_dollars`]);
+    const cents = list(legacy?.[name]);
     const levels: Record<string, number> = {};
-    const add = (price: number, size: number) => {
+    const add = (level: unknown, scale: number) => {
+      const [price, size] = isLevel(level) ? [Number(level[0]) / scale, Number(level[1])] : [Number.NaN, 0];
       if (!Number.isFinite(price) || price < 0 || price > 1 || !Number.isFinite(size) || size <= 0) {
-        throw new UpstreamError("unavailable", "the upstream exchange sent an order book level out of range");
+        throw notABook("an order book level out of range");
       }
       const key = price.toFixed(4);
       levels[key] = (levels[key] ?? 0) + Math.floor(size);
     };
-    if (Array.isArray(dollars)) for (const [price, size] of dollars) add(Number(price), Number(size));
-    else if (Array.isArray(cents)) for (const [price, size] of cents) add(Number(price) / 100, Number(size));
+    if (dollars) for (const level of dollars) add(level, 1);
+    else if (cents) for (const level of cents) add(level, 100);
     return levels;
   };
-  const sequence = Number((root as Record<string, unknown>).sequence);
+  const sequence = isLevelScalar(body.sequence) ? Number(body.sequence) : Number.NaN;
   return {
     yes_bids: side("yes"),
     no_bids: side("no"),
