@@ -7,7 +7,7 @@
 import type { Address } from "@solana/kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Chain } from "../../src/chain/chain.js";
-import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
+import { TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import type { ChainClock, TradingBook } from "../../src/trading/book.js";
@@ -66,17 +66,20 @@ for (const backend of BACKENDS.filter((b) => b.available)) {
     });
 
     /** A keeper over `clock`, on a chain where every escrow holds `lamports` (read by `onBalance` first). */
-    function keeper(clock: ChainClock, onBalance: () => void = () => {}, lamports = 0n) {
+    function keeper(clock: ChainClock, onBalance: () => void = () => {}, lamports = 0n, knowsUsdc = false) {
       const chain = refusingChain({
         getBalance: async () => {
           onBalance();
           return lamports;
         },
+        getTokenAccount: async () => null,
         // A sandbox whose state is current.
         unhealthy: () => null,
       } as Partial<Chain>);
-      // No token is known: an async order's funding is not looked for.
-      const book = { clock, followOrderEscrows: () => {}, token: () => undefined } as unknown as TradingBook;
+      // Unless asked, no token is known: an async order's funding is not looked for.
+      const usdc = { mint: USDC_MINT, program: TOKEN_PROGRAM };
+      const token = (mint: Address) => (knowsUsdc && mint === USDC_MINT ? usdc : undefined);
+      const book = { clock, followOrderEscrows: () => {}, token } as unknown as TradingBook;
       return new OrderKeeper({ db: storage.db, chain, book, authorities });
     }
 
@@ -116,6 +119,22 @@ for (const backend of BACKENDS.filter((b) => b.available)) {
       // The next pass reads the height first: past it, and still unpaid, the payment can never land.
       await keeper(clock).tick();
       expect(await rows()).toEqual([]);
+    });
+
+    it("keeps an async order pending whose height passed only while its escrow was read, then expires it", async () => {
+      await insertOrder(storage.db, order("g-async-racing", "async", 100n));
+      const clock = { slot: 500n, blockHeight: 100n } as ChainClock;
+      await keeper(
+        clock,
+        () => {
+          clock.blockHeight = 101n;
+        },
+        0n,
+        true,
+      ).tick();
+      expect(await rows()).toEqual(["g-async-racing:pending"]);
+      await keeper(clock, () => {}, 0n, true).tick();
+      expect(await rows()).toEqual(["g-async-racing:expired"]);
     });
   });
 }

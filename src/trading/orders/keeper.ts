@@ -219,6 +219,9 @@ export class OrderKeeper {
     const input = book.token(order.inputMint);
     if (!input) return undefined;
     const escrowAccount = await associatedTokenAddress(order.escrow, input.mint, input.program);
+    // Read before the balances: an open transaction not landed once the chain was past its height never
+    // lands, but one landing during the reads must not be expired with the escrow funded.
+    const heightBefore = book.clock.blockHeight;
     const [held, lamports] = await Promise.all([
       chain.getTokenAccount(escrowAccount),
       chain.getBalance(order.escrow),
@@ -226,7 +229,7 @@ export class OrderKeeper {
     const owed = order.feeBudget + BigInt(order.terms?.init?.cost ?? 0);
     if (held && held.amount >= order.inAmount && lamports >= owed)
       return this.openLanded(order, book.clock.slot);
-    if (book.clock.blockHeight > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
+    if (heightBefore > order.openValidHeight) return advanceOrder(db, order, { status: "expired" });
     return undefined;
   }
 
