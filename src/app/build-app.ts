@@ -35,7 +35,7 @@ import { answerClientError as answerNodeClientError } from "../http/client-error
 import { toWireError, validationMessage } from "../http/errors.js";
 import { registerExplorer } from "../http/explorer.js";
 import { installIgnoredParams } from "../http/ignored-params.js";
-import { installMetrics } from "../http/metrics.js";
+import { installMetrics, type Metrics } from "../http/metrics.js";
 import { ASYNCAPI_PATH, installApiDocuments } from "../http/openapi.js";
 import {
   installResponseSigning,
@@ -91,6 +91,8 @@ export interface AppDependencies {
   health?: HealthMonitor;
   /** Symbols of the sandbox's demo tokens by mint, for the explorer. */
   tokenSymbols?: Readonly<Record<string, string>>;
+  /** Called with the app's metrics once they exist, for counters fed from outside the app (sync's). */
+  onMetrics?: (metrics: Metrics) => void;
 }
 
 const METRICS = {
@@ -211,6 +213,7 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     },
   });
   const metrics = installMetrics(app);
+  deps.onMetrics?.(metrics);
   deps.catalog.onReplace((catalog) => {
     metrics.catalogEvents.set(catalog.events.length);
     metrics.catalogMarkets.set(catalog.markets.length);

@@ -176,7 +176,17 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     ...(tokenSymbols ? { tokenSymbols } : {}),
   };
   // The trade API and the sandbox's faucet go where the trade listener is.
-  const app = await buildApp({ ...common, relay, marketStream, ...(plan.shared ? { trading, chain } : {}) });
+  // Sync's refusals are counted on the listener that serves the catalogue.
+  let countRefusals = (_count: number) => {};
+  const app = await buildApp({
+    ...common,
+    relay,
+    marketStream,
+    onMetrics: (metrics) => {
+      countRefusals = (count) => metrics.lifecycleRefusals.inc({ source: "sync" }, count);
+    },
+    ...(plan.shared ? { trading, chain } : {}),
+  });
   lifecycle.defer("markets listener", () => app.close());
   const tradeApp = plan.shared ? app : await buildApp({ ...common, marketsApi: false, trading, chain });
   if (tradeApp !== app) lifecycle.defer("trade listener", () => tradeApp.close());
@@ -252,7 +262,17 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  keepCatalogCurrent({ config, storage, venueSeed, upstream, catalog, followCatalog, log, lifecycle });
+  keepCatalogCurrent({
+    config,
+    storage,
+    venueSeed,
+    upstream,
+    catalog,
+    followCatalog,
+    log,
+    lifecycle,
+    countRefusals: (count) => countRefusals(count),
+  });
   return server;
 }
 
@@ -346,6 +366,8 @@ function keepCatalogCurrent(deps: {
   followCatalog: () => Promise<void>;
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
+  /** Counts the market records a sync refused (its lifecycle refusals metric). */
+  countRefusals: (count: number) => void;
 }): void {
   const { config, catalog, log } = deps;
   const { db, snapshots } = deps.storage;
@@ -369,6 +391,13 @@ function keepCatalogCurrent(deps: {
         upstream: deps.upstream.client,
         tokenize: config.SYNC_TOKENIZE,
       });
+      if (result.refused.length > 0) {
+        deps.countRefusals(result.refused.length);
+        log.warn(
+          { refused: result.refused.slice(0, 20), count: result.refused.length },
+          "sync refused upstream records that would turn determined or finalized markets back; storage keeps them settled",
+        );
+      }
       if (result.changed.events > 0 || result.changed.series > 0) {
         log.info(result, "sync stored upstream changes");
         if (await catalog.refreshIfChanged(snapshots)) await deps.followCatalog();

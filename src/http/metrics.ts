@@ -11,6 +11,11 @@ export interface Metrics {
   readonly catalogEvents: Gauge;
   readonly catalogMarkets: Gauge;
   readonly catalogVersion: Gauge;
+  /**
+   * Market records refused because they would have turned a determined or finalized market back (to
+   * active, say), by where they came from (`sync`).
+   */
+  readonly lifecycleRefusals: Counter<"source">;
   /** Counts the connected clients of a stream (by its path) at every scrape. */
   countStreamClients(stream: string, count: () => number): void;
 }
@@ -64,5 +69,11 @@ export function installMetrics(app: FastifyInstance): Metrics {
     catalogEvents: gauge("oddsgate_catalog_events", "Events in the loaded catalog"),
     catalogMarkets: gauge("oddsgate_catalog_markets", "Markets in the loaded catalog"),
     catalogVersion: gauge("oddsgate_catalog_version", "Version of the loaded catalog"),
+    lifecycleRefusals: new Counter({
+      name: "oddsgate_lifecycle_refusals_total",
+      help: "Market records refused because they would turn a determined or finalized market back",
+      labelNames: ["source"],
+      registers: [registry],
+    }),
   };
 }

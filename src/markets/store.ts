@@ -46,12 +46,83 @@ export interface StoredCatalogue {
 export interface SaveCounts {
   series: number;
   events: number;
+  /** Markets written: those of the file less the refused ones. */
   markets: number;
+  /** Markets not written because the file would have moved them back (see `movesBackward`). */
+  refused: LifecycleRefusal[];
+}
+
+/** A market record refused because it would have turned a settled market back. */
+export interface LifecycleRefusal {
+  ticker: string;
+  /** The status storage keeps. */
+  stored: MarketRecord["status"];
+  /** The status the refused record had. */
+  offered: MarketRecord["status"];
+}
+
+/** How far along its lifecycle each status is (active and inactive alternate, so they share a step). */
+const LIFECYCLE_STEP: Record<MarketRecord["status"], number> = {
+  initialized: 0,
+  active: 1,
+  inactive: 1,
+  closed: 2,
+  determined: 3,
+  finalized: 4,
+};
+
+/** Whether a market has been settled: its result is known, and holders may have redeemed. */
+export function isSettled(status: MarketRecord["status"]): boolean {
+  return LIFECYCLE_STEP[status] >= LIFECYCLE_STEP.determined;
+}
+
+/**
+ * Whether writing `offered` over `stored` would move a settled (determined or finalized) market back
+ * along its lifecycle, or change the result it was settled with: market state only moves forward,
+ * whatever an upstream or a file says, since contracts may already have been redeemed at that result.
+ */
+export function movesBackward(
+  stored: Pick<MarketRecord, "status" | "result" | "scalarOutcomePct">,
+  offered: Pick<MarketRecord, "status" | "result" | "scalarOutcomePct">,
+): boolean {
+  if (!isSettled(stored.status)) return false;
+  if (LIFECYCLE_STEP[offered.status] < LIFECYCLE_STEP[stored.status]) return true;
+  return offered.result !== stored.result || offered.scalarOutcomePct !== stored.scalarOutcomePct;
+}
+
+/**
+ * The stored records of these markets that are settled and that `offered` would move back, by
+ * ticker. Only rows whose text names a settled status are parsed (then checked properly), so an
+ * import of a large catalogue reads little beyond the index.
+ */
+async function refusalsOf(db: Kysely<Tables>, offered: readonly MarketRecord[]): Promise<LifecycleRefusal[]> {
+  const refused: LifecycleRefusal[] = [];
+  for (let i = 0; i < offered.length; i += TICKERS_PER_QUERY) {
+    const batch = offered.slice(i, i + TICKERS_PER_QUERY);
+    const byTicker = new Map(batch.map((market) => [market.ticker, market]));
+    const rows = await db
+      .selectFrom("markets")
+      .select(["ticker", "data"])
+      .where("ticker", "in", [...byTicker.keys()])
+      .where((eb) =>
+        eb.or([eb("data", "like", '%"status":"determined"%'), eb("data", "like", '%"status":"finalized"%')]),
+      )
+      .execute();
+    for (const row of rows) {
+      const stored = JSON.parse(row.data) as MarketRecord;
+      const market = byTicker.get(row.ticker);
+      if (market && movesBackward(stored, market))
+        refused.push({ ticker: row.ticker, stored: stored.status, offered: market.status });
+    }
+  }
+  return refused;
 }
 
 /**
  * Upserts a whole catalogue in one transaction, so an import either lands completely or not at all,
  * and bumps the catalogue version other instances watch. Re-importing the same file changes nothing.
+ * A market the file would move back from determined or finalized (`movesBackward`) keeps its stored
+ * record and is returned among the refused.
  */
 export async function saveCatalogue(
   db: Kysely<Tables>,
@@ -59,8 +130,10 @@ export async function saveCatalogue(
   file: CatalogueFile,
   onProgress: (done: number, total: number) => void = () => {},
 ): Promise<SaveCounts> {
-  const markets = file.events.flatMap((event) => event.markets);
-  const total = file.series.length + file.events.length + markets.length;
+  const offered = file.events.flatMap((event) => event.markets);
+  const total = file.series.length + file.events.length + offered.length;
+  let markets = offered;
+  let refused: LifecycleRefusal[] = [];
   let done = 0;
   const advance = (rows: number) => {
     done += rows;
@@ -69,6 +142,13 @@ export async function saveCatalogue(
 
   await db.transaction().execute(async (trx) => {
     const version = await nextCatalogVersion(trx);
+    // Read inside the transaction that writes: a settlement committed meanwhile is seen, not overwritten.
+    refused = await refusalsOf(trx, offered);
+    if (refused.length > 0) {
+      const skipped = new Set(refused.map((refusal) => refusal.ticker));
+      markets = offered.filter((market) => !skipped.has(market.ticker));
+      advance(refused.length);
+    }
     await inChunks(file.series, advance, (chunk) =>
       trx
         .insertInto("series")
@@ -131,7 +211,7 @@ export async function saveCatalogue(
         .execute(),
     );
   });
-  return { series: file.series.length, events: file.events.length, markets: markets.length };
+  return { series: file.series.length, events: file.events.length, markets: markets.length, refused };
 }
 
 /** Market rows `fillCashRails` derives and writes per statement. */

@@ -17,7 +17,7 @@ import type { Tables } from "../storage/database.js";
 import type { Upstream } from "../upstream/client.js";
 import type { TokenizePolicy } from "./import/kalshi.js";
 import { KalshiPages } from "./import/parse.js";
-import { readRecordsByTicker, saveCatalogue } from "./store.js";
+import { type LifecycleRefusal, movesBackward, readRecordsByTicker, saveCatalogue } from "./store.js";
 
 /** Kalshi's largest page of events. */
 const EVENTS_PAGE = 200;
@@ -45,6 +45,11 @@ export interface SyncResult {
   upstream: { series: number; events: number; markets: number };
   /** What was new or different and got written. */
   changed: { series: number; events: number; markets: number };
+  /**
+   * Markets the upstream would have turned back from determined or finalized (to active, say): their
+   * stored records were kept. The caller logs and counts them.
+   */
+  refused: LifecycleRefusal[];
 }
 
 /** Reads the whole upstream catalogue and stores what changed; returns the counts. */
@@ -54,6 +59,7 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
   // Each page is validated and compared as it comes: only the records that changed are kept.
   const pages = new KalshiPages(Array.isArray(series) ? series : [], { tokenize: options.tokenize });
   const changedEvents: CatalogueEvent[] = [];
+  const refused: LifecycleRefusal[] = [];
   let events = 0;
   let markets = 0;
   let cursor = "";
@@ -67,7 +73,7 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
     const read = pages.page(body.events);
     events += read.length;
     for (const event of read) markets += event.markets.length;
-    changedEvents.push(...(await changedEventsOf(db, read)));
+    changedEvents.push(...(await changedEventsOf(db, read, refused)));
     onProgress({ phase: "reading", events, markets });
     cursor = typeof body.cursor === "string" ? body.cursor : "";
     if (!cursor || body.events.length === 0) break;
@@ -80,26 +86,33 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
     events: changedEvents,
   };
   onProgress({ phase: "writing", events, markets });
+  let refusedOnWrite = 0;
   if (changes.series.length > 0 || changes.events.length > 0) {
-    await saveCatalogue(db, options.venueSeed, changes);
+    // A settlement stored since the pages were compared is refused here, inside the writing transaction.
+    const saved = await saveCatalogue(db, options.venueSeed, changes);
+    refused.push(...saved.refused);
+    refusedOnWrite = saved.refused.length;
   }
   return {
     upstream: { series: allSeries.length, events, markets },
     changed: {
       series: changes.series.length,
       events: changes.events.length,
-      markets: changes.events.reduce((sum, e) => sum + e.markets.length, 0),
+      markets: changes.events.reduce((sum, e) => sum + e.markets.length, 0) - refusedOnWrite,
     },
+    refused,
   };
 }
 
 /**
  * What of one upstream page differs from storage: each page's events and markets are looked up by
- * ticker, so a sync reads and holds no more of storage than the upstream lists.
+ * ticker, so a sync reads and holds no more of storage than the upstream lists. A market the page
+ * would move back from determined or finalized keeps its stored record and is added to `refused`.
  */
 async function changedEventsOf(
   db: Kysely<Tables>,
   page: readonly CatalogueEvent[],
+  refused: LifecycleRefusal[],
 ): Promise<CatalogueEvent[]> {
   const stored = await readRecordsByTicker(db, {
     events: page.map((event) => event.ticker),
@@ -114,6 +127,10 @@ async function changedEventsOf(
       if (!previous) {
         differs = true;
         return market;
+      }
+      if (movesBackward(previous, market)) {
+        refused.push({ ticker: market.ticker, stored: previous.status, offered: market.status });
+        return previous;
       }
       // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
       const record = { ...market, tokenized: previous.tokenized };
