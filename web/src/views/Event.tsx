@@ -167,9 +167,7 @@ export function EventView({ ticker }: { ticker: string }) {
                   {source.name}{" "}
                 </a>
               ) : (
-                <span key={source.url}>
-                  {source.name}{" "}
-                </span>
+                <span key={source.url}>{source.name} </span>
               );
             })}
           </p>
