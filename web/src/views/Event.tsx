@@ -1,9 +1,12 @@
 /**
- * One event: its forecast fan chart, every market (yes bid/ask kept live from the `prices` stream,
- * last price from the trade tape, volume, open interest, status, result), its rules and outcome mints.
+ * One event: its forecast fan chart (or, without a numeric forecast, its leading outcomes' chances
+ * over time), every market by its chance of yes, most likely first (yes bid/ask kept live from the
+ * `prices` stream, last price from the trade tape, volume, open interest, status, result), its rules
+ * and outcome mints.
  */
 import { useEffect, useState } from "preact/hooks";
-import { type Candle, cents, count, getJson, type Market, type MarketEvent, when } from "../api";
+import { type Candle, count, getJson, type Market, type MarketEvent } from "../api";
+import { byChance, chanceOf, dateTime, percent, price } from "../format";
 import { webHref } from "../links";
 import { link } from "../router";
 import { follow } from "../stream";
@@ -84,6 +87,14 @@ export function EventView({ ticker }: { ticker: string }) {
   if (error) return <p class="error">{error}</p>;
   if (!event) return <p class="muted">Loading…</p>;
   const first: Market | undefined = markets[0];
+  const chances = new Map(
+    markets.map((market) => {
+      const quote = quotes[market.ticker] ?? market;
+      return [market.ticker, chanceOf({ ...quote, result: market.result, last: last[market.ticker] })];
+    }),
+  );
+  const ranked = byChance(markets, (market) => chances.get(market.ticker) ?? null);
+  const label = (market: Market) => market.yesSubTitle || market.title;
   return (
     <article aria-labelledby="event-title">
       <nav class="crumbs" aria-label="Breadcrumb">
@@ -96,9 +107,14 @@ export function EventView({ ticker }: { ticker: string }) {
       <p class="muted">
         {event.subtitle} · {event.ticker} · volume {count(event.volume)} · open interest{" "}
         {count(event.openInterest)}
-        {event.strikeDate ? ` · strike ${when(event.strikeDate)}` : ""}
+        {event.strikeDate ? ` · strike ${dateTime(event.strikeDate)}` : ""}
       </p>
-      <FanChart seriesTicker={event.seriesTicker} eventTicker={event.ticker} />
+      <FanChart
+        key={event.ticker}
+        seriesTicker={event.seriesTicker}
+        eventTicker={event.ticker}
+        outcomes={ranked.map((market) => ({ ticker: market.ticker, label: label(market) }))}
+      />
       <section class="card" aria-labelledby="markets-of-event">
         <h2 id="markets-of-event">Markets</h2>
         <div class="table-wrap">
@@ -106,6 +122,9 @@ export function EventView({ ticker }: { ticker: string }) {
             <thead>
               <tr>
                 <th scope="col">Market</th>
+                <th scope="col" class="num">
+                  Chance
+                </th>
                 <th scope="col" class="num">
                   Yes bid
                 </th>
@@ -121,30 +140,43 @@ export function EventView({ ticker }: { ticker: string }) {
                 <th scope="col" class="num opt">
                   Open int.
                 </th>
-                <th scope="col">Status</th>
-                <th scope="col">Result</th>
+                <th scope="col" class="opt">
+                  Status
+                </th>
+                <th scope="col" class="opt">
+                  Result
+                </th>
               </tr>
             </thead>
             <tbody>
-              {markets.map((market) => {
+              {ranked.map((market) => {
                 const quote = quotes[market.ticker] ?? market;
+                const chance = chances.get(market.ticker) ?? null;
                 return (
-                  <tr key={market.ticker}>
-                    <td>
+                  <tr key={market.ticker} data-chance={chance ?? ""}>
+                    <td class="market-name">
                       <a href={link(`/market/${market.ticker}`)} data-testid="market-link">
-                        {market.yesSubTitle || market.title}
+                        {label(market)}
                       </a>
-                      <div class="muted small">{market.ticker}</div>
+                      <div class="muted small ticker">{market.ticker}</div>
                     </td>
-                    <td class="num">{cents(quote.yesBid)}</td>
-                    <td class="num">{cents(quote.yesAsk)}</td>
-                    <td class="num">{cents(last[market.ticker])}</td>
+                    <td class="num chance-cell">
+                      <strong class="chance" data-testid="market-chance">
+                        {percent(chance)}
+                      </strong>
+                      <span class="chance-bar" aria-hidden="true">
+                        <span style={{ width: `${Math.round((chance ?? 0) * 100)}%` }} />
+                      </span>
+                    </td>
+                    <td class="num">{price(quote.yesBid)}</td>
+                    <td class="num">{price(quote.yesAsk)}</td>
+                    <td class="num">{price(last[market.ticker])}</td>
                     <td class="num opt">{count(market.volume)}</td>
                     <td class="num opt">{count(market.openInterest)}</td>
-                    <td>
+                    <td class="opt">
                       <span class={`badge status-${market.status}`}>{market.status}</span>
                     </td>
-                    <td>{market.result || "—"}</td>
+                    <td class="opt">{market.result || "—"}</td>
                   </tr>
                 );
               })}

@@ -4,12 +4,43 @@
  * lightweight-charts has no band series, so each band is drawn as stacked areas: the 90th percentile
  * filled in the outer colour, the 75th in the inner, the 25th in the outer again, the 10th in the
  * background colour, then the median line on top.
+ *
+ * An event without a numeric forecast (who wins, what the Fed decides) has no fan: the chart then
+ * draws its leading outcomes' chances over time instead, one line each, from the event's candlesticks
+ * (each period's last trade, else the middle of its yes bid and ask).
  */
 import { AreaSeries, type ISeriesApi, LineSeries, type UTCTimestamp } from "lightweight-charts";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, type ForecastPoint, getJson } from "../api";
+import { ApiError, type Candle, type ForecastPoint, getJson } from "../api";
 import { mark, registry, themedChart } from "../charts";
+import { percent } from "../format";
 import { chartColors } from "../theme";
+
+/** Outcomes a categorical event's chart draws: its most likely ones. */
+const OUTCOME_LINES = 4;
+
+/** The colours of the outcome lines, from the page's CSS variables (--line-1 …). */
+function lineColors(): string[] {
+  const style = getComputedStyle(document.documentElement);
+  return Array.from(
+    { length: OUTCOME_LINES },
+    (_, index) => style.getPropertyValue(`--line-${index + 1}`).trim() || chartColors().accent,
+  );
+}
+
+/** An outcome of the event, as the chart names it. */
+export interface Outcome {
+  ticker: string;
+  label: string;
+}
+
+/** A candle's yes price in cents: its last trade, else the middle of its closing yes bid and ask. */
+function closeOf(candle: Candle): number | null {
+  if (candle.price.close !== null) return candle.price.close;
+  const bid = candle.yes_bid.close;
+  const ask = candle.yes_ask.close;
+  return bid === null || ask === null ? null : (bid + ask) / 2;
+}
 
 const PERCENTILES = [1000, 2500, 5000, 7500, 9000] as const;
 
@@ -82,17 +113,33 @@ function takePrefetched(
 interface Props {
   seriesTicker: string;
   eventTicker: string;
+  /** The event's outcomes, most likely first: drawn when the event has no numeric forecast. */
+  outcomes: Outcome[];
 }
 
 /** The fan chart of one event, with range and period pickers. */
-export function FanChart({ seriesTicker, eventTicker }: Props) {
+export function FanChart({ seriesTicker, eventTicker, outcomes }: Props) {
   const holder = useRef<HTMLDivElement>(null);
   const [range, setRange] = useState<(typeof RANGES)[number]>(DEFAULT_RANGE);
   const [period, setPeriod] = useState<number>(DEFAULT_RANGE.period);
   const [status, setStatus] = useState<string>("loading forecast…");
   const [latest, setLatest] = useState<string>("");
+  /** The outcomes drawn instead of a fan (an event without a numeric forecast), with their colours. */
+  const [drawn, setDrawn] = useState<{ label: string; color: string }[] | null>(null);
+  const outcomesRef = useRef(outcomes);
+  outcomesRef.current = outcomes;
   const seriesRef = useRef<
-    { bands: Band[]; median: ISeriesApi<"Line">; unit: { value: string }; fit: () => void } | undefined
+    | {
+        bands: Band[];
+        median: ISeriesApi<"Line">;
+        unit: { value: string };
+        fit: () => void;
+        /** One line per outcome, made when first needed. */
+        lines: () => ISeriesApi<"Line">[];
+        /** The axis in chances (outcome lines) or in the forecast's unit. */
+        axis: (chances: boolean) => void;
+      }
+    | undefined
   >(undefined);
 
   useEffect(() => {
@@ -107,15 +154,19 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
     ];
     let bands: Band[] = [];
     let median: ISeriesApi<"Line"> | undefined;
+    let lines: ISeriesApi<"Line">[] = [];
     const { chart, dispose } = themedChart("fan", element, (colors) => {
       colorsOf(colors).forEach((color, index) => {
         bands[index]?.applyOptions({ topColor: color, bottomColor: color, lineColor: color });
       });
       median?.applyOptions({ color: colors.accent });
+      const palette = lineColors();
+      lines.forEach((line, index) => {
+        line.applyOptions({ color: palette[index] });
+      });
     });
-    chart.applyOptions({
-      localization: { priceFormatter: (price: number) => `${price.toFixed(1)}${unit.value}` },
-    });
+    const forecastFormat = (price: number) => `${price.toFixed(1)}${unit.value}`;
+    chart.applyOptions({ localization: { priceFormatter: forecastFormat } });
     const colors = colorsOf(chartColors());
     bands = colors.map((color) =>
       chart.addSeries(AreaSeries, {
@@ -129,7 +180,28 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
       }),
     );
     median = chart.addSeries(LineSeries, { color: chartColors().accent, lineWidth: 2 });
-    seriesRef.current = { bands, median, unit, fit: () => chart.timeScale().fitContent() };
+    const makeLines = () => {
+      if (lines.length === 0) {
+        const palette = lineColors();
+        lines = palette.map((color) =>
+          chart.addSeries(LineSeries, { color, lineWidth: 2, priceLineVisible: false }),
+        );
+        registry().charts.outcomes = { chart, lines };
+      }
+      return lines;
+    };
+    const axis = (chances: boolean) =>
+      chart.applyOptions({
+        localization: { priceFormatter: chances ? (value: number) => percent(value / 100) : forecastFormat },
+      });
+    seriesRef.current = {
+      bands,
+      median,
+      unit,
+      fit: () => chart.timeScale().fitContent(),
+      lines: makeLines,
+      axis,
+    };
     registry().charts.fan = { chart, median, bands };
     return dispose;
   }, []);
@@ -137,19 +209,25 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
   useEffect(() => {
     let stopped = false;
     let fitted = false;
+    /** Set once the venue says the event has no numeric forecast: later refreshes ask for prices only. */
+    let categorical = false;
     const load = async () => {
+      if (categorical) {
+        await drawOutcomes();
+        return;
+      }
       let history: ForecastPoint[];
       try {
         history = await (takePrefetched(seriesTicker, eventTicker, range.seconds, period) ??
           requestForecast(seriesTicker, eventTicker, range.seconds, period));
       } catch (error) {
-        if (!stopped) {
-          setStatus(
-            error instanceof ApiError && error.code === "upstream_rejected"
-              ? "This event has no numeric forecast."
-              : `Forecast unavailable: ${(error as Error).message}`,
-          );
+        if (stopped) return;
+        if (error instanceof ApiError && error.code === "upstream_rejected") {
+          categorical = true;
+          await drawOutcomes();
+          return;
         }
+        setStatus(`Forecast unavailable: ${(error as Error).message}`);
         return;
       }
       const target = seriesRef.current;
@@ -188,6 +266,55 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
       setStatus(p50?.length ? "" : "No forecast points in this range.");
       if (p50?.length) requestAnimationFrame(() => mark("fanDrawn"));
     };
+    /** The leading outcomes' chances over the range, one line each: the chart of a categorical event. */
+    const drawOutcomes = async () => {
+      const target = seriesRef.current;
+      const leading = outcomesRef.current.slice(0, OUTCOME_LINES);
+      if (!target) return;
+      if (leading.length === 0) {
+        setStatus("This event has no numeric forecast and no outcomes to chart.");
+        return;
+      }
+      const endTs = Math.floor(Date.now() / 1000);
+      // Candlesticks come by the minute at the finest.
+      const minutes = Math.max(1, period);
+      let body: { market_tickers: string[]; market_candlesticks: Candle[][] };
+      try {
+        body = await getJson(`/api/v1/event/${encodeURIComponent(eventTicker)}/candlesticks`, {
+          startTs: endTs - Math.min(range.seconds, minutes * 60 * MAX_POINTS),
+          endTs,
+          periodInterval: minutes === 1 || minutes === 60 || minutes === 1440 ? minutes : 60,
+        });
+      } catch (error) {
+        if (!stopped) setStatus(`Price history unavailable: ${(error as Error).message}`);
+        return;
+      }
+      if (stopped) return;
+      const lines = target.lines();
+      const palette = lineColors();
+      target.axis(true);
+      for (const band of target.bands) band.setData([]);
+      target.median.setData([]);
+      let points = 0;
+      lines.forEach((line, index) => {
+        const outcome = leading[index];
+        const at = outcome ? body.market_tickers.indexOf(outcome.ticker) : -1;
+        const data = (at < 0 ? [] : (body.market_candlesticks[at] ?? [])).flatMap((candle) => {
+          const value = closeOf(candle);
+          return value === null ? [] : [{ time: candle.end_period_ts as UTCTimestamp, value }];
+        });
+        points += data.length;
+        line.setData(data);
+      });
+      if (!fitted && points > 0) {
+        target.fit();
+        fitted = true;
+      }
+      setDrawn(leading.map((outcome, index) => ({ label: outcome.label, color: palette[index] ?? "" })));
+      setLatest("");
+      setStatus(points > 0 ? "" : "No prices in this range.");
+      if (points > 0) requestAnimationFrame(() => mark("pricesDrawn"));
+    };
     void load();
     // While the page is open the forecast keeps moving: refresh once a period, at least every 15 s.
     const timer = setInterval(load, Math.min(periodSeconds(period) * 1000, 15_000));
@@ -200,7 +327,7 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
   return (
     <section class="card" aria-labelledby="forecast-title">
       <div class="card-head">
-        <h2 id="forecast-title">Forecast</h2>
+        <h2 id="forecast-title">{drawn ? "Chances" : "Forecast"}</h2>
         <div class="pickers">
           <fieldset class="segmented" aria-label="Range">
             {RANGES.map((option) => (
@@ -236,12 +363,29 @@ export function FanChart({ seriesTicker, eventTicker }: Props) {
       <p class="muted small" data-testid="forecast-latest">
         {latest}
       </p>
-      <div class="chart" ref={holder} data-testid="fan-chart" role="img" aria-label="Forecast fan chart" />
+      <div
+        class="chart"
+        ref={holder}
+        data-testid="fan-chart"
+        data-mode={drawn ? "outcomes" : "forecast"}
+        role="img"
+        aria-label={drawn ? "Chances of the leading outcomes over time" : "Forecast fan chart"}
+      />
       {status && <p class="muted">{status}</p>}
-      <p class="legend small">
-        <span class="swatch outer" /> 10–90th <span class="swatch inner" /> 25–75th{" "}
-        <span class="swatch line" /> median
-      </p>
+      {drawn ? (
+        <p class="legend small" data-testid="outcome-legend">
+          {drawn.map((outcome) => (
+            <span key={outcome.label} class="legend-item">
+              <span class="swatch line" style={{ background: outcome.color }} /> {outcome.label}
+            </span>
+          ))}
+        </p>
+      ) : (
+        <p class="legend small">
+          <span class="swatch outer" /> 10–90th <span class="swatch inner" /> 25–75th{" "}
+          <span class="swatch line" /> median
+        </p>
+      )}
     </section>
   );
 }

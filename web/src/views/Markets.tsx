@@ -3,7 +3,8 @@
  * live in the URL's hash, so a filtered list can be bookmarked and the back button works.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { count, type EventPage, getJson, type Series, when } from "../api";
+import { count, type EventPage, getJson, type Market, type Series } from "../api";
+import { byChance, chanceOf, dateTime, percent } from "../format";
 import { link, navigate, type Route } from "../router";
 
 const STATUSES = ["", "active", "initialized", "inactive", "closed", "determined", "finalized"];
@@ -15,6 +16,8 @@ const SORTS = [
   ["startDate", "Start date"],
 ] as const;
 const PAGE = 25;
+/** Outcomes shown for each event in the list: its most likely ones. */
+const LEADING = 2;
 
 let seriesCache: Promise<Series[]> | undefined;
 let sportsCache: Promise<[string, string[]][]> | undefined;
@@ -77,7 +80,15 @@ export function Markets({ route }: { route: Route }) {
   useEffect(() => {
     const controller = new AbortController();
     setError("");
-    const query = { limit: PAGE, cursor, sort, order, status: status === "any" ? undefined : status };
+    // With their markets: each event leads with its outcomes' chances.
+    const query = {
+      limit: PAGE,
+      cursor,
+      sort,
+      order,
+      status: status === "any" ? undefined : status,
+      withNestedMarkets: true,
+    };
     const request = q
       ? getJson<EventPage>("/api/v1/search", { ...query, q }, controller.signal)
       : getJson<EventPage>(
@@ -214,10 +225,13 @@ export function Markets({ route }: { route: Route }) {
           <thead>
             <tr>
               <th scope="col">Event</th>
+              <th scope="col" class="chance-col">
+                Chance
+              </th>
               <th scope="col" class="opt">
                 Series
               </th>
-              <th scope="col" class="num">
+              <th scope="col" class="num opt">
                 Volume
               </th>
               <th scope="col" class="num opt">
@@ -240,18 +254,21 @@ export function Markets({ route }: { route: Route }) {
                     {event.subtitle ? ` · ${event.subtitle}` : ""}
                   </div>
                 </td>
+                <td class="chance-col">
+                  <Leading markets={event.markets ?? []} />
+                </td>
                 <td class="opt">
                   <span class="muted">{seriesByTicker.get(event.seriesTicker)?.category ?? ""}</span>
                   <div class="small">{event.seriesTicker}</div>
                 </td>
-                <td class="num">{count(event.volume)}</td>
+                <td class="num opt">{count(event.volume)}</td>
                 <td class="num opt">{count(event.openInterest)}</td>
-                <td class="opt">{when(event.strikeDate)}</td>
+                <td class="opt">{dateTime(event.strikeDate)}</td>
               </tr>
             ))}
             {page && events.length === 0 && (
               <tr>
-                <td colSpan={5} class="muted">
+                <td colSpan={6} class="muted">
                   No events match.
                 </td>
               </tr>
@@ -277,5 +294,26 @@ export function Markets({ route }: { route: Route }) {
         </button>
       </nav>
     </section>
+  );
+}
+
+/** An event's most likely outcomes with their chances (a one-market event: its chance of yes). */
+function Leading({ markets }: { markets: Market[] }) {
+  const ranked = byChance(markets, (market) => chanceOf(market));
+  if (ranked.length === 0) return <span class="muted">—</span>;
+  const only = ranked.length === 1;
+  return (
+    <ul class="leading" data-testid="event-chances">
+      {ranked.slice(0, LEADING).map((market) => {
+        const chance = chanceOf(market);
+        return (
+          <li key={market.ticker} data-chance={chance ?? ""}>
+            <span class="outcome">{only ? "Yes" : market.yesSubTitle || market.title}</span>
+            <strong class="chance">{percent(chance)}</strong>
+          </li>
+        );
+      })}
+      {ranked.length > LEADING && <li class="muted small">+{ranked.length - LEADING} more</li>}
+    </ul>
   );
 }
