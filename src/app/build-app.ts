@@ -6,7 +6,6 @@ import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import cors from "@fastify/cors";
 import websocket from "@fastify/websocket";
-import scalarApiReference from "@scalar/fastify-api-reference";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -32,6 +31,7 @@ import {
 import { asyncApiDocument } from "../http/asyncapi.js";
 import { type AccessControl, installAccessControl } from "../http/auth.js";
 import { answerClientError as answerNodeClientError } from "../http/client-errors.js";
+import { registerDocs } from "../http/docs.js";
 import { toWireError, validationMessage } from "../http/errors.js";
 import { registerExplorer } from "../http/explorer.js";
 import { installIgnoredParams } from "../http/ignored-params.js";
@@ -271,16 +271,10 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     asyncApiDocument(streams, { host: request.host, mode: deps.config.MODE }),
   );
   // The page renders OpenAPI only: each OpenAPI document's description links the AsyncAPI one.
-  await app.register(scalarApiReference, {
-    routePrefix: "/docs",
-    configuration: {
-      title: "Oddsgate API",
-      sources: [
-        ...(marketsApi ? [{ title: "Prediction markets", url: "/api/v1/openapi.json" }] : []),
-        ...(deps.trading ? [{ title: "Trading", url: "/openapi.json" }] : []),
-      ],
-    },
-  });
+  await registerDocs(app, [
+    ...(marketsApi ? [{ title: "Prediction markets", url: "/api/v1/openapi.json" }] : []),
+    ...(deps.trading ? [{ title: "Trading", url: "/openapi.json" }] : []),
+  ]);
   return app;
 }
 
@@ -295,7 +289,10 @@ function catalogueError(error: FastifyError, request: FastifyRequest): unknown {
   if (error.validation) {
     return (
       tradeValidationError(request.routeOptions.url, error) ??
-      new ApiError("bad_request", validationMessage(error))
+      new ApiError(
+        "bad_request",
+        validationMessage(error, request.routeOptions.schema?.[error.validationContext ?? "querystring"]),
+      )
     );
   }
   return marketsApiError(error) ?? tradeApiError(error, request) ?? error;

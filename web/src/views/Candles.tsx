@@ -3,6 +3,7 @@ import { CandlestickSeries, type ISeriesApi, type UTCTimestamp } from "lightweig
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Candle, getJson } from "../api";
 import { registry, themedChart } from "../charts";
+import { centsText } from "../format";
 
 const PERIODS = [
   { label: "1m", minutes: 1, span: 6 * 3_600 },
@@ -55,7 +56,7 @@ export function Candles({ ticker }: { ticker: string }) {
       wickUpColor: up,
       wickDownColor: down,
       borderVisible: false,
-      priceFormat: { type: "custom", formatter: (price: number) => `${price.toFixed(1)}¢`, minMove: 0.1 },
+      priceFormat: { type: "custom", formatter: centsText, minMove: 0.1 },
     });
     fit.current = () => chart.timeScale().fitContent();
     registry().charts.candles = { chart, series: series.current };
