@@ -88,8 +88,34 @@ describe("the explorer's token swap", () => {
     const from = page.getByLabel("You pay");
     const to = page.getByLabel("You receive");
     await expect.poll(() => from.inputValue()).toBe(USDC_MINT);
-    // The demo tokens are listed by symbol (the server names them; the API gives only mints).
-    await to.selectOption(JUP.address);
+    // The default pair routes: the venue quotes it.
+    const pair = new URLSearchParams({
+      inputMint: USDC_MINT,
+      outputMint: await to.inputValue(),
+      amount: "1000000",
+    });
+    const routed = await fetch(`${t.server.tradeUrl}/order?${pair}`);
+    const routedBody = (await routed.json()) as { routePlan?: unknown[]; code?: string };
+    expect(routed.status, JSON.stringify(routedBody)).toBe(200);
+    expect(routedBody.routePlan?.length).toBeGreaterThan(0);
+    // The pickers list tokens by symbol and name, not the venue's thousands of outcome mints.
+    const listed = await to.locator("option").allTextContents();
+    expect(listed.length).toBeLessThan(30);
+    expect(listed).toContain("dJUP · Demo Jupiter");
+    expect(listed.every((text) => !text.includes("…"))).toBe(true);
+    // Searchable by name and by symbol: Enter picks the first found.
+    const findOutput = page.getByRole("searchbox", { name: "Find a token to receive" });
+    await findOutput.fill("jupiter");
+    await expect.poll(() => to.locator("option").allTextContents()).toContain("dJUP · Demo Jupiter");
+    expect(await page.getByTestId("outputMint-found").textContent()).toBe("1 found");
+    await findOutput.press("Enter");
+    await expect.poll(() => to.inputValue()).toBe(JUP.address);
+    const findInput = page.getByRole("searchbox", { name: "Find a token to pay with" });
+    await findInput.fill("dbon");
+    expect(await page.getByTestId("inputMint-found").textContent()).toBe("1 found");
+    expect(await from.locator("option").allTextContents()).toEqual(["USDC · USD Coin", "dBONK · Demo Bonk"]);
+    await findInput.fill("");
+    expect(await from.inputValue()).toBe(USDC_MINT);
     expect(await to.locator("option:checked").textContent()).toContain("dJUP");
     // The input token's faucet is on the swap view itself.
     await page.getByRole("button", { name: "Faucet 100 USDC" }).click();

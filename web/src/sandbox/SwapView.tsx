@@ -6,7 +6,19 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, USDC_MINT, units } from "../api";
 import { link } from "../router";
-import { label, loadTokens, type Parsed, parseAmount, ratio, type Token, WRAPPED_SOL_MINT } from "./tokens";
+import {
+  defaultOutput,
+  describe,
+  label,
+  loadTokens,
+  matches,
+  offered,
+  type Parsed,
+  parseAmount,
+  ratio,
+  type Token,
+  WRAPPED_SOL_MINT,
+} from "./tokens";
 import {
   airdrop,
   balances,
@@ -46,7 +58,8 @@ export function SwapView() {
     loadTokens().then(
       (list) => {
         setTokens(list);
-        setOutputMint((current) => current || (list.find((token) => token.mint !== USDC_MINT)?.mint ?? ""));
+        // A pair the venue routes (USDC to wSOL on the sandbox), not merely the next token listed.
+        setOutputMint((current) => current || defaultOutput(list, USDC_MINT));
       },
       (error) => setStatus(`Error: the token list did not load: ${plain(error)}`),
     );
@@ -159,20 +172,8 @@ export function SwapView() {
     setOutputMint(inputMint);
   };
 
-  const select = (name: string, value: string, onChange: (mint: string) => void) => (
-    <select
-      id={`swap-${name}`}
-      name={name}
-      value={value}
-      onChange={(event) => onChange((event.target as HTMLSelectElement).value)}
-      disabled={!tokens}
-    >
-      {(tokens ?? []).map((token) => (
-        <option key={token.mint} value={token.mint} title={token.mint}>
-          {label(token)}
-        </option>
-      ))}
-    </select>
+  const picker = (name: string, title: string, value: string, onChange: (mint: string) => void) => (
+    <TokenPicker name={name} title={title} tokens={tokens} value={value} onChange={onChange} />
   );
 
   return (
@@ -195,10 +196,7 @@ export function SwapView() {
             }}
           >
             <div class="swap-side">
-              <label class="swap-token" htmlFor="swap-inputMint">
-                <span>You pay</span>
-                {select("inputMint", inputMint, setInputMint)}
-              </label>
+              {picker("inputMint", "You pay", inputMint, setInputMint)}
               <label class="grow">
                 <span>Amount{input ? ` (${label(input)})` : ""}</span>
                 <input
@@ -245,10 +243,7 @@ export function SwapView() {
               ⇅
             </button>
             <div class="swap-side">
-              <label class="swap-token" htmlFor="swap-outputMint">
-                <span>You receive</span>
-                {select("outputMint", outputMint, setOutputMint)}
-              </label>
+              {picker("outputMint", "You receive", outputMint, setOutputMint)}
               <p class="muted small grow" data-testid="swap-output-balance">
                 Balance:{" "}
                 {output && outputBalance !== null
@@ -309,6 +304,70 @@ export function SwapView() {
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * A token picker: a search box (symbol, name, or the start of a mint) over a list of the tokens it
+ * finds. With no search it lists the named tokens only; Enter in the box picks the first one found.
+ */
+function TokenPicker({
+  name,
+  title,
+  tokens,
+  value,
+  onChange,
+}: {
+  name: string;
+  title: string;
+  tokens: Token[] | null;
+  value: string;
+  onChange: (mint: string) => void;
+}) {
+  const [query, setQuery] = useState("");
+  const shown = useMemo(() => offered(tokens ?? [], query, value), [tokens, query, value]);
+  const found = query.trim() ? shown.filter((token) => matches(token, query)) : [];
+  return (
+    <div class="swap-token">
+      <label htmlFor={`swap-${name}`}>
+        <span>{title}</span>
+      </label>
+      <input
+        type="search"
+        class="token-search"
+        name={`${name}Search`}
+        placeholder="Search symbol or name"
+        aria-label={name === "inputMint" ? "Find a token to pay with" : "Find a token to receive"}
+        autocomplete="off"
+        value={query}
+        disabled={!tokens}
+        onInput={(event) => setQuery((event.target as HTMLInputElement).value)}
+        onKeyDown={(event) => {
+          if (event.key !== "Enter") return;
+          event.preventDefault();
+          const first = found[0] ?? shown[0];
+          if (first) onChange(first.mint);
+        }}
+      />
+      <select
+        id={`swap-${name}`}
+        name={name}
+        value={value}
+        onChange={(event) => onChange((event.target as HTMLSelectElement).value)}
+        disabled={!tokens}
+      >
+        {shown.map((token) => (
+          <option key={token.mint} value={token.mint} title={token.mint}>
+            {describe(token)}
+          </option>
+        ))}
+      </select>
+      {query.trim() && (
+        <span class="muted small" data-testid={`${name}-found`}>
+          {found.length === 0 ? "No token matches." : `${found.length} found`}
+        </span>
+      )}
+    </div>
   );
 }
 

@@ -17,11 +17,71 @@ const WELL_KNOWN: Readonly<Record<string, string>> = {
   [CASH_MINT]: "CASH",
 };
 
+/** Names by symbol: the well-known tokens' and the sandbox's demo tokens' (src/chain/demo-tokens.ts). */
+const NAMES: Readonly<Record<string, string>> = {
+  USDC: "USD Coin",
+  wSOL: "Wrapped SOL",
+  CASH: "CASH dollar",
+  dBTC: "Demo Bitcoin",
+  dETH: "Demo Ether",
+  dUSDT: "Demo Tether USD",
+  dJUP: "Demo Jupiter",
+  dBONK: "Demo Bonk",
+  dJTO: "Demo Jito",
+  dPYTH: "Demo Pyth",
+  dRAY: "Demo Raydium",
+  dORCA: "Demo Orca",
+  dmSOL: "Demo Marinade SOL",
+};
+
+/** What the swap view buys with USDC when it opens, the first of these the venue lists. */
+const DEFAULT_OUTPUTS = [WRAPPED_SOL_MINT];
+
 export interface Token {
   mint: string;
   decimals: number;
   /** The symbol, when the venue says it; null shows a short mint instead. */
   symbol: string | null;
+  /** The token's name, when known. */
+  name: string | null;
+}
+
+/** The symbol and name, e.g. "dJUP · Demo Jupiter", as a picker lists a token. */
+export function describe(token: Token): string {
+  return token.name ? `${label(token)} · ${token.name}` : label(token);
+}
+
+/**
+ * Whether `token` answers the search `query`: its symbol or name contains it (case-insensitive), or
+ * it is a mint of 4 characters or more that the token's mint starts with or equals.
+ */
+export function matches(token: Token, query: string): boolean {
+  const text = query.trim().toLowerCase();
+  if (!text) return true;
+  if (token.symbol?.toLowerCase().includes(text) || token.name?.toLowerCase().includes(text)) return true;
+  return text.length >= 4 && token.mint.toLowerCase().startsWith(text);
+}
+
+/**
+ * The tokens a picker offers for `query`: with no query only the named ones (the venue lists every
+ * outcome mint too, thousands of them), else up to `limit` matches, named first. `keep` (the
+ * picked token) is always among them, first when it does not match.
+ */
+export function offered(tokens: readonly Token[], query: string, keep: string, limit = 50): Token[] {
+  const found = tokens.filter((token) => (query.trim() ? matches(token, query) : token.symbol !== null));
+  const shown = found.slice(0, limit);
+  const kept = tokens.find((token) => token.mint === keep);
+  return kept && !shown.includes(kept) ? [kept, ...shown] : shown;
+}
+
+/** The output the swap view opens with: a token `input` routes to, else the first other named one. */
+export function defaultOutput(tokens: readonly Token[], input: string): string {
+  const listed = new Set(tokens.map((token) => token.mint));
+  return (
+    DEFAULT_OUTPUTS.find((mint) => mint !== input && listed.has(mint)) ??
+    tokens.find((token) => token.mint !== input)?.mint ??
+    ""
+  );
 }
 
 /** The symbol, or the mint shortened to its first and last four characters. */
@@ -36,7 +96,10 @@ export function loadTokens(): Promise<Token[]> {
     (pairs) => {
       const named = { ...WELL_KNOWN, ...settings.value.tokens };
       return pairs
-        .map(([mint, decimals]) => ({ mint, decimals, symbol: named[mint] ?? null }))
+        .map(([mint, decimals]) => {
+          const symbol = named[mint] ?? null;
+          return { mint, decimals, symbol, name: symbol ? (NAMES[symbol] ?? null) : null };
+        })
         .sort(
           (a, b) => Number(b.symbol !== null) - Number(a.symbol !== null) || label(a).localeCompare(label(b)),
         );
