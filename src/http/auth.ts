@@ -3,6 +3,13 @@
  * the URL is refused, the `x-api-key` header is checked, production requires one (development serves
  * a key it never issued as anonymous, with `x-api-key-status: unknown`, but refuses a revoked one),
  * and every caller draws from a token bucket (per key by tier, per client IP without a key).
+ *
+ * Two exceptions, both for the explorer: its built files (routes marked `asset`) hold no data and are
+ * never limited; and in development, the explorer page's own requests without a key (marked
+ * `x-oddsgate-client: explorer`) draw from a bucket of their own per client IP, EXPLORER_BUDGET times
+ * the anonymous limit, so a person browsing a page a second never meets the limit a script would.
+ * The marker is trusted in development only: in production the page sends a key and the key's tier
+ * applies, marker or not.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
@@ -48,8 +55,18 @@ declare module "fastify" {
      * signing key): a missing or unknown key is served as anonymous, under the anonymous rate limit.
      */
     public?: boolean;
+    /** A built file of the explorer (no data): served to anyone, never rate limited. */
+    asset?: boolean;
   }
 }
+
+/** The header by which the explorer page marks its own requests. */
+export const EXPLORER_CLIENT_HEADER = "x-oddsgate-client";
+/**
+ * The explorer's budget in development, in multiples of the anonymous limit (600 a minute by
+ * default): a page a second with its market, book, trades and candles, and room to spare.
+ */
+export const EXPLORER_BUDGET = 10;
 
 /**
  * Installs the access checks as an onRequest hook. It is written with a callback rather than async:
@@ -87,6 +104,8 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
         ),
       );
     }
+    // The explorer's files: nothing to protect, nothing to count.
+    if (request.routeOptions.config?.asset === true) return done();
     const offered = request.headers["x-api-key"];
     const open = request.routeOptions.config?.public === true;
     if (offered === undefined) {
@@ -134,10 +153,16 @@ function limitRate(
   access: AccessControl,
   done: (error?: Error) => void,
 ) {
-  const policy = request.grant?.tier ?? "anonymous";
-  const limit = access.limits[policy];
+  const explorer =
+    !request.grant && access.mode === "development" && request.headers[EXPLORER_CLIENT_HEADER] === "explorer";
+  const policy = request.grant?.tier ?? (explorer ? "explorer" : "anonymous");
+  const limit = access.limits[request.grant?.tier ?? "anonymous"] * (explorer ? EXPLORER_BUDGET : 1);
   if (limit === 0) return done();
-  const bucket = request.grant ? `key:${request.grant.id}` : `ip:${request.ip}`;
+  const bucket = request.grant
+    ? `key:${request.grant.id}`
+    : explorer
+      ? `explorer:${request.ip}`
+      : `ip:${request.ip}`;
   const apply = (state: BucketState) => {
     reply.header("ratelimit-policy", `"${policy}";q=${limit};w=60`);
     reply.header("ratelimit", `"${policy}";r=${state.remaining};t=${state.resetSeconds}`);

@@ -97,12 +97,71 @@ function describeFastifyError(code: ErrorCode, error: { message?: unknown }): st
   }
 }
 
-/** A schema failure's issues as one message naming each parameter and its rule. */
-export function validationMessage(error: Pick<FastifyError, "validation" | "validationContext">): string {
+/** What a schema failure's `validation` holds per issue (fastify-type-provider-zod's shape). */
+interface ValidationIssue {
+  keyword?: string;
+  instancePath: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** A zod schema as far as a message needs it. */
+interface Describable {
+  safeParse(value: unknown): { success: boolean; error?: { issues: { message: string }[] } };
+  description?: string;
+  meta?: () => { description?: string } | undefined;
+  shape?: Record<string, unknown>;
+}
+
+function describable(value: unknown): value is Describable {
+  return (
+    typeof value === "object" && value !== null && typeof (value as Describable).safeParse === "function"
+  );
+}
+
+/**
+ * What a parameter expects, in words: its documented description, else its own rule as its schema
+ * words it for an empty value (the routes' parameters name themselves: "limit must be an integer from
+ * 1 to 1000"), else its type.
+ */
+function expectation(name: string, field: unknown): string | undefined {
+  if (!describable(field)) return undefined;
+  const description = field.meta?.()?.description ?? field.description;
+  if (description) return description;
+  const probe = field.safeParse("");
+  const rule = probe.success ? undefined : probe.error?.issues[0]?.message;
+  return rule?.startsWith(name) ? rule : undefined;
+}
+
+/**
+ * A schema failure's issues as one message naming each parameter and its rule; a missing parameter
+ * is said in words ("query parameter startTs is required: startTs must be ..."), not as the
+ * validator's "expected string, received undefined". `schema` (the route's schema for the failing
+ * part, e.g. its querystring) lets the message say what the parameter expects.
+ */
+export function validationMessage(
+  error: Pick<FastifyError, "validation" | "validationContext">,
+  schema?: unknown,
+): string {
   const where =
     error.validationContext === "querystring" ? "query parameter" : (error.validationContext ?? "input");
-  const details = (error.validation ?? []).map((issue) => {
+  const fields = describable(schema) ? schema.shape : undefined;
+  const details = ((error.validation ?? []) as ValidationIssue[]).map((issue) => {
     const name = issue.instancePath.replace(/^\//, "").replaceAll("/", ".");
+    const missing = issue.keyword === "invalid_type" && /received undefined$/.test(issue.message ?? "");
+    if (name && missing) {
+      const expected = expectation(name, fields?.[name]);
+      return `${where} ${name} is required${expected ? `: ${expected}` : ""}`;
+    }
+    const values = issue.params?.values;
+    if (
+      name &&
+      issue.keyword === "invalid_value" &&
+      Array.isArray(values) &&
+      /^Invalid/.test(issue.message ?? "")
+    ) {
+      return `${where} ${name} must be one of ${values.join(", ")}`;
+    }
     return name ? `${where} ${name}: ${issue.message}` : `${where}: ${issue.message}`;
   });
   return details.join("; ") || "invalid request";

@@ -1,7 +1,8 @@
 /**
  * The explorer: the web app built by Vite from `web/` (into `dist/web`), served at `/`. Its assets
- * hold no data, so they are open without a key in every mode; everything they fetch goes through the
- * public APIs under the usual access rules. Hashed assets are cached for a year, `index.html` is
+ * hold no data, so they are open without a key in every mode and never rate limited; everything they
+ * fetch goes through the public APIs under the usual access rules (in development from the explorer's
+ * own budget, see auth.ts). Hashed assets are cached for a year, `index.html` is
  * revalidated on every load, and every page carries a content-security policy that allows nothing but
  * this origin. `POST /explorer/rpc` relays a few JSON-RPC methods to the chain, so the page can read
  * balances, send its signed transactions and ask for airdrops from its own origin (the sandbox's
@@ -103,9 +104,10 @@ export function registerExplorer(app: ZodApp, options: ExplorerOptions): void {
     return;
   }
   const assets = loadAssets(root);
+  // Never rate limited (auth.ts): a page's files are fetched at once, and hold no data.
   const page = {
     schema: { hide: true },
-    config: { public: true },
+    config: { public: true, asset: true },
   } as const;
   const answer = (path: string) => async (_request: unknown, reply: import("fastify").FastifyReply) => {
     const asset = assets.get(path);
