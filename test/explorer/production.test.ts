@@ -87,4 +87,38 @@ describe("the explorer on a production instance", () => {
       await context.close();
     }
   });
+
+  it("says a wrong key was refused, rather than just asking again", async () => {
+    const context = await browser.context({ viewport: { width: 1280, height: 800 } });
+    const phone = await browser.context({ viewport: { width: 390, height: 844 } });
+    try {
+      for (const [target, size] of [
+        [context, "desktop"],
+        [phone, "phone"],
+      ] as const) {
+        const page = await target.newPage();
+        await page.goto(`${url}/`);
+        await page.getByRole("heading", { name: "API key" }).waitFor();
+        // No key offered yet: nothing was refused.
+        expect(await page.getByTestId("key-refused").count()).toBe(0);
+        await page.getByLabel("Key").fill(`${key.slice(0, -4)}XXXX`);
+        await page.getByRole("button", { name: "Use key" }).click();
+        const refused = page.getByTestId("key-refused");
+        await refused.waitFor();
+        expect(await refused.textContent()).toMatch(
+          /key this tab used was refused: unknown or revoked API key/,
+        );
+        expect(await page.getByRole("heading", { name: "API key" }).count()).toBe(1);
+        await page.screenshot({ path: join(OUTPUT, `production-wrong-key-${size}.png`) });
+        // The right key then works.
+        await page.getByLabel("Key").fill(key);
+        await page.getByRole("button", { name: "Use key" }).click();
+        await page.locator('[data-testid="event-link"]').first().waitFor();
+        expect(await page.getByTestId("key-refused").count()).toBe(0);
+      }
+    } finally {
+      await context.close();
+      await phone.close();
+    }
+  });
 });

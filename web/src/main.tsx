@@ -6,7 +6,9 @@ import "./style.css";
 import type { ComponentType } from "preact";
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { apiKey, loadSettings, needsKey, setApiKey, settings } from "./api";
+import { apiKey, keyRefused, loadSettings, needsKey, setApiKey, settings } from "./api";
+import { Banner, startHealthWatch } from "./banner";
+import { upstreamDownSince } from "./health";
 import { link, type Route, route } from "./router";
 import { startStream, streamState } from "./stream";
 import { nextTheme, themeChoice } from "./theme";
@@ -20,11 +22,13 @@ const STATE_LABEL = {
   live: "live",
   offline: "offline, retrying",
   polling: "polling (no stream with a key)",
+  stale: "upstream unavailable",
 } as const;
 
 function KeyPrompt() {
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
+  const refused = keyRefused.value;
   return (
     <form
       class="card key-prompt"
@@ -39,6 +43,11 @@ function KeyPrompt() {
         This instance runs in production: its data needs an API key. The key stays in this tab (session
         storage) and is sent in the <code>x-api-key</code> header only.
       </p>
+      {refused && (
+        <p class="error" role="alert" data-testid="key-refused">
+          The key this tab used was refused: {refused}. Check it (or ask for a new one) and enter it again.
+        </p>
+      )}
       <label>
         <span>Key</span>
         <input ref={input} type="password" name="apiKey" autocomplete="off" required />
@@ -109,7 +118,12 @@ function App() {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
-  const state = streamState.value;
+  // "live" only while the upstream answers: a stale stream or a failing upstream says so instead.
+  const upstreamDown = upstreamDownSince.value !== null;
+  const state =
+    upstreamDown && (streamState.value === "live" || streamState.value === "polling")
+      ? "stale"
+      : streamState.value;
   const here = current.parts[0] ?? "";
   return (
     <>
@@ -160,7 +174,13 @@ function App() {
           {themeChoice.value === "dark" ? "☾" : themeChoice.value === "light" ? "☀" : "◐"}
         </button>
       </header>
-      <main id="main" ref={main} tabIndex={-1}>
+      <Banner />
+      <main
+        id="main"
+        ref={main}
+        tabIndex={-1}
+        data-stale={upstreamDown && here !== "status" ? "upstream" : undefined}
+      >
         {needsKey.value ? <KeyPrompt /> : <View current={current} />}
       </main>
     </>
@@ -170,6 +190,7 @@ function App() {
 // The first view's requests start at once; the settings (sandbox controls, key prompt) follow.
 render(<App />, document.getElementById("app") as HTMLElement);
 startStream();
+startHealthWatch();
 void loadSettings().then(() => {
   if (settings.value.mode === "production" && !apiKey.value) needsKey.value = true;
 });

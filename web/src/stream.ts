@@ -3,9 +3,14 @@
  * keeps every subscription across reconnections, and its state is shown in the header. A browser
  * cannot put a key header on a WebSocket upgrade, so with an API key (production) the stream is not
  * opened and views poll the HTTP API instead (state "polling").
+ *
+ * The server's `stale` frames (the upstream has given a channel nothing, with the age) and
+ * `recovered` frames are the stream's witness of the upstream's health (see health.ts): the header's
+ * badge stops saying "live" while any followed channel is stale.
  */
 import { signal } from "@preact/signals";
 import { apiKey, settings, settingsReady } from "./api";
+import { reportUpstream } from "./health";
 
 export type Channel = "prices" | "trades" | "orderbook";
 export type StreamState = "connecting" | "live" | "offline" | "polling";
@@ -32,6 +37,24 @@ const follows = new Set<Follow>();
 let socket: WebSocket | undefined;
 let retryMs = 500;
 let retryTimer: ReturnType<typeof setTimeout> | undefined;
+/** Channels the server says are stale, with since when (server time, ms). */
+const staleChannels = new Map<string, number>();
+
+/** Follows a control frame's word on the upstream: `stale` (since `ts - age_ms`) or `recovered`. */
+function noteControl(message: StreamMessage): void {
+  const channel = String(message.channel);
+  if (message.type === "stale") {
+    const since = Number(message.ts) - Number(message.age_ms);
+    const known = staleChannels.get(channel);
+    staleChannels.set(channel, known === undefined ? since : Math.min(known, since));
+  } else if (message.type === "recovered") staleChannels.delete(channel);
+  else return;
+  if (staleChannels.size === 0) reportUpstream("stream", false);
+  else {
+    const since = Math.min(...staleChannels.values());
+    reportUpstream("stream", true, Number.isFinite(since) ? since : Date.now(), "the stream is stale");
+  }
+}
 
 /** Whether views should poll over HTTP instead of following the stream. */
 export function streamUnavailable(): boolean {
@@ -74,6 +97,9 @@ function connect(): void {
   socket = ws;
   ws.onopen = () => {
     retryMs = 500;
+    // The server says again, per channel, whether it is stale once subscribed.
+    staleChannels.clear();
+    reportUpstream("stream", false);
     streamState.value = "live";
     subscribeAll(ws);
   };
@@ -82,6 +108,10 @@ function connect(): void {
     try {
       message = JSON.parse(String(event.data)) as StreamMessage;
     } catch {
+      return;
+    }
+    if (message.type === "stale" || message.type === "recovered") {
+      noteControl(message);
       return;
     }
     for (const follow of follows) {
