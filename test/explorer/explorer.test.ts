@@ -56,6 +56,8 @@ let desktop: BrowserContext;
 let page: Page;
 let eventTicker: string;
 let marketTicker: string;
+/** An event without a numeric forecast (a Fed decision): its chart draws its outcomes' prices. */
+let categoricalTicker: string;
 const figures: Record<string, number> = {};
 /** Script errors and console errors of the page (a CSP violation is one). */
 const pageErrors: string[] = [];
@@ -140,6 +142,22 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
     await expect
       .poll(() => page.locator('[data-testid="stream-state"]').getAttribute("data-state"), SETTLED)
       .toBe("live");
+    // Each event leads with its most likely outcomes' chances, highest first.
+    const listed = await page.$$eval('[data-testid="event-chances"]', (lists) =>
+      lists.map((list) =>
+        [...list.querySelectorAll("li[data-chance]")].map((item) => ({
+          chance: Number(item.getAttribute("data-chance")),
+          text: item.querySelector(".chance")?.textContent ?? "",
+        })),
+      ),
+    );
+    expect(listed.length).toBeGreaterThan(5);
+    for (const outcomes of listed) {
+      expect(outcomes.length).toBeGreaterThan(0);
+      for (const outcome of outcomes) expect(outcome.text).toMatch(/^(\d{1,3}%|<1%|>99%)$/);
+      const chances = outcomes.map((outcome) => outcome.chance);
+      expect(chances).toEqual([...chances].sort((a, b) => b - a));
+    }
     await shoot(page, "markets", "desktop");
     // Keyboard: "/" goes to the search box, Enter searches.
     await page.keyboard.press("/");
@@ -183,6 +201,22 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
     ]);
     expect(drawn.visible).toBe(true);
     await expect.poll(() => page.getByTestId("forecast-latest").textContent(), SETTLED).toMatch(/median .+°/);
+    // Its markets by chance, most likely first; every price in the one form (27¢, 27.5¢, never 27.0¢).
+    const rows = await page.$$eval('[data-testid="event-markets"] tbody tr', (elements) =>
+      elements.map((row) => ({
+        chance: row.getAttribute("data-chance"),
+        shown: row.querySelector('[data-testid="market-chance"]')?.textContent ?? "",
+        prices: [...row.querySelectorAll("td.num")].map((cell) => cell.textContent ?? "").slice(1, 4),
+      })),
+    );
+    expect(rows.length).toBeGreaterThan(2);
+    const chances = rows.map((row) => Number(row.chance));
+    expect(rows.every((row) => row.chance !== "")).toBe(true);
+    expect(chances).toEqual([...chances].sort((a, b) => b - a));
+    for (const row of rows) {
+      expect(row.shown).toMatch(/^(\d{1,3}%|<1%|>99%)$/);
+      for (const text of row.prices) expect(text).toMatch(/^(\d{1,3}(\.[1-9])?¢|—)$/);
+    }
     await shoot(page, "event", "desktop");
   });
 
@@ -377,6 +411,38 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
     expect(new URL(page.url()).hash).toBe("#/");
   });
 
+  it("charts a categorical event's leading outcomes' prices instead of an empty fan", async () => {
+    const { events } = await api<{ events: { ticker: string }[] }>(
+      "/api/v1/events?seriesTickers=KXFEDDECISION&status=active&sort=volume&limit=1",
+    );
+    categoricalTicker = events[0]?.ticker ?? "";
+    expect(categoricalTicker).not.toBe("");
+    await page.goto(`${t.url}/#/event/${categoricalTicker}`);
+    await page.waitForFunction(
+      () => (globalThis as unknown as PageGlobals).__oddsgate?.marks.pricesDrawn !== undefined,
+      undefined,
+      { timeout: SETTLED.timeout },
+    );
+    expect(await page.getByTestId("fan-chart").getAttribute("data-mode")).toBe("outcomes");
+    const lines = await page.evaluate(() => {
+      const drawn = (globalThis as unknown as PageGlobals).__oddsgate?.charts.outcomes as {
+        lines: { data(): { time: number; value: number }[] }[];
+      };
+      return drawn.lines.map((line) => line.data().map((point) => point.value));
+    });
+    // Its leading outcomes, each a line of prices (cents, so chances in %), not an empty chart.
+    expect(lines.filter((values) => values.length > 1).length).toBeGreaterThanOrEqual(2);
+    for (const values of lines) for (const value of values) expect(value).toBeGreaterThanOrEqual(0);
+    for (const values of lines) for (const value of values) expect(value).toBeLessThanOrEqual(100);
+    // The legend names them as the table ranks them.
+    const legend = await page.getByTestId("outcome-legend").locator(".legend-item").allTextContents();
+    const ranked = await page
+      .locator('[data-testid="event-markets"] [data-testid="market-link"]')
+      .allTextContents();
+    expect(legend.map((text) => text.trim())).toEqual(ranked.slice(0, legend.length));
+    await shoot(page, "event-categorical", "desktop");
+  });
+
   it("fits a phone, in dark, with every view", async () => {
     const phone = await browser.context({
       viewport: PHONE,
@@ -393,6 +459,12 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
           () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
         ),
       ).toBeLessThanOrEqual(PHONE.width);
+      expect(
+        await small.$$eval(
+          ".table-wrap",
+          (boxes) => boxes.filter((box) => box.scrollWidth > box.clientWidth).length,
+        ),
+      ).toBe(0);
       await shoot(small, "markets", "phone");
       await small.goto(`${t.url}/#/event/${eventTicker}`);
       await small.waitForFunction(
@@ -403,10 +475,32 @@ describe("the explorer in a browser", { timeout: 120_000 }, () => {
           () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
         ),
       ).toBeLessThanOrEqual(PHONE.width);
+      // The event's table fits the screen too, without scrolling in its own box.
+      expect(
+        await small.$$eval(
+          ".table-wrap",
+          (boxes) => boxes.filter((box) => box.scrollWidth > box.clientWidth).length,
+        ),
+      ).toBe(0);
       await shoot(small, "event", "phone");
+      await small.goto(`${t.url}/#/event/${categoricalTicker}`);
+      await small.waitForFunction(
+        () => (globalThis as unknown as PageGlobals).__oddsgate?.marks.pricesDrawn !== undefined,
+      );
+      expect(
+        await small.evaluate(
+          () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
+        ),
+      ).toBeLessThanOrEqual(PHONE.width);
+      await shoot(small, "event-categorical", "phone");
       // Determined by now, so its book is empty: the page is drawn once the ladder says so.
       await small.goto(`${t.url}/#/market/${marketTicker}`);
       await small.getByTestId("ladder").getByText("no two-sided book").waitFor();
+      expect(
+        await small.evaluate(
+          () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
+        ),
+      ).toBeLessThanOrEqual(PHONE.width);
       await shoot(small, "market", "phone");
       await small.goto(`${t.url}/#/wallet`);
       await small.getByTestId("wallet-address").waitFor();

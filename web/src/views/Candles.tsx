@@ -3,7 +3,7 @@ import { CandlestickSeries, type ISeriesApi, type UTCTimestamp } from "lightweig
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Candle, getJson } from "../api";
 import { registry, themedChart } from "../charts";
-import { centsText } from "../format";
+import { centsText, dateTime } from "../format";
 
 const PERIODS = [
   { label: "1m", minutes: 1, span: 6 * 3_600 },
@@ -47,6 +47,8 @@ export function Candles({ ticker }: { ticker: string }) {
         borderVisible: false,
       }),
     );
+    // The crosshair's time names its zone, as every time on the page does.
+    chart.applyOptions({ localization: { timeFormatter: dateTime } });
     const style = getComputedStyle(document.documentElement);
     const up = style.getPropertyValue("--up").trim();
     const down = style.getPropertyValue("--down").trim();

@@ -13,7 +13,7 @@ import { AreaSeries, type ISeriesApi, LineSeries, type UTCTimestamp } from "ligh
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, type Candle, type ForecastPoint, getJson } from "../api";
 import { mark, registry, themedChart } from "../charts";
-import { percent } from "../format";
+import { dateTime, percent } from "../format";
 import { chartColors } from "../theme";
 
 /** Outcomes a categorical event's chart draws: its most likely ones. */
@@ -166,7 +166,8 @@ export function FanChart({ seriesTicker, eventTicker, outcomes }: Props) {
       });
     });
     const forecastFormat = (price: number) => `${price.toFixed(1)}${unit.value}`;
-    chart.applyOptions({ localization: { priceFormatter: forecastFormat } });
+    // The crosshair's time names its zone, as every time on the page does.
+    chart.applyOptions({ localization: { priceFormatter: forecastFormat, timeFormatter: dateTime } });
     const colors = colorsOf(chartColors());
     bands = colors.map((color) =>
       chart.addSeries(AreaSeries, {
@@ -192,7 +193,10 @@ export function FanChart({ seriesTicker, eventTicker, outcomes }: Props) {
     };
     const axis = (chances: boolean) =>
       chart.applyOptions({
-        localization: { priceFormatter: chances ? (value: number) => percent(value / 100) : forecastFormat },
+        localization: {
+          priceFormatter: chances ? (value: number) => percent(value / 100) : forecastFormat,
+          timeFormatter: dateTime,
+        },
       });
     seriesRef.current = {
       bands,
