@@ -12,6 +12,7 @@ import {
   partiallySignTransaction,
 } from "@solana/kit";
 import { ApiError, getJson, postJson, USDC_MINT } from "../api";
+import { type FillRecord, recordFill, rememberAddress } from "./history";
 
 const STORAGE = "oddsgate.testWallet";
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
@@ -30,6 +31,7 @@ export async function loadWallet(): Promise<void> {
   const stored = localStorage.getItem(STORAGE);
   if (stored && /^[0-9a-f]{64}$/.test(stored)) {
     wallet.value = await createKeyPairSignerFromPrivateKeyBytes(fromHex(stored));
+    rememberAddress(wallet.value.address);
   }
 }
 
@@ -38,12 +40,14 @@ export async function createWallet(): Promise<void> {
   const seed = crypto.getRandomValues(new Uint8Array(32));
   localStorage.setItem(STORAGE, toHex(seed));
   wallet.value = await createKeyPairSignerFromPrivateKeyBytes(seed);
+  rememberAddress(wallet.value.address);
   balancesVersion.value++;
 }
 
 /** Forgets the wallet. */
 export function forgetWallet(): void {
   localStorage.removeItem(STORAGE);
+  rememberAddress(null);
   wallet.value = null;
 }
 
@@ -153,6 +157,9 @@ export interface OrderQuote {
   executionMode: "sync" | "async";
   routePlan?: RouteLeg[];
   prioritizationFeeLamports?: number;
+  computeUnitLimit?: number;
+  lastValidBlockHeight?: number;
+  initPredictionMarketCost?: number;
   transaction?: string;
 }
 
@@ -178,6 +185,8 @@ export interface OrderStatus {
   outAmount?: string;
   fills?: { signature: string; inputMint: string; outputMint: string; inAmount: string; outAmount: string }[];
   reverts?: { signature: string; mint: string; amount: string }[];
+  /** The open transaction's signature (set by `execute`, not by the venue). */
+  openSignature?: string;
 }
 
 /**
@@ -205,7 +214,7 @@ export async function execute(order: OrderQuote, progress: (status: string) => v
       progress(status.status);
       if (["closed", "expired", "failed"].includes(status.status)) {
         balancesVersion.value++;
-        return status;
+        return { ...status, openSignature: signature };
       }
     } catch (error) {
       // Not known yet: the venue has not seen the transaction's escrow.
@@ -229,4 +238,70 @@ async function settledInTransaction(order: OrderQuote, signature: string): Promi
     outAmount,
     fills: [{ signature, inputMint, outputMint, inAmount, outAmount }],
   };
+}
+
+/** What an outcome order is about: its market, side and outcome mint, and which way it goes. */
+export interface OutcomeTrade {
+  ticker: string;
+  side: "yes" | "no";
+  mint: string;
+  kind: FillRecord["kind"];
+}
+
+/** What an order took from the wallet, read from the chain before it was sent and after it settled. */
+export interface Paid {
+  lamports: bigint;
+  usdc: bigint;
+}
+
+async function solAndUsdc(): Promise<Paid> {
+  const read = await balances();
+  const usdc = read.holdings.find((holding) => holding.mint === USDC_MINT)?.amount ?? 0n;
+  return { lamports: read.lamports, usdc };
+}
+
+/**
+ * Executes an outcome order (see `execute`) and records its fill in the wallet's history, with the
+ * SOL and USDC the wallet's balances lost between sending it and its settlement (so a fee or a rent
+ * the ticket did not show would show there).
+ */
+export async function tradeOutcome(
+  order: OrderQuote,
+  about: OutcomeTrade,
+  progress: (status: string) => void,
+): Promise<{ status: OrderStatus; paid: Paid }> {
+  const before = await solAndUsdc();
+  const status = await execute(order, progress);
+  const after = await solAndUsdc();
+  const paid = { lamports: before.lamports - after.lamports, usdc: before.usdc - after.usdc };
+  const fill = status.fills?.[0];
+  const owner = wallet.value?.address;
+  if (status.status === "closed" && fill && owner) {
+    const buying = about.kind === "buy";
+    recordFill(owner, {
+      signature: fill.signature,
+      orderSignature: status.openSignature ?? "",
+      kind: about.kind,
+      ticker: about.ticker,
+      side: about.side,
+      mint: about.mint,
+      contracts: buying ? fill.outAmount : fill.inAmount,
+      usdc: buying ? fill.inAmount : fill.outAmount,
+      lamports: paid.lamports.toString(),
+      time: Math.floor(Date.now() / 1000),
+    });
+  }
+  return { status, paid };
+}
+
+/** Redeems `amount` units of the winning outcome `mint` for USDC, recording it in the history. */
+export async function redeem(
+  about: Omit<OutcomeTrade, "kind">,
+  amount: bigint,
+  progress: (status: string) => void,
+): Promise<{ status: OrderStatus; paid: Paid }> {
+  const order = await quote(about.mint, USDC_MINT, amount);
+  const result = await tradeOutcome(order, { ...about, kind: "redeem" }, progress);
+  if (result.status.status !== "closed") throw new Error(`the redemption ended ${result.status.status}`);
+  return result;
 }

@@ -5,9 +5,11 @@
  */
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { cents, count, getJson, type Market, type OrderBook, settings, type Trade, when } from "../api";
+import { count, getJson, type Market, type OrderBook, settings, type Trade } from "../api";
 import { type Level, ladder } from "../book";
+import { clock, dateTime, price } from "../format";
 import { link } from "../router";
+import { type FillRecord, fillsOf, historyVersion, walletAddress } from "../sandbox/history";
 import { follow, type StreamMessage, streamUnavailable } from "../stream";
 import { Candles } from "./Candles";
 
@@ -76,6 +78,17 @@ export function MarketView({ ticker }: { ticker: string }) {
     };
   }, [ticker]);
 
+  // The test wallet's own fills of this market (sandbox only), marked among the tape's trades.
+  const recorded = historyVersion.value;
+  const own = settings.value.sandbox
+    ? fillsOf(walletAddress())
+        .filter((fill) => fill.ticker === ticker && fill.kind !== "redeem")
+        .map(ownTrade)
+    : [];
+  const shown: (Trade & { fill?: FillRecord })[] = [...own, ...trades].sort(
+    (a, b) => b.createdTime - a.createdTime,
+  );
+
   if (error) return <p class="error">{error}</p>;
   if (!market) return <p class="muted">Loading…</p>;
   const levels = book ? ladder(book) : { bids: [], asks: [] };
@@ -89,7 +102,7 @@ export function MarketView({ ticker }: { ticker: string }) {
       <p class="muted">
         {market.ticker} · <span class={`badge status-${market.status}`}>{market.status}</span>
         {market.result ? ` · result ${market.result}` : ""} · volume {count(market.volume)} · open interest{" "}
-        {count(market.openInterest)} · closes {when(market.closeTime)}
+        {count(market.openInterest)} · closes {dateTime(market.closeTime)}
       </p>
       <div class="market-grid">
         <div class="stack">
@@ -108,7 +121,7 @@ export function MarketView({ ticker }: { ticker: string }) {
           <section class="card" aria-labelledby="trades-title">
             <h2 id="trades-title">Recent trades</h2>
             <div class="table-wrap short">
-              <table class="small" data-testid="trades">
+              <table class="small" data-testid="trades" data-own-fills={own.length} data-history={recorded}>
                 <thead>
                   <tr>
                     <th scope="col">Time</th>
@@ -122,17 +135,31 @@ export function MarketView({ ticker }: { ticker: string }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {trades.map((trade) => (
-                    <tr key={trade.tradeId} data-trade-id={trade.tradeId}>
-                      <td>
-                        {new Date(trade.createdTime * 1000).toLocaleTimeString("en-US", { hour12: false })}
-                      </td>
-                      <td class={trade.takerSide === "yes" ? "up" : "down"}>{trade.takerSide}</td>
-                      <td class="num">{cents(trade.yesPriceDollars)}</td>
-                      <td class="num">{count(trade.count)}</td>
-                    </tr>
-                  ))}
-                  {trades.length === 0 && (
+                  {shown.map((trade) => {
+                    const fill = trade.fill ?? null;
+                    return (
+                      <tr
+                        key={trade.tradeId}
+                        data-trade-id={trade.tradeId}
+                        class={fill ? `own-fill${trade.takerSide === "no" ? " down-side" : ""}` : undefined}
+                        data-own={fill ? "true" : undefined}
+                        data-signature={fill?.signature}
+                      >
+                        <td>{clock(trade.createdTime)}</td>
+                        <td class={trade.takerSide === "yes" ? "up" : "down"}>
+                          {fill ? `${fill.kind} ${trade.takerSide}` : trade.takerSide}
+                          {fill && (
+                            <span class="own-badge" title="A fill of this browser's test wallet">
+                              You
+                            </span>
+                          )}
+                        </td>
+                        <td class="num">{price(trade.yesPriceDollars)}</td>
+                        <td class="num">{count(trade.count)}</td>
+                      </tr>
+                    );
+                  })}
+                  {shown.length === 0 && (
                     <tr>
                       <td colSpan={4} class="muted">
                         No trades yet.
@@ -158,6 +185,22 @@ function merge(incoming: Trade[], previous: Trade[]): Trade[] {
     .slice(0, TRADES_SHOWN);
 }
 
+/** A fill of the test wallet as a row of the trades list: its price per contract on the yes scale. */
+function ownTrade(fill: FillRecord): Trade & { fill: FillRecord } {
+  const perContract = Number(fill.usdc) / Number(fill.contracts);
+  const yesPrice = fill.side === "yes" ? perContract : 1 - perContract;
+  return {
+    tradeId: `own-${fill.signature}`,
+    ticker: fill.ticker,
+    count: Number(fill.contracts) / 1e6,
+    yesPriceDollars: yesPrice.toFixed(4),
+    noPriceDollars: (1 - yesPrice).toFixed(4),
+    takerSide: fill.side,
+    createdTime: fill.time,
+    fill,
+  };
+}
+
 function fromStream(message: StreamMessage): Trade {
   return {
     tradeId: String(message.trade_id),
@@ -181,7 +224,7 @@ function Ladder({ bids, asks }: { bids: Level[]; asks: Level[] }) {
       data-price={level.price}
       data-size={level.size}
     >
-      <td class="num">{cents(level.price)}</td>
+      <td class="num">{price(level.price)}</td>
       <td class="num bar-cell">
         <span class="bar" style={{ width: `${(level.size / largest) * 100}%` }} />
         <span class="bar-label">{count(level.size)}</span>
@@ -258,10 +301,10 @@ function Depth({ bids, asks }: { bids: Level[]; asks: Level[] }) {
       <path class="depth-ask" d={area(asks)} />
       <line class="axis" x1="0" x2={width} y1={height - 20} y2={height - 20} />
       <text x="10" y={height - 5} class="axis-label">
-        {cents(low.toFixed(4))}
+        {price(low)}
       </text>
       <text x={width - 10} y={height - 5} class="axis-label" text-anchor="end">
-        {cents(high.toFixed(4))}
+        {price(high)}
       </text>
       <text x="10" y="14" class="axis-label">
         {count(most)}
