@@ -1,17 +1,24 @@
 /** The `oddsgate` command as a user runs it: a separate process over real storage. */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeSetsHeapGrowth, SERVE_NODE_FLAGS } from "../src/cli/serve.js";
+import { venueFailure } from "../src/cli/support.js";
+import { OddsgateApiError } from "../src/client/http.js";
 import { MarketsClient } from "../src/client/markets.js";
 import { TradeClient } from "../src/client/trade.js";
 import { loadConfig } from "../src/config.js";
-import { loadCatalogue } from "../src/markets/store.js";
+import { resolveVenueSeed } from "../src/markets/accounts.js";
+import { generateDemoCatalogue } from "../src/markets/demo/generate.js";
+import { loadCatalogue, resolveDemoAnchor, saveCatalogue } from "../src/markets/store.js";
+import { startSimulator } from "../src/simulator/index.js";
 import { openStorage } from "../src/storage/database.js";
 import { BACKENDS, tempDir } from "./support/backends.js";
 import { CLI_MAIN, childEnv, oddsgate } from "./support/cli.js";
 import { miniCatalogue } from "./support/fixtures.js";
+import { TEST_ANCHOR } from "./support/server.js";
 
 /** A Kalshi trade-api v2 `GET /events?with_nested_markets=true` body. */
 const KALSHI_EVENTS = {
@@ -212,14 +219,71 @@ describe("oddsgate serve", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^oddsgate: amount must be a positive decimal number/m);
 
-    // Trading from the CLI against the demo pools: a quote, then a trade alice's keypair signs.
+    // Trading from the CLI against the demo pools: a quote, then a trade alice's keypair signs. The
+    // symbols typed are the symbols printed.
     const tradeEnv = { ...env, PORT: String(port) };
     const quoted = (await oddsgate(["quote", "USDC", "SOL", "10"], tradeEnv)).stdout;
-    expect(quoted).toMatch(/^10 EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v -> 0\.05\d+ So1+2$/m);
+    expect(quoted).toMatch(/^10 USDC -> 0\.05\d+ SOL$/m);
     const traded = (await oddsgate(["trade", "USDC", "SOL", "10", "alice"], tradeEnv)).stdout;
     expect(traded).toMatch(/^landed: \w{64,88}$/m);
-    expect(traded).toContain("  15 of EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+    expect(traded).toContain("  15 USDC");
     expect(traded).toMatch(new RegExp(`^${address}: 1\\.55\\d+ SOL$`, "m"));
+
+    // Prediction markets by ticker: browse, buy (waiting for the fill), sell as JSON.
+    const listed = JSON.parse(
+      (await oddsgate(["markets", "high", "temp", "--limit", "50", "--json"], tradeEnv)).stdout,
+    ) as { ticker: string; status: string; title: string; yesAsk: string | null }[];
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.every((m) => m.status === "active" && /high/i.test(m.title))).toBe(true);
+    const pick = listed.find((m) => m.yesAsk !== null && Number(m.yesAsk) > 0 && Number(m.yesAsk) < 0.8);
+    expect(pick, JSON.stringify(listed.slice(0, 3))).toBeDefined();
+    const ticker = pick?.ticker as string;
+    const bought = (await oddsgate(["buy", ticker, "yes", "5", "alice"], tradeEnv)).stdout;
+    const fill = new RegExp(
+      `^filled \\(closed\\): bought (\\d+) ${ticker} YES contracts? at an average (0\\.\\d+) USDC, paying ([\\d.]+) USDC; fees 0 USDC$`,
+      "m",
+    ).exec(bought);
+    expect(fill, bought).not.toBeNull();
+    const contracts = Number(fill?.[1]);
+    expect(contracts).toBeGreaterThan(0);
+    expect(Number(fill?.[3])).toBeCloseTo(contracts * Number(fill?.[2]), 5);
+    expect(bought).toContain(`  ${contracts} ${ticker} YES`);
+    expect(bought).not.toMatch(/^landed/m);
+    const sold = JSON.parse(
+      (await oddsgate(["sell", ticker, "yes", "1", "alice", "--json"], tradeEnv)).stdout,
+    );
+    expect(sold.fill).toMatchObject({ status: "closed", contracts: "1", fees: "0" });
+    expect(sold.order.symbols).toMatchObject({ EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v: "USDC" });
+    expect(sold.balance.tokens).toContainEqual(
+      expect.objectContaining({ symbol: `${ticker} YES`, uiAmount: String(contracts - 1) }),
+    );
+
+    // A settled market: the CLI and the API's /order both say what it is and how to redeem.
+    const markets = new MarketsClient({ baseUrl: url });
+    const settled = (await markets.listMarkets({ status: "determined", limit: 100 })).markets.find(
+      (m) => m.result === "yes" && Object.values(m.accounts)[0]?.redemptionStatus === "open",
+    );
+    expect(settled).toBeDefined();
+    const settledTicker = settled?.ticker as string;
+    const refusedBuy = (await oddsgate(["buy", settledTicker, "yes", "5", "alice"], tradeEnv).catch(
+      (error: unknown) => error,
+    )) as { code: number; stderr: string };
+    expect(refusedBuy.code).toBe(1);
+    expect(refusedBuy.stderr).toBe(
+      `oddsgate: market ${settledTicker} is determined with result yes: it no longer trades; redeem contracts you hold with \`oddsgate sell ${settledTicker} yes CONTRACTS\`\n`,
+    );
+    const yesMint = Object.values(settled?.accounts ?? {})[0]?.yesMint as string;
+    const apiBuy = await fetch(
+      `${url}/order?inputMint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v&outputMint=${yesMint}&amount=5000000`,
+    );
+    expect(apiBuy.status).toBe(400);
+    const refusal = (await apiBuy.json()) as { code: string; msg: string };
+    expect(refusal.code).toBe("route_not_found");
+    expect(refusal.msg).toBe(
+      `market ${settledTicker} is determined with result yes: it no longer trades; redeem with ` +
+        `/order?inputMint=${yesMint}&outputMint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v&amount=UNITS ` +
+        `(1000000 per contract), or \`oddsgate sell ${settledTicker} yes CONTRACTS\``,
+    );
 
     // A new pool, which the running venue routes through within a few slots, then removed.
     const pool = (await oddsgate(["pools", "create", "dBTC", "2", "dJUP", "237500", "--fee-bps", "10"], env))
@@ -227,7 +291,7 @@ describe("oddsgate serve", () => {
     const [, poolAddress, mintA, mintB] = /created pool (\w+) \(10 bps\): (\w+) \/ (\w+)/.exec(pool) ?? [];
     expect(poolAddress, pool).toBeDefined();
     expect((await oddsgate(["pools", "list"], env)).stdout).toContain(
-      `${poolAddress}  cpmm 10 bps  2 of ${mintA}`,
+      `${poolAddress}  cpmm 10 bps  2 dBTC (${mintA}) / 237500 dJUP (${mintB})`,
     );
     const trade = new TradeClient({ baseUrl: url });
     let marketKey: string | undefined;
@@ -247,33 +311,82 @@ describe("oddsgate serve", () => {
     expect((await oddsgate(["pools", "remove", poolAddress as string], env)).stdout).toContain(
       "removed pool",
     );
-    expect((await oddsgate(["pools", "list"], env)).stdout).not.toContain(poolAddress as string);
+    const left = JSON.parse((await oddsgate(["pools", "list", "--json"], env)).stdout) as {
+      address: string;
+    }[];
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.map((p) => p.address)).not.toContain(poolAddress as string);
   }, 120_000);
 });
 
 describe("oddsgate sync", () => {
   it.each(BACKENDS)(
-    "copies the upstream catalogue (the demo simulator) into $name storage",
+    "copies the running venue's upstream (its simulator on SIMULATOR_PORT) into $name storage, and never turns a determined market back",
     async (backend) => {
       const created = await backend.create();
       cleanups.push(created.cleanup);
-      const { stdout } = await oddsgate(["sync"], { ...created.settings });
-      const read = /(\d+) series, (\d+) events, (\d+) markets read/.exec(stdout);
-      expect(read, stdout).not.toBeNull();
+      // The upstream a running venue serves: its simulator, on the port SIMULATOR_PORT names.
+      const catalogue = generateDemoCatalogue({ anchor: TEST_ANCHOR });
+      const simulator = await startSimulator({ catalogue, port: 0 });
+      cleanups.push(() => simulator.close());
+      const simulatorPort = new URL(simulator.url).port;
+      // The venue had settled one market the simulator (restarted since, say) lists active again.
+      const active = catalogue.events.flatMap((e) => e.markets).find((m) => m.status === "active");
       const storage = await openStorage(loadConfig({}, created.settings));
       try {
-        const stored = await loadCatalogue(storage.db);
-        expect(stored.events.length).toBe(Number(read?.[2]));
-        expect(stored.markets.length).toBe(Number(read?.[3]));
-        expect(stored.markets.length).toBeGreaterThan(1_000);
+        await resolveDemoAnchor(storage.db, TEST_ANCHOR * 1000);
+        const settled = structuredClone(catalogue);
+        for (const event of settled.events)
+          for (const market of event.markets)
+            if (market.ticker === active?.ticker)
+              Object.assign(market, { status: "determined", result: "no" });
+        await saveCatalogue(storage.db, await resolveVenueSeed(storage.db, undefined), settled);
       } finally {
         await storage.close();
       }
-      // A second sync reads the same catalogue and succeeds; only moving prices may differ.
-      const again = await oddsgate(["sync"], { ...created.settings });
-      expect(again.stdout).toContain(`${read?.[2]} events`);
+      const env = { ...created.settings, SIMULATOR_PORT: simulatorPort };
+      const { stdout, stderr } = await oddsgate(["sync"], env);
+      expect(stdout).toContain(`synced from ${simulator.url}:`);
+      const read = /(\d+) series, (\d+) events, (\d+) markets read/.exec(stdout);
+      expect(read, stdout).not.toBeNull();
+      expect(stderr).toContain(
+        `kept 1 settled market as stored, refusing to turn it back: ${active?.ticker} (determined, the upstream says active)`,
+      );
+      const reopened = await openStorage(loadConfig({}, created.settings));
+      try {
+        const stored = await loadCatalogue(reopened.db);
+        expect(stored.events.length).toBe(Number(read?.[2]));
+        expect(stored.markets.length).toBe(Number(read?.[3]));
+        expect(stored.markets.length).toBeGreaterThan(1_000);
+        const kept = stored.markets.find((m) => m.record.ticker === active?.ticker);
+        expect(kept?.record).toMatchObject({ status: "determined", result: "no" });
+      } finally {
+        await reopened.close();
+      }
+      // Again, as JSON: the same catalogue read, the same market refused again.
+      const again = JSON.parse((await oddsgate(["sync", "--json"], env)).stdout);
+      expect(again.upstream.events).toBe(Number(read?.[2]));
+      expect(again.refused).toEqual([{ ticker: active?.ticker, stored: "determined", offered: "active" }]);
     },
   );
+
+  it("refuses without UPSTREAM_URL when no venue's simulator answers, rather than starting its own", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(async () => cleanup());
+    const failure = (await oddsgate(["sync"], { DATA_DIR: dir, SIMULATOR_PORT: "9" }).catch(
+      (error: unknown) => error,
+    )) as { code: number; stderr: string };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toMatch(
+      /^oddsgate: no upstream to sync from: UPSTREAM_URL is not set, and no running venue's simulator answers at http:\/\/127\.0\.0\.1:9\/trade-api\/v2\..*start it with `npm start`.*set UPSTREAM_URL\n$/,
+    );
+    const storage = await openStorage({ DATA_DIR: dir });
+    try {
+      expect((await loadCatalogue(storage.db)).events).toHaveLength(0);
+    } finally {
+      await storage.close();
+    }
+  });
 
   it("fails with a clear message when the upstream cannot be reached, storing nothing", async () => {
     const { dir, cleanup } = tempDir();
@@ -286,6 +399,75 @@ describe("oddsgate sync", () => {
     expect(failure.code).toBe(1);
     expect(failure.stderr).toContain("upstream");
     expect(failure.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("oddsgate for people", () => {
+  it("prints its version", async () => {
+    const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string };
+    expect((await oddsgate(["--version"], {})).stdout).toBe(`${manifest.version}\n`);
+  });
+
+  it("says there is no venue, rather than 'fetch failed', when none listens", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const failure = (await oddsgate(["markets", "--port", "9"], { DATA_DIR: dir }).catch(
+      (error: unknown) => error,
+    )) as { code: number; stderr: string };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toMatch(
+      /^oddsgate: no venue at http:\/\/127\.0\.0\.1:9: start it with `npm start`/,
+    );
+    expect(failure.stderr).not.toContain("fetch failed");
+  });
+
+  it("names a wrong or missing API key", () => {
+    const refusal = new OddsgateApiError(401, "unauthorized", "unknown API key", null);
+    expect((venueFailure("http://v:1", refusal, "og_wrong") as Error).message).toBe(
+      "the venue at http://v:1 refused the API key (401: unknown API key): check --api-key or ODDSGATE_API_KEY (`oddsgate keys list` on the venue)",
+    );
+    expect((venueFailure("http://v:1", refusal) as Error).message).toMatch(
+      /^the venue at http:\/\/v:1 asks for an API key .*: pass --api-key or set ODDSGATE_API_KEY$/,
+    );
+  });
+
+  it("names a port that is taken and the setting to change, in one line", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => holder.close(() => resolve())));
+    const taken = (holder.address() as net.AddressInfo).port;
+    const failure = (await oddsgate(["serve"], {
+      DATA_DIR: dir,
+      PORT: String(taken),
+      RPC_PORT: "0",
+      SIMULATOR_PORT: "0",
+    }).catch((error: unknown) => error)) as { code: number; stderr: string };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toBe(
+      `oddsgate: port ${taken} on 127.0.0.1 is taken (another venue running?): stop it, or set PORT (or --port) to a free port\n`,
+    );
+  });
+
+  it("resets the data dir only when told to: never without a terminal unless --yes", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const data = path.join(dir, "data");
+    fs.mkdirSync(path.join(data, "wallets"), { recursive: true });
+    fs.writeFileSync(path.join(data, "oddsgate.db"), "");
+    const refused = (await oddsgate(["reset"], { DATA_DIR: data }).catch((error: unknown) => error)) as {
+      code: number;
+      stderr: string;
+    };
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `oddsgate: reset deletes ${data} and asks first, but there is no terminal to ask on: pass --yes to delete it\n`,
+    );
+    expect(fs.existsSync(path.join(data, "oddsgate.db"))).toBe(true);
+    const done = await oddsgate(["reset", "--yes"], { DATA_DIR: data });
+    expect(done.stdout).toContain(`deleted ${data}`);
+    expect(fs.existsSync(data)).toBe(false);
   });
 });
 

@@ -6,8 +6,10 @@
 import { Command } from "commander";
 import { registerCatalogueCommands } from "./catalogue.js";
 import { registerKeysCommands } from "./keys.js";
+import { registerMarketsCommands } from "./markets.js";
+import { registerResetCommand } from "./reset.js";
 import { registerServeCommand } from "./serve.js";
-import { reportFailure } from "./support.js";
+import { packageVersion, reportFailure } from "./support.js";
 import { registerTradingCommands } from "./trading.js";
 import { registerWalletCommands } from "./wallet.js";
 import { registerWalletsCommands } from "./wallets.js";
@@ -15,6 +17,7 @@ import { registerWalletsCommands } from "./wallets.js";
 const program = new Command()
   .name("oddsgate")
   .description("Self-hostable prediction-market data and trading venue")
+  .version(packageVersion(), "-V, --version", "print the version")
   .showHelpAfterError();
 
 registerServeCommand(program);
@@ -23,5 +26,7 @@ registerKeysCommands(program);
 registerWalletCommands(program);
 registerWalletsCommands(program);
 registerTradingCommands(program);
+registerMarketsCommands(program);
+registerResetCommand(program);
 
 program.parseAsync().catch(reportFailure);

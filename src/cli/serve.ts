@@ -1,7 +1,8 @@
 /** `oddsgate serve`: the venue itself. */
 import v8 from "node:v8";
 import type { Command } from "commander";
-import { configFrom, withSettings } from "./support.js";
+import type { Config } from "../config.js";
+import { CliError, configFrom, withSettings } from "./support.js";
 
 /**
  * How far, in percent, V8 lets the heap grow past what survived its last full collection before it
@@ -42,7 +43,9 @@ export function registerServeCommand(program: Command): void {
     const config = configFrom(options);
     boundHeapGrowth();
     const { startServer } = await import("../app/start-server.js");
-    const server = await startServer(config);
+    const server = await startServer(config).catch((error: unknown) => {
+      throw portTaken(config, error) ?? error;
+    });
     const stop = () => {
       server.close().then(
         () => process.exit(0),
@@ -52,4 +55,30 @@ export function registerServeCommand(program: Command): void {
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+}
+
+/**
+ * A listener's port already in use, as one line naming the port and the setting that chose it, so the
+ * person can free it or pick another; undefined for any other failure.
+ */
+export function portTaken(config: Config, error: unknown): CliError | undefined {
+  const { code, port } = (error ?? {}) as { code?: unknown; port?: unknown };
+  if (code !== "EADDRINUSE") return undefined;
+  const taken =
+    typeof port === "number" ? port : Number(/:(\d+)$/.exec(String((error as Error).message))?.[1]);
+  const chosenBy: [keyof Config, number | undefined][] = [
+    ["MARKETS_PORT", config.MARKETS_PORT],
+    ["TRADE_PORT", config.TRADE_PORT],
+    ["PORT", config.PORT],
+    ["RPC_PORT", config.RPC_PORT],
+    ["RPC_PORT", config.RPC_PORT + 1],
+    ["SIMULATOR_PORT", config.SIMULATOR_PORT],
+  ];
+  const setting = chosenBy.find(([, value]) => value === taken)?.[0] ?? "PORT";
+  const flag = `--${setting.toLowerCase().replaceAll("_", "-")}`;
+  const what =
+    setting === "RPC_PORT" && taken === config.RPC_PORT + 1 ? " (the chain's PubSub, RPC_PORT + 1)" : "";
+  return new CliError(
+    `port ${taken}${what} on ${config.HOST} is taken (another venue running?): stop it, or set ${setting} (or ${flag}) to a free port`,
+  );
 }

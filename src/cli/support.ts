@@ -98,6 +98,47 @@ export function hostOf(config: Config): string {
   return config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
 }
 
+/** The version of this package, as `oddsgate --version` prints it. */
+export function packageVersion(): string {
+  // src/cli/ and dist/cli/ both sit two levels below the package's root.
+  const manifest = new URL("../../package.json", import.meta.url);
+  return (JSON.parse(fs.readFileSync(manifest, "utf8")) as { version: string }).version;
+}
+
+/** Prints `value` as JSON (bigints as strings): what `--json` prints instead of the lines for people. */
+export function printJson(value: unknown): void {
+  console.log(JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2));
+}
+
+/**
+ * What a failed call to the venue's HTTP API means to the person who ran the command: nothing
+ * listening ("fetch failed" says nothing), or a key it does not take, or its own answer. Anything
+ * else is returned as it was.
+ */
+export function venueFailure(url: string, error: unknown, apiKey?: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (error.message === "fetch failed" || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/.test(String(cause?.code))) {
+    return new CliError(
+      `no venue at ${url}: start it with \`npm start\` (or \`oddsgate serve\`), or point PORT/--port (TRADE_PORT, HOST) at the one running`,
+    );
+  }
+  const status = (error as { status?: unknown }).status;
+  if (error.name === "OddsgateApiError" && (status === 401 || status === 403)) {
+    const msg = (error as { msg?: string }).msg ?? error.message;
+    return new CliError(
+      apiKey
+        ? `the venue at ${url} refused the API key (${status}: ${msg}): check --api-key or ODDSGATE_API_KEY (\`oddsgate keys list\` on the venue)`
+        : `the venue at ${url} asks for an API key (${status}: ${msg}): pass --api-key or set ODDSGATE_API_KEY`,
+    );
+  }
+  if (error.name === "OddsgateApiError") {
+    const { code, msg } = error as unknown as { code: string; msg: string };
+    return new CliError(`the venue refused: ${msg} (${code})`);
+  }
+  return error;
+}
+
 /**
  * Wraps a command whose failures (bad input, an unreachable chain or venue) are all the user's to fix,
  * so that any error it raises is reported as one line rather than a stack trace.

@@ -11,6 +11,7 @@ import {
   configFrom,
   failingAsMessages,
   hostOf,
+  printJson,
   venueSeedFrom,
   withSettings,
   withStorage,
@@ -18,7 +19,7 @@ import {
 import type { CommandContext } from "./trading-operations.js";
 
 const POOL_SETTINGS: (keyof Config)[] = [...CHAIN_SETTINGS, "DATABASE_URL", "VENUE_SEED"];
-const TRADE_SETTINGS: (keyof Config)[] = [...POOL_SETTINGS, "PORT", "TRADE_PORT"];
+export const TRADE_SETTINGS: (keyof Config)[] = [...POOL_SETTINGS, "PORT", "TRADE_PORT", "MARKETS_PORT"];
 
 /** Adds `pools create`, `pools list`, `pools remove`, `quote` and `trade`. */
 export function registerTradingCommands(program: Command): void {
@@ -49,14 +50,18 @@ export function registerTradingCommands(program: Command): void {
   );
 
   withSettings(
-    pools.command("list").description("the pools in service and their reserves"),
+    pools
+      .command("list")
+      .option("--json", "print the pools and their reserves as JSON")
+      .description("the pools in service and their reserves"),
     POOL_SETTINGS,
   ).action(
     failingAsMessages(async (options) => {
       const config = configFrom(options);
       const { listPoolsCommand } = await import("./trading-operations.js");
-      const lines = await withChainContext(config, listPoolsCommand);
-      console.log(lines.length > 0 ? lines.join("\n") : "no pools");
+      const pools = await withChainContext(config, listPoolsCommand);
+      if (options.json) printJson(pools);
+      else console.log(pools.length > 0 ? pools.map((pool) => pool.line).join("\n") : "no pools");
     }),
   );
 
@@ -83,21 +88,23 @@ export function registerTradingCommands(program: Command): void {
       .argument("<amount>", "amount of the input, in whole tokens")
       .option("--slippage-bps <bps>", "allowed slippage in basis points (default: auto)")
       .option("--api-key <key>", "x-api-key for a production venue (or ODDSGATE_API_KEY)")
+      .option("--json", "print the venue's quote as JSON, with each mint's symbol")
       .description("quote a trade on the running venue"),
     TRADE_SETTINGS,
   ).action(
     failingAsMessages(async (input: string, output: string, amount: string, options) => {
       const config = configFrom(options);
-      const { quoteCommand } = await import("./trading-operations.js");
+      const { describeOrder, quoteCommand, quoteJson } = await import("./trading-operations.js");
       const venueSeed = await venueSeedFrom(config);
-      const lines = await quoteCommand({
+      const quoted = await quoteCommand({
         ...tradeRequest(config, options),
         venueSeed,
         input,
         output,
         amount,
       });
-      console.log(lines.join("\n"));
+      if (options.json) printJson(quoteJson(quoted));
+      else console.log(describeOrder(quoted).join("\n"));
     }),
   );
 
@@ -110,17 +117,20 @@ export function registerTradingCommands(program: Command): void {
       .argument("[wallet]", "the wallet (name in DATA_DIR/wallets) that signs and pays", "default")
       .option("--slippage-bps <bps>", "allowed slippage in basis points (default: auto)")
       .option("--api-key <key>", "x-api-key for a production venue (or ODDSGATE_API_KEY)")
-      .description("quote, sign with the wallet, send to the chain, wait until it lands, print balances"),
+      .option("--json", "print the order, its fill and the balances as JSON")
+      .description(
+        "quote, sign with the wallet, send to the chain, wait until it lands (a prediction-market order: until it fills), print balances",
+      ),
     TRADE_SETTINGS,
   ).action(
     failingAsMessages(async (input: string, output: string, amount: string, name: string, options) => {
       const config = configFrom(options);
-      const [{ tradeCommand }, { walletFile }] = await Promise.all([
+      const [{ describeTrade, tradeCommand, tradeJson }, { walletFile }] = await Promise.all([
         import("./trading-operations.js"),
         import("../chain/wallet.js"),
       ]);
       const venueSeed = await venueSeedFrom(config);
-      const lines = await tradeCommand({
+      const outcome = await tradeCommand({
         ...tradeRequest(config, options),
         venueSeed,
         input,
@@ -129,7 +139,8 @@ export function registerTradingCommands(program: Command): void {
         walletFile: walletFile(config.DATA_DIR, name),
         chain: await chainFrom(config),
       });
-      console.log(lines.join("\n"));
+      if (options.json) printJson(tradeJson(outcome));
+      else console.log(describeTrade(outcome).join("\n"));
     }),
   );
 }
@@ -154,13 +165,14 @@ async function withChainContext<T>(
 }
 
 /** Where a quote or trade goes (the venue's own HTTP API), with the key and slippage the user gave. */
-function tradeRequest(config: Config, options: Record<string, string | undefined>) {
+export function tradeRequest(config: Config, options: Record<string, string | undefined>) {
   const apiKey = options.apiKey ?? process.env.ODDSGATE_API_KEY;
   const slippage = options.slippageBps;
   if (slippage !== undefined && !/^\d{1,5}$/.test(slippage))
     throw new CliError("--slippage-bps must be an integer");
   return {
     venueUrl: `http://${hostOf(config)}:${config.TRADE_PORT ?? config.PORT}`,
+    marketsUrl: `http://${hostOf(config)}:${config.MARKETS_PORT ?? config.PORT}`,
     ...(apiKey ? { apiKey } : {}),
     ...(slippage !== undefined ? { slippageBps: Number(slippage) } : {}),
   };

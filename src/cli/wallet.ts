@@ -9,6 +9,7 @@ import {
   chainUrlOf,
   configFrom,
   failingAsMessages,
+  printJson,
   venueSeedFrom,
   withSettings,
 } from "./support.js";
@@ -66,6 +67,7 @@ export function registerWalletCommands(program: Command): void {
     wallet
       .command("balance")
       .argument("[wallet]", "a wallet name or an address", "default")
+      .option("--json", "print the balances as JSON")
       .description("SOL and every token account of a wallet"),
     CHAIN_SETTINGS,
   ).action(
@@ -73,6 +75,7 @@ export function registerWalletCommands(program: Command): void {
       const config = configFrom(options);
       const { resolveWallet, walletBalance } = await import("../chain/wallet.js");
       const balance = await walletBalance(await chainFrom(config), resolveWallet(config.DATA_DIR, name));
+      if (options.json) return printJson(balance);
       console.log(`${balance.address}: ${balance.sol} SOL`);
       for (const token of balance.tokens)
         console.log(`  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`);

@@ -110,7 +110,9 @@ export class OrderDesk {
     if (!route) {
       throw new OrderRefused(
         "route_not_found",
-        `no route from ${request.inputMint} to ${request.outputMint} for ${request.amount} with the allowed venues and route length`,
+        // A settled market's outcome mint: say so, and how to redeem, rather than "no route".
+        book.prediction?.notTradingReason(request.inputMint, request.outputMint) ??
+          `no route from ${request.inputMint} to ${request.outputMint} for ${request.amount} with the allowed venues and route length`,
       );
     }
     if (route.executionMode === "sync") {

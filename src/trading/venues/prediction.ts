@@ -290,6 +290,36 @@ export class PredictionVenue {
     return outcome && this.marketOfOutcome(outcome);
   }
 
+  /**
+   * Why an order between these mints finds no route when one is the outcome mint of a market that is
+   * not active, in words that say what to do instead (redeem a settled market's contracts); undefined
+   * when neither is such a mint.
+   */
+  notTradingReason(inputMint: Address, outputMint: Address): string | undefined {
+    for (const mint of [inputMint, outputMint]) {
+      const outcome = this.outcomeOf(mint);
+      if (!outcome || outcome.entry.record.status === "active") continue;
+      const { record } = outcome.entry;
+      const { ticker, status } = record;
+      const payout = payoutPerContract(outcome.side, record);
+      if (payout === null) return `market ${ticker} is ${status}: it trades only while active`;
+      const result = record.result ? ` with result ${record.result}` : "";
+      if (!record.tokenized)
+        return `market ${ticker} is ${status}${result}: it no longer trades, and has no outcome tokens on this venue to redeem`;
+      if (mint === inputMint && payout === 0n)
+        return `market ${ticker} is ${status}${result}: its ${outcome.side} contracts pay nothing to redeem`;
+      const accounts = railAccounts(outcome.rail);
+      // A binary result redeems its winning side; a scalar one redeems either at its share.
+      const side = record.result === "yes" || record.result === "no" ? record.result : outcome.side;
+      return (
+        `market ${ticker} is ${status}${result}: it no longer trades; redeem with ` +
+        `/order?inputMint=${accounts[`${side}Mint`]}&outputMint=${accounts.settlementMint}&amount=UNITS ` +
+        `(1000000 per contract), or \`oddsgate sell ${ticker} ${side} CONTRACTS\``
+      );
+    }
+    return undefined;
+  }
+
   /** The markets trading `mint` (one at most): what the route graph finds on demand. */
   marketsOf(mint: Address): OutcomeMintMarket[] {
     const market = this.marketOf(mint);
