@@ -249,6 +249,11 @@ describe("the explorer's budget", { timeout: 600_000 }, () => {
       await small.goto(`${t.url}/#/market/${marketTicker}`);
       await small.getByTestId("upstream-banner").waitFor({ timeout: SETTLED.timeout });
       await expect.poll(() => badge(small), SETTLED).not.toBe("live");
+      // Opened during the outage: its empty panels say nothing came, not that the market is empty.
+      await expect
+        .poll(() => small.locator("main").textContent(), SETTLED)
+        .toContain("Nothing received: the upstream is unavailable.");
+      expect(await small.locator("main").textContent()).not.toMatch(/Empty book|No trades yet/);
       await small.screenshot({ path: join(OUTPUT, "upstream-outage-phone.png") });
 
       // The upstream answers again: the banner goes, the badge is live again.

@@ -83,3 +83,11 @@ export const healthReadAt = signal<number | null>(null);
 
 /** How often the health report is read while the tab is shown, by the views that ask for more. */
 export const healthCadenceMs = signal(30_000);
+
+/**
+ * What an empty panel says: `empty` ("Empty book.") while the upstream answers, but not while it is
+ * unavailable, when an empty panel means only that nothing came.
+ */
+export function emptyText(empty: string): string {
+  return upstreamDownSince.value === null ? empty : "Nothing received: the upstream is unavailable.";
+}

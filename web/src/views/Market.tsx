@@ -8,6 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import { count, getJson, type Market, type OrderBook, settings, type Trade } from "../api";
 import { type Level, ladder } from "../book";
 import { clock, dateTime, price } from "../format";
+import { emptyText } from "../health";
 import { link } from "../router";
 import { type FillRecord, fillsOf, historyVersion, walletAddress } from "../sandbox/history";
 import { follow, type StreamMessage, streamUnavailable } from "../stream";
@@ -92,6 +93,7 @@ export function MarketView({ ticker }: { ticker: string }) {
   if (error) return <p class="error">{error}</p>;
   if (!market) return <p class="muted">Loading…</p>;
   const levels = book ? ladder(book) : { bids: [], asks: [] };
+  const settled = market.status === "determined" || market.status === "finalized";
   return (
     <article aria-labelledby="market-title">
       <nav class="crumbs" aria-label="Breadcrumb">
@@ -104,6 +106,12 @@ export function MarketView({ ticker }: { ticker: string }) {
         {market.result ? ` · result ${market.result}` : ""} · volume {count(market.volume)} · open interest{" "}
         {count(market.openInterest)} · closes {dateTime(market.closeTime)}
       </p>
+      {/* Once settled, the ticket (the wallet's position and its Redeem) comes first, above the charts. */}
+      {Ticket && settled && (
+        <div class="settled-ticket">
+          <Ticket market={market} book={book} />
+        </div>
+      )}
       <div class="market-grid">
         <div class="stack">
           <Candles ticker={ticker} />
@@ -113,7 +121,7 @@ export function MarketView({ ticker }: { ticker: string }) {
           </section>
         </div>
         <div class="stack">
-          {Ticket && <Ticket market={market} book={book} />}
+          {Ticket && !settled && <Ticket market={market} book={book} />}
           <section class="card" aria-labelledby="book-title">
             <h2 id="book-title">Order book (yes)</h2>
             <Ladder bids={levels.bids} asks={levels.asks} />
@@ -162,7 +170,7 @@ export function MarketView({ ticker }: { ticker: string }) {
                   {shown.length === 0 && (
                     <tr>
                       <td colSpan={4} class="muted">
-                        No trades yet.
+                        {emptyText("No trades yet.")}
                       </td>
                     </tr>
                   )}
@@ -266,7 +274,7 @@ function Ladder({ bids, asks }: { bids: Level[]; asks: Level[] }) {
 function Depth({ bids, asks }: { bids: Level[]; asks: Level[] }) {
   const width = 600;
   const height = 180;
-  if (bids.length === 0 && asks.length === 0) return <p class="muted">Empty book.</p>;
+  if (bids.length === 0 && asks.length === 0) return <p class="muted">{emptyText("Empty book.")}</p>;
   const prices = [...bids, ...asks].map((level) => Number(level.price));
   const low = Math.min(...prices);
   const high = Math.max(...prices);
