@@ -254,6 +254,28 @@ describe("money shown honestly", { timeout: 120_000 }, () => {
     expect(await position.getByTestId("average-cost").textContent()).toBe(price(Number(cost) / Number(held)));
     expect(await page.locator('[data-testid="history-row"][data-kind="buy"]').count()).toBe(2);
     await shoot(page, "money-wallet", "desktop");
+
+    // A browser with the key but not its history (bought elsewhere) fills it in from the venue's record.
+    const state = await desktop.storageState();
+    const keyOnly = {
+      ...state,
+      origins: state.origins.map((origin) => ({
+        ...origin,
+        localStorage: origin.localStorage.filter(
+          (entry) => !entry.name.startsWith("oddsgate.testWallet.history."),
+        ),
+      })),
+    };
+    const other = await browser.context({ viewport: DESKTOP, storageState: keyOnly });
+    try {
+      const elsewhere = await other.newPage();
+      await elsewhere.goto(`${t.url}/#/wallet`);
+      const same = elsewhere.locator(`[data-testid="position"][data-ticker="${ticker}"]`);
+      await expect.poll(() => same.getAttribute("data-cost"), SETTLED).toBe(cost.toString());
+      expect(await same.getAttribute("data-pnl")).toBe((value - cost).toString());
+    } finally {
+      await other.close();
+    }
   });
 
   it("offers Redeem on a settled market where the wallet holds the winning side, and keeps the history", async () => {

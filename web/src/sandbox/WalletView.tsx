@@ -11,6 +11,7 @@ import { link } from "../router";
 import { solText } from "./costs";
 import {
   averageCost,
+  backfill,
   CONTRACT,
   fillsOf,
   forgetHistory,
@@ -104,6 +105,10 @@ export function WalletView() {
   useEffect(() => {
     if (!address) return;
     let stopped = false;
+    void backfill(address, async (ticker) => {
+      const market = await getJson<Market>(`/api/v1/market/${encodeURIComponent(ticker)}`).catch(() => null);
+      return market?.status === "determined" || market?.status === "finalized";
+    });
     const load = async () => {
       try {
         const read = await balances();
@@ -319,7 +324,8 @@ export function WalletView() {
                   {outcomes.length === 0 && (
                     <tr>
                       <td colSpan={9} class="muted">
-                        No outcome tokens yet: <a href={link("/")}>pick a market</a> and buy some.
+                        {fills.length > 0 ? "No open positions" : "No outcome tokens yet"}:{" "}
+                        <a href={link("/")}>pick a market</a> and buy some.
                       </td>
                     </tr>
                   )}
@@ -433,8 +439,10 @@ function Closed({ fills, held }: { fills: ReturnType<typeof fillsOf>; held: Hold
           <thead>
             <tr>
               <th scope="col">Market</th>
-              <th scope="col">Side</th>
-              <th scope="col" class="num">
+              <th scope="col" class="opt">
+                Side
+              </th>
+              <th scope="col" class="num opt">
                 Bought
               </th>
               <th scope="col" class="num">
@@ -461,8 +469,8 @@ function Closed({ fills, held }: { fills: ReturnType<typeof fillsOf>; held: Hold
                   <td>
                     <a href={link(`/market/${first?.ticker}`)}>{first?.ticker}</a>
                   </td>
-                  <td>{first?.side}</td>
-                  <td class="num">{units(ledger.bought)}</td>
+                  <td class="opt">{first?.side}</td>
+                  <td class="num opt">{units(ledger.bought)}</td>
                   <td class="num">{average === null ? "—" : price(average)}</td>
                   <td>
                     {[

@@ -7,6 +7,7 @@
  * chunk.
  */
 import { signal } from "@preact/signals";
+import { getJson } from "../api";
 
 const ADDRESS = "oddsgate.testWallet.address";
 const HISTORY = "oddsgate.testWallet.history.";
@@ -65,6 +66,80 @@ export function recordFill(address: string, fill: FillRecord): void {
   localStorage.setItem(HISTORY + address, JSON.stringify(fills));
   historyVersion.value++;
 }
+
+/** A fill as the venue recorded it (`/api/v1/onchain-trades`). */
+interface VenueFill {
+  transactionSignature: string;
+  inputMint: string;
+  outputMint: string;
+  inputAmount: number;
+  outputAmount: number;
+  createdAt: number;
+  marketTicker: string | null;
+  side: "yes" | "no" | null;
+  usdPricePerContract: number;
+}
+
+const backfilled = new Set<string>();
+/**
+ * Adds the fills the venue recorded for `address` that this browser did not (made before it kept a
+ * history, or from another browser with the same key): their SOL is not known. A sale of contracts
+ * at exactly 1 USDC each on a market now settled is taken for a redemption. Asked once per page.
+ */
+export async function backfill(
+  address: string,
+  settled: (ticker: string) => Promise<boolean>,
+): Promise<void> {
+  if (backfilled.has(address)) return;
+  backfilled.add(address);
+  let venue: VenueFill[];
+  try {
+    venue = (
+      await getJson<{ trades: VenueFill[] }>("/api/v1/onchain-trades", { wallet: address, limit: 250 })
+    ).trades;
+  } catch {
+    backfilled.delete(address);
+    return;
+  }
+  const known = new Set(fillsOf(address).map((fill) => fill.signature));
+  const added: FillRecord[] = [];
+  for (const trade of venue) {
+    if (known.has(trade.transactionSignature) || !trade.marketTicker || !trade.side) continue;
+    const bought = SETTLEMENT_MINTS.has(trade.inputMint);
+    const kind: FillRecord["kind"] = bought
+      ? "buy"
+      : trade.usdPricePerContract === 1 && (await settled(trade.marketTicker))
+        ? "redeem"
+        : "sell";
+    added.push({
+      signature: trade.transactionSignature,
+      orderSignature: "",
+      kind,
+      ticker: trade.marketTicker,
+      side: trade.side,
+      mint: bought ? trade.outputMint : trade.inputMint,
+      contracts: String(bought ? trade.outputAmount : trade.inputAmount),
+      usdc: String(bought ? trade.inputAmount : trade.outputAmount),
+      lamports: null,
+      time: trade.createdAt,
+    });
+  }
+  if (added.length === 0) return;
+  // Recorded meanwhile by this page: kept as recorded (with its SOL).
+  const current = fillsOf(address);
+  const now = new Set(current.map((fill) => fill.signature));
+  const fills = [...current, ...added.filter((fill) => !now.has(fill.signature))].sort(
+    (a, b) => a.time - b.time,
+  );
+  localStorage.setItem(HISTORY + address, JSON.stringify(fills));
+  historyVersion.value++;
+}
+
+/** Settlement mints a buy pays in (USDC and CASH): what goes in on a buy, comes out of a sale. */
+const SETTLEMENT_MINTS = new Set([
+  "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+  "CASHx9KJUStyftLFWGvEVf59SGeG9sh5FfcnZMVPCASH",
+]);
 
 /** Forgets the history of `address` (with its wallet). */
 export function forgetHistory(address: string): void {
