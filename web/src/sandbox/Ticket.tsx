@@ -320,8 +320,9 @@ export function Ticket({ market, book }: { market: Market; book: OrderBook | nul
               data-lamports={paid.lamports.toString()}
               data-usdc={paid.usdc.toString()}
             >
-              Read from the chain: the wallet's balances lost {signedUsdc(paid.usdc).replace(/^\+/, "")} USDC
-              and {solText(paid.lamports)} SOL.
+              Read from the chain, the wallet's balances moved by {signedUsdc(-paid.usdc)} USDC and{" "}
+              {paid.lamports >= 0n ? "−" : "+"}
+              {solText(paid.lamports >= 0n ? paid.lamports : -paid.lamports)} SOL.
             </p>
           )}
         </>
