@@ -203,16 +203,20 @@ describe("oddsgate serve", () => {
 
     // The sandbox chain came up on :8899 with the venue: a wallet funded from the CLI.
     const env = { DATA_DIR: dir };
-    const created = await oddsgate(["wallet", "new", "alice"], env);
-    const address = /created wallet alice: (\w+)/.exec(created.stdout)?.[1];
-    expect(address, created.stdout).toBeDefined();
+    const created = JSON.parse((await oddsgate(["wallet", "new", "alice", "--json"], env)).stdout);
+    expect(created).toEqual({
+      name: "alice",
+      address: expect.any(String),
+      file: path.join(dir, "wallets", "alice.json"),
+    });
+    const address = created.address as string;
     expect((await oddsgate(["wallet", "airdrop", "1.5", "alice"], env)).stdout).toContain(`to ${address}`);
     expect((await oddsgate(["wallet", "faucet", "USDC", "25", "alice"], env)).stdout).toContain(
       "granted 25 USDC",
     );
     const balance = (await oddsgate(["wallet", "balance", "alice"], env)).stdout;
     expect(balance).toContain(`${address}: 1.5 SOL`);
-    expect(balance).toContain("25 of EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+    expect(balance).toContain("  25 USDC (EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, account ");
     const refused = (await oddsgate(["wallet", "faucet", "USDC", "-3", "alice"], env).catch(
       (error: unknown) => error,
     )) as { code: number; stderr: string };

@@ -2,7 +2,7 @@
 import { type Command, Option } from "commander";
 import type { ApiKey } from "../keys/store.js";
 import { KEY_TIERS } from "../keys/tiers.js";
-import { configFrom, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
+import { configFrom, printJson, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
 
 /** Adds `keys create`, `keys list`, `keys revoke` and `keys rotate`. */
 export function registerKeysCommands(program: Command): void {
@@ -14,7 +14,8 @@ export function registerKeysCommands(program: Command): void {
       .description("create a key and print its secret once")
       .requiredOption("--name <name>", "who or what the key is for")
       .addOption(new Option("--tier <tier>", "rate tier").choices(KEY_TIERS).default("standard"))
-      .option("--streams", "allow WebSocket streams", false),
+      .option("--streams", "allow WebSocket streams", false)
+      .option("--json", "print the key and its secret as JSON"),
     STORAGE_SETTINGS,
   ).action(async (options) => {
     const config = configFrom(options);
@@ -25,6 +26,7 @@ export function registerKeysCommands(program: Command): void {
         tier: options.tier,
         streams: options.streams,
       });
+      if (options.json) return printJson({ ...issued.key, secret: issued.secret });
       console.log(`created ${describeKey(issued.key)}`);
       printSecret(issued.secret);
     });
@@ -66,6 +68,7 @@ export function registerKeysCommands(program: Command): void {
       .command("rotate")
       .argument("<id>", "key id, from keys list")
       .option("--grace <seconds>", "how long the old secret keeps working", "0")
+      .option("--json", "print the key and its new secret as JSON")
       .description("give a key a new secret"),
     STORAGE_SETTINGS,
   ).action(async (id: string, options) => {
@@ -74,6 +77,7 @@ export function registerKeysCommands(program: Command): void {
     const { rotateKey } = await import("../keys/store.js");
     await withStorage(config, async (storage) => {
       const issued = await rotateKey(storage.db, id, grace);
+      if (options.json) return printJson({ ...issued.key, secret: issued.secret, graceSeconds: grace });
       console.log(
         `rotated ${describeKey(issued.key)}; the old secret ${grace > 0 ? `works for ${grace} s more` : "no longer works"}`,
       );

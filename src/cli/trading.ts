@@ -35,6 +35,7 @@ export function registerTradingCommands(program: Command): void {
       .argument("<tokenB>", "the other token")
       .argument("<amountB>", "initial reserve of tokenB, in whole tokens")
       .option("--fee-bps <bps>", "swap fee in basis points (0-1000)", "30")
+      .option("--json", "print the pool as JSON")
       .description("create a pool and fund its vaults; a running venue trades it within a few slots"),
     POOL_SETTINGS,
   ).action(
@@ -45,6 +46,7 @@ export function registerTradingCommands(program: Command): void {
       const pool = await withChainContext(config, (context) =>
         createPoolCommand(context, { tokenA, amountA, tokenB, amountB, feeBps }),
       );
+      if (options.json) return printJson(pool);
       console.log(`created pool ${pool.address} (${pool.feeBps} bps): ${pool.mintA} / ${pool.mintB}`);
     }),
   );

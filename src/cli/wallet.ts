@@ -1,7 +1,8 @@
 /** `oddsgate wallet`: keypair files in DATA_DIR/wallets, on the sandbox chain or SOLANA_RPC_URL. */
+import fs from "node:fs";
 import type { Command } from "commander";
 import type { RpcChain } from "../chain/rpc-client.js";
-import type { Config } from "../config.js";
+import { type Config, sqlitePath } from "../config.js";
 import {
   CHAIN_SETTINGS,
   CliError,
@@ -52,6 +53,7 @@ export function registerWalletCommands(program: Command): void {
     wallet
       .command("new")
       .argument("[name]", "wallet name", "default")
+      .option("--json", "print the wallet's name, address and keypair file as JSON")
       .description("create a wallet keypair file"),
     ["DATA_DIR"],
   ).action(
@@ -59,7 +61,9 @@ export function registerWalletCommands(program: Command): void {
       const config = configFrom(options);
       const { createWallet, walletFile } = await import("../chain/wallet.js");
       const file = walletFile(config.DATA_DIR, name);
-      console.log(`created wallet ${name}: ${createWallet(file)} (keypair in ${file})`);
+      const address = createWallet(file);
+      if (options.json) return printJson({ name, address, file });
+      console.log(`created wallet ${name}: ${address} (keypair in ${file})`);
     }),
   );
 
@@ -73,12 +77,30 @@ export function registerWalletCommands(program: Command): void {
   ).action(
     failingAsMessages(async (name: string, options) => {
       const config = configFrom(options);
-      const { resolveWallet, walletBalance } = await import("../chain/wallet.js");
+      const [{ resolveWallet, walletBalance }, { demoTokens }, { USDC_MINT, CASH_MINT }] = await Promise.all([
+        import("../chain/wallet.js"),
+        import("../chain/demo-tokens.js"),
+        import("../contract/markets.js"),
+      ]);
       const balance = await walletBalance(await chainFrom(config), resolveWallet(config.DATA_DIR, name));
-      if (options.json) return printJson(balance);
+      // The venue's tokens by symbol: the demo's (from the venue seed, when storage names one) and the rails'.
+      // Storage is only read where it exists: a balance creates no database.
+      const stored = config.DATABASE_URL !== undefined || fs.existsSync(sqlitePath(config));
+      const venueSeed = stored ? await venueSeedFrom(config).catch(() => undefined) : undefined;
+      const symbols = new Map<string, string>([
+        [USDC_MINT, "USDC"],
+        [CASH_MINT, "CASH"],
+        ...(venueSeed ? demoTokens(venueSeed) : []).map((t): [string, string] => [t.address, t.symbol]),
+      ]);
+      const tokens = balance.tokens.map((token) => ({ ...token, symbol: symbols.get(token.mint) ?? null }));
+      if (options.json) return printJson({ ...balance, tokens });
       console.log(`${balance.address}: ${balance.sol} SOL`);
-      for (const token of balance.tokens)
-        console.log(`  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`);
+      for (const token of tokens)
+        console.log(
+          token.symbol
+            ? `  ${token.uiAmount} ${token.symbol} (${token.mint}, account ${token.tokenAccount})`
+            : `  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`,
+        );
     }),
   );
 
