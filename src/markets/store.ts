@@ -143,7 +143,8 @@ export async function saveCatalogue(
   await db.transaction().execute(async (trx) => {
     const version = await nextCatalogVersion(trx);
     // Read inside the transaction that writes: a settlement committed meanwhile is seen, not overwritten.
-    refused = await refusalsOf(trx, offered);
+    // A first load (the demo, a whole catalogue at start) has nothing stored to turn back.
+    refused = (await isCatalogueEmpty(trx)) ? [] : await refusalsOf(trx, offered);
     if (refused.length > 0) {
       const skipped = new Set(refused.map((refusal) => refusal.ticker));
       markets = offered.filter((market) => !skipped.has(market.ticker));
