@@ -58,7 +58,7 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
     const seed = await resolveVenueSeed(storage.db, undefined);
     const file = miniCatalogue();
     const counts = await saveCatalogue(storage.db, seed, file);
-    expect(counts).toEqual({ series: 2, events: 3, markets: 5 });
+    expect(counts).toEqual({ series: 2, events: 3, markets: 5, refused: [] });
 
     const stored = await loadCatalogue(storage.db);
     expect(stored.version).toBe(1);
