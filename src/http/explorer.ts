@@ -56,6 +56,7 @@ export const EXPLORER_RPC_METHODS = new Set([
   "getSlot",
   "getBlockHeight",
   "getBalance",
+  "getMinimumBalanceForRentExemption",
   "getTokenAccountsByOwner",
   "getLatestBlockhash",
   "getSignatureStatuses",

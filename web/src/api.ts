@@ -381,27 +381,9 @@ export interface Candle {
   volume: number;
 }
 
-/** Formats a dollar price string (or null) as cents, e.g. "0.4200" as "42¢". */
-export function cents(price: string | null | undefined): string {
-  if (price === null || price === undefined) return "—";
-  const value = Number(price) * 100;
-  return `${Number.isInteger(value) ? value : value.toFixed(1)}¢`;
-}
-
 /** A count with thousands separators. */
 export function count(value: number | null | undefined): string {
   return value === null || value === undefined ? "—" : value.toLocaleString("en-US");
-}
-
-/** A Unix time as a short local date and time. */
-export function when(seconds: number | null | undefined): string {
-  if (!seconds) return "—";
-  return new Date(seconds * 1000).toLocaleString("en-US", {
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-  });
 }
 
 /** Millionths (a 6-decimal token amount) as a decimal string. */

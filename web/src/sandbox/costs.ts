@@ -50,23 +50,9 @@ export interface OrderCosts {
   unknown: string[];
 }
 
-/** Whether the venue's relay answers getMinimumBalanceForRentExemption (asked once per page). */
-let rentRelayed = true;
-
-/**
- * Rent-exempt minimum of an account of `bytes` bytes, asked of the chain; where the venue's relay
- * does not pass that method on, Solana's rent rule (Rent::default, the same on every cluster and
- * in the sandbox): 3,480 lamports per byte-year, exempt at two years, 128 bytes of account overhead.
- */
+/** Rent-exempt minimum of an account of `bytes` bytes, asked of the chain. */
 async function rentExempt(bytes: number): Promise<bigint> {
-  if (rentRelayed) {
-    try {
-      return BigInt(await rpc<number>("getMinimumBalanceForRentExemption", [bytes]));
-    } catch {
-      rentRelayed = false;
-    }
-  }
-  return BigInt(bytes + 128) * 3_480n * 2n;
+  return BigInt(await rpc<number>("getMinimumBalanceForRentExemption", [bytes]));
 }
 
 const u32 = (data: Uint8Array, at: number) => new DataView(data.buffer, data.byteOffset).getUint32(at, true);

@@ -7,7 +7,7 @@ import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { count, getJson, type Market, type OrderBook, settings, type Trade } from "../api";
 import { type Level, ladder } from "../book";
-import { clock, dateTime, price } from "../format";
+import { centsText, clock, dateTime, price } from "../format";
 import { emptyText } from "../health";
 import { link } from "../router";
 import { type FillRecord, fillsOf, historyVersion, walletAddress } from "../sandbox/history";
@@ -241,7 +241,7 @@ function Ladder({ bids, asks }: { bids: Level[]; asks: Level[] }) {
     </tr>
   );
   const spread =
-    bids[0] && asks[0] ? `spread ${((Number(asks[0].price) - Number(bids[0].price)) * 100).toFixed(1)}¢` : "";
+    bids[0] && asks[0] ? `spread ${centsText((Number(asks[0].price) - Number(bids[0].price)) * 100)}` : "";
   return (
     <table class="ladder small" data-testid="ladder">
       <thead>

@@ -7,6 +7,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, count, getText, postJson } from "../api";
+import { clock, dateTime } from "../format";
 import { healthCadenceMs, healthReadAt, healthReport } from "../health";
 
 interface Sample {
@@ -170,7 +171,7 @@ export function StatusView() {
         </div>
         <div class="tile">
           <span class="muted small">Up since</span>
-          <strong>{started ? new Date(started * 1000).toLocaleString() : "—"}</strong>
+          <strong>{dateTime(started)}</strong>
         </div>
       </div>
       {report && (
@@ -240,7 +241,7 @@ export function StatusView() {
           </table>
         </div>
         <p class="muted small">
-          {updated ? `Updated ${updated.toLocaleTimeString()}, every 15 s.` : "Loading…"}
+          {updated ? `Updated ${clock(updated.getTime() / 1000)}, every 15 s.` : "Loading…"}
         </p>
       </section>
     </section>
