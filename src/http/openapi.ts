@@ -26,6 +26,7 @@ import {
   STREAM_ERRORS,
 } from "../contract/operation-errors.js";
 import { TEXT_QUERY_TYPES } from "../contract/query-types.js";
+import { sendReusedBody } from "./reused-bodies.js";
 import type { ZodApp } from "./types.js";
 
 type JsonObject = Record<string, unknown>;
@@ -149,9 +150,12 @@ export async function registerOpenApi(
   const documents = app.getDecorator<ApiDocuments>(DOCUMENTS);
   const group: ApiGroup = { info, mode };
   app.addHook("onRoute", (route) => documents.claim(route, group));
-  app.get("/openapi.json", { schema: { hide: true } }, async () =>
-    documents.openApi(group, app.swagger() as unknown as JsonObject),
-  );
+  // Built and serialized once, and compressed once per encoding (the /docs/ page loads it whole).
+  let body: Buffer | undefined;
+  app.get("/openapi.json", { schema: { hide: true } }, async (_request, reply) => {
+    body ??= Buffer.from(JSON.stringify(documents.openApi(group, app.swagger() as unknown as JsonObject)));
+    return sendReusedBody(reply, body, "application/json; charset=utf-8");
+  });
 }
 
 /** @fastify/swagger's transform: zod schemas to JSON Schema, streams shown, query parameters typed. */

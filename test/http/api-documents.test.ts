@@ -216,6 +216,17 @@ describe("the OpenAPI documents", () => {
       expect(JSON.stringify(document)).toContain("](/asyncapi.json)");
   });
 
+  it("are sent compressed to a client that accepts it (the docs page loads them whole), the same document", async () => {
+    for (const [name, path] of Object.entries(DOCUMENTS)) {
+      const response = await fetch(`${t.url}${path}`, { headers: { "accept-encoding": "br" } });
+      expect(response.headers.get("content-encoding")).toBe("br");
+      expect(Number(response.headers.get("content-length"))).toBeLessThan(
+        JSON.stringify(documents[name as DocumentName]).length / 4,
+      );
+      expect(await response.json()).toEqual(documents[name as DocumentName]);
+    }
+  });
+
   it("serves the reference page's script whole", async () => {
     const script = await fetch(`${t.url}/docs/js/scalar.js`);
     expect(script.status).toBe(200);
