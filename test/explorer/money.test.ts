@@ -279,6 +279,13 @@ describe("money shown honestly", { timeout: 120_000 }, () => {
   });
 
   it("offers Redeem on a settled market where the wallet holds the winning side, and keeps the history", async () => {
+    // A page left open on the market before it settles, on a clock the test moves.
+    const watching = await browser.context({ viewport: DESKTOP, storageState: await desktop.storageState() });
+    const watcher = await watching.newPage();
+    await watcher.clock.install();
+    await watcher.goto(`${t.url}/#/market/${ticker}`);
+    await watcher.getByTestId("market-position").waitFor();
+    expect(await watcher.getByRole("button", { name: /^Redeem/ }).count()).toBe(0);
     const moved = await fetch(
       `${simulator.url.replace(/\/trade-api\/v2$/, "")}/_sim/markets/${ticker}/lifecycle`,
       {
@@ -303,6 +310,13 @@ describe("money shown honestly", { timeout: 120_000 }, () => {
           : answer.status;
       }, SETTLED)
       .toBe("3000000");
+
+    // The open page reads the market again within a minute, and offers Redeem without a reload.
+    await watcher.clock.runFor(60_000);
+    await expect
+      .poll(() => watcher.getByRole("button", { name: "Redeem 3 YES for 3 USDC" }).count(), SETTLED)
+      .toBe(1);
+    await watching.close();
 
     await page.goto(`${t.url}/#/market/${ticker}`);
     const mine = page.getByTestId("market-position");

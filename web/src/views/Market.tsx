@@ -33,6 +33,17 @@ export function MarketView({ ticker }: { ticker: string }) {
     );
   }, [ticker]);
 
+  // Read again once a minute until it settles, so a page left open offers Redeem when it does.
+  const settling = market !== null && market.status !== "determined" && market.status !== "finalized";
+  useEffect(() => {
+    if (!settling) return;
+    const timer = setInterval(() => {
+      if (document.hidden) return;
+      getJson<Market>(`/api/v1/market/${encodeURIComponent(ticker)}`).then(setMarket, () => {});
+    }, 60_000);
+    return () => clearInterval(timer);
+  }, [ticker, settling]);
+
   useEffect(() => {
     if (!settings.value.sandbox) return;
     // The signing code (@solana/kit) is a chunk of its own: browsing never downloads it.
