@@ -1,6 +1,7 @@
 /**
  * Every bound the venue puts on what a client can send or hold, in one place. Each is checked before
- * the input it bounds is parsed or kept; the README's "Limits" table lists them.
+ * the input it bounds is parsed or kept; the limits table in docs/reference/access-and-security.md
+ * lists them.
  */
 
 /** Every HTTP listener (API, JSON-RPC, PubSub upgrades): time and size of one request. */
