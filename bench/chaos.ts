@@ -22,7 +22,7 @@
  */
 import os from "node:os";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
+import { Pool } from "pg";
 import { auditOrders, missedTrades, openOrders, readTape } from "./chaos/audit.js";
 import { Cluster } from "./chaos/cluster.js";
 import { Load } from "./chaos/load.js";
@@ -59,7 +59,7 @@ interface Fault {
   undo(): Promise<string | undefined>;
 }
 
-function faults(cluster: Cluster, pg: OwnPostgres, redis: OwnRedis, sql: postgres.Sql, load: Load): Fault[] {
+function faults(cluster: Cluster, pg: OwnPostgres, redis: OwnRedis, sql: Pool, load: Load): Fault[] {
   const wallets = load.wallets.map((w) => w.address);
   let killedLeader: "A" | "B" = "B";
   return [
@@ -217,7 +217,7 @@ async function main(): Promise<number> {
   let cluster: Cluster | undefined;
   let load: Load | undefined;
   let streams: StreamClients | undefined;
-  let sql: postgres.Sql | undefined;
+  let sql: Pool | undefined;
   try {
     const setupStarted = Date.now();
     pg = await OwnPostgres.create();
@@ -231,7 +231,9 @@ async function main(): Promise<number> {
       `baseline, quiet: GET /health-check on A ${health.toFixed(0)} req/s (50 connections, 3 s); ${os.cpus().length} cores, load ${os.loadavg()[0]?.toFixed(2)}`,
     );
 
-    sql = postgres(pg.url, { max: 2, onnotice: () => {} });
+    sql = new Pool({ connectionString: pg.url, max: 2, connectionTimeoutMillis: 5_000 });
+    // Its connections drop when the PostgreSQL fault restarts the server; the pool replaces them.
+    sql.on("error", () => {});
     load = await Load.prepare(cluster, WALLETS, ROUND_MS);
     streams = await StreamClients.open(cluster, CLIENTS);
     console.log(
@@ -323,7 +325,7 @@ async function main(): Promise<number> {
   } finally {
     streams?.close();
     await load?.stop();
-    await sql?.end({ timeout: 1 }).catch(() => {});
+    await sql?.end().catch(() => {});
     await cluster?.stop().catch(() => {});
     await redis?.stop().catch(() => {});
     await pg?.stop().catch(() => {});

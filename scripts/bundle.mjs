@@ -23,7 +23,7 @@ const EXTERNAL = [
   "pino-pretty",
   "thread-stream",
   "@fastify/swagger",
-  "postgres",
+  "pg",
   "ioredis",
 ];
 

@@ -4,7 +4,7 @@
  * orders say moved, and every stream client's trades against the upstream's own tape.
  */
 import type { Address, Signature } from "@solana/kit";
-import type postgres from "postgres";
+import type { Pool } from "pg";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { sleep } from "../support.js";
@@ -46,12 +46,18 @@ export interface OrdersAudit {
 }
 
 /** Reads the run's wallets' orders until all are at an end (or `drainMs` passes). */
-async function settledOrders(sql: postgres.Sql, wallets: string[], drainMs: number): Promise<StoredOrder[]> {
+async function settledOrders(sql: Pool, wallets: string[], drainMs: number): Promise<StoredOrder[]> {
   const deadline = Date.now() + drainMs;
   for (;;) {
-    const rows = await sql<
-      { status: string; user_key: string; open_signature: string | null; fills: string; reverts: string }[]
-    >`select status, user_key, open_signature, fills, reverts from orders where user_key in ${sql(wallets)}`;
+    const { rows } = await sql.query<{
+      status: string;
+      user_key: string;
+      open_signature: string | null;
+      fills: string;
+      reverts: string;
+    }>("select status, user_key, open_signature, fills, reverts from orders where user_key = any($1)", [
+      wallets,
+    ]);
     const orders = rows.map((row) => ({
       status: row.status,
       user: row.user_key,
@@ -65,16 +71,20 @@ async function settledOrders(sql: postgres.Sql, wallets: string[], drainMs: numb
 }
 
 /** How many of the wallets' orders are not at an end now (the orders "open" at a kill). */
-export async function openOrders(sql: postgres.Sql, wallets: string[]): Promise<number> {
-  const [row] = await sql<{ n: string }[]>`
-    select count(*) as n from orders
-    where user_key in ${sql(wallets)} and status not in ('closed', 'expired', 'failed')`;
+export async function openOrders(sql: Pool, wallets: string[]): Promise<number> {
+  const {
+    rows: [row],
+  } = await sql.query<{ n: string }>(
+    `select count(*) as n from orders
+    where user_key = any($1) and status not in ('closed', 'expired', 'failed')`,
+    [wallets],
+  );
   return Number(row?.n ?? 0);
 }
 
 /** Checks every order of the run against storage and the chain. */
 export async function auditOrders(options: {
-  sql: postgres.Sql;
+  sql: Pool;
   rpcUrl: string;
   submissions: Submission[];
   wallets: Address[];

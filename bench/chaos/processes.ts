@@ -9,7 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
-import postgres from "postgres";
+import { Client } from "pg";
 import { sleep } from "../support.js";
 
 /** Everything to undo at the end: live children (with how to stop them for good) and directories. */
@@ -189,12 +189,13 @@ export class OwnPostgres {
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
     const made = new OwnPostgres(bin, dir, await freePort(), user);
     await made.start();
-    const admin = postgres(`postgres://postgres@127.0.0.1:${made.port}/postgres`, {
-      max: 1,
-      onnotice: () => {},
-    });
-    await admin.unsafe("create database oddsgate");
-    await admin.end();
+    const admin = new Client({ connectionString: `postgres://postgres@127.0.0.1:${made.port}/postgres` });
+    await admin.connect();
+    try {
+      await admin.query("create database oddsgate");
+    } finally {
+      await admin.end();
+    }
     return made;
   }
 
@@ -224,18 +225,19 @@ export class OwnPostgres {
     await until(
       async () => {
         if (child.exitCode !== null) throw new Error(`postgres exited: ${tail(log)}`);
-        const sql = postgres(`postgres://postgres@127.0.0.1:${this.port}/postgres`, {
-          max: 1,
-          connect_timeout: 1,
-          onnotice: () => {},
+        const probe = new Client({
+          connectionString: `postgres://postgres@127.0.0.1:${this.port}/postgres`,
+          connectionTimeoutMillis: 1_000,
         });
+        probe.on("error", () => {});
         try {
-          await sql`select 1`;
+          await probe.connect();
+          await probe.query("select 1");
           return true;
         } catch {
           return false;
         } finally {
-          await sql.end({ timeout: 1 });
+          await probe.end().catch(() => {});
         }
       },
       30_000,

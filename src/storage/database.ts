@@ -1,6 +1,6 @@
 /**
  * The relational store: Kysely over embedded SQLite (better-sqlite3, WAL) or PostgreSQL
- * (postgres.js), chosen by `DATABASE_URL`. Both run the same migrations and the same queries.
+ * (node-postgres, `pg`), chosen by `DATABASE_URL`. Both run the same migrations and the same queries.
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -4,21 +4,33 @@
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import postgres from "postgres";
+import pg from "pg";
 
 export const POSTGRES_ADMIN_URL =
   process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const requireServices = process.env.REQUIRE_SERVICES === "1";
 
-async function probe(): Promise<string | undefined> {
-  const sql = postgres(POSTGRES_ADMIN_URL, { max: 1, connect_timeout: 3, onnotice: () => {} });
+/** Runs `statement` on a connection of its own to the admin database. */
+export async function adminQuery(statement: string, values: unknown[] = [], connectTimeoutMs = 10_000) {
+  const client = new pg.Client({
+    connectionString: POSTGRES_ADMIN_URL,
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
+  client.on("error", () => {});
   try {
-    await sql`select 1`;
+    await client.connect();
+    return await client.query(statement, values);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function probe(): Promise<string | undefined> {
+  try {
+    await adminQuery("select 1", [], 3_000);
     return undefined;
   } catch (error) {
     return `PostgreSQL at ${POSTGRES_ADMIN_URL} is not reachable (${(error as Error).message})`;
-  } finally {
-    await sql.end({ timeout: 1 });
   }
 }
 
@@ -37,17 +49,13 @@ export interface TestDatabase {
 /** Creates an empty database with a unique name; `drop` removes it. */
 export async function createPostgresDatabase(): Promise<TestDatabase> {
   const name = `oddsgate_test_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
+  await adminQuery(`create database ${name}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const sql = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} });
-      await sql.unsafe(`drop database if exists ${name} with (force)`);
-      await sql.end();
+      await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
 }
