@@ -9,14 +9,13 @@ import { createRequire } from "node:module";
 import path from "node:path";
 
 const BUILD_INFO = "dist/.tsbuildinfo";
-// The bundle holds the dependencies too: a lockfile, a patch or a bundle setting changes it as a source does.
+// The bundle holds the dependencies too: a lockfile or a bundle setting changes it as a source does.
 const INPUTS = [
   "src",
   "tsconfig.json",
   "tsconfig.build.json",
   "package.json",
   "package-lock.json",
-  "patches",
   "scripts/bundle.mjs",
 ];
 

@@ -5,8 +5,8 @@
  * files); a handful of bundled files halve that part of start-up. tsc still emits the rest of dist/.
  *
  * Left outside the bundle: native addons, and packages that find their own files at run time (pino's
- * transport workers) or are imported only when configured. The API reference looks for its browser
- * script beside its module, so the script is copied beside the chunks.
+ * transport workers) or are imported only when configured. The API reference's browser script is
+ * read from its package in node_modules (src/http/docs.ts), as the externals are.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -26,10 +26,6 @@ const EXTERNAL = [
   "pg",
   "ioredis",
 ];
-
-const REFERENCE_SCRIPT = "node_modules/@scalar/fastify-api-reference/dist/js/standalone.js";
-fs.mkdirSync(path.join(OUT_DIR, "js"), { recursive: true });
-fs.copyFileSync(REFERENCE_SCRIPT, path.join(OUT_DIR, "js", "standalone.js"));
 
 const result = await build({
   metafile: true,

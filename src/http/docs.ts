@@ -2,16 +2,23 @@
  * The API reference at `/docs/` (Scalar), self-hosted: its script comes from this server, never a
  * CDN, and it loads no outside fonts (the system's instead) and sends no telemetry. The script is
  * 3.4 MB; it goes out brotli- or gzip-compressed to a client that accepts it (about 0.8 MB with
- * brotli), compressed once per encoding on first demand, in the thread pool, and kept (the plain
- * file is streamed from disk as before). The first request of the page itself starts the work, so
- * the script is usually ready by the time the browser asks for it.
+ * brotli), compressed once per encoding on first demand, in the thread pool, and kept; the plain
+ * file is streamed from disk. The first request of the page itself starts the work, so the script is
+ * usually ready by the time the browser asks for it.
+ *
+ * The page is Scalar's own HTML (`getHtmlDocument` of @scalar/core, the helper its Fastify plugin
+ * renders with) and the script is the one that plugin publishes; the plugin itself is not
+ * registered: it reads the whole script into a string when registered (6.5 MB of heap for as long
+ * as the process runs) and loads an OpenAPI parser for routes the page does not use.
  */
-import { createReadStream, type ReadStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { Negotiator } from "@fastify/accept-negotiator";
-import scalarApiReference from "@scalar/fastify-api-reference";
+import { getHtmlDocument } from "@scalar/core/libs/html-rendering";
 import type { FastifyInstance } from "fastify";
 import { wantsSignature } from "./response-signing.js";
 
@@ -76,8 +83,15 @@ function compressedScript(path: string, encoding: Encoding): Promise<Buffer> {
   return body;
 }
 
-/** The script's file on disk, as the plugin found it (learnt from its first answer). */
-let scriptPath: string | undefined;
+/**
+ * The reference's browser script, as @scalar/fastify-api-reference publishes it (that package is
+ * pinned with @scalar/core, whose page loads it).
+ */
+const SCRIPT_FILE = path.join(
+  path.dirname(createRequire(import.meta.url).resolve("@scalar/fastify-api-reference")),
+  "js",
+  "standalone.js",
+);
 
 export interface DocsSource {
   title: string;
@@ -86,53 +100,42 @@ export interface DocsSource {
 
 /** Registers the reference page of `sources` (the OpenAPI documents) at `/docs/`. */
 export async function registerDocs(app: FastifyInstance, sources: DocsSource[]): Promise<void> {
-  await app.register(async (scope) => {
-    scope.addHook("onSend", async (request, reply, payload) => {
-      const url = request.url.split("?")[0];
-      if (url === `${DOCS_PREFIX}/` && scriptPath) {
-        // The page is asked for: the script it loads next is made ready meanwhile.
-        const encoding = negotiator.negotiate(String(request.headers["accept-encoding"] ?? ""));
-        if (encoding) compressedScript(scriptPath, encoding).catch(() => {});
-      }
-      if (url !== SCRIPT_URL || !isFileStream(payload)) return payload;
-      scriptPath = String(payload.path);
-      reply.header("vary", "accept-encoding");
-      const accepted = request.headers["accept-encoding"];
-      const encoding =
-        typeof accepted === "string" && !wantsSignature(request) ? negotiator.negotiate(accepted) : null;
-      if (!encoding) return payload;
+  const page = getHtmlDocument({
+    // Relative: the page works behind a proxy that mounts it elsewhere.
+    cdn: "js/scalar.js",
+    _integration: "fastify",
+    title: "Oddsgate API",
+    pageTitle: "Oddsgate API reference",
+    sources,
+    // No fonts.scalar.com: the system's fonts. No telemetry, no hosted proxy or client.
+    withDefaultFonts: false,
+    telemetry: false,
+    hideClientButton: true,
+  });
+  const hidden = { schema: { hide: true } };
+  app.get(DOCS_PREFIX, hidden, async (request, reply) => {
+    const query = request.url.indexOf("?");
+    return reply.redirect(`${DOCS_PREFIX}/${query === -1 ? "" : request.url.slice(query)}`, 301);
+  });
+  app.get(`${DOCS_PREFIX}/`, hidden, async (request, reply) => {
+    // The page is asked for: the script it loads next is made ready meanwhile.
+    const encoding = negotiator.negotiate(String(request.headers["accept-encoding"] ?? ""));
+    if (encoding) compressedScript(SCRIPT_FILE, encoding).catch(() => {});
+    return reply.type("text/html; charset=utf-8").send(page);
+  });
+  app.get(SCRIPT_URL, hidden, async (request, reply) => {
+    reply.type("application/javascript; charset=utf-8").header("vary", "accept-encoding");
+    const accepted = request.headers["accept-encoding"];
+    const encoding =
+      typeof accepted === "string" && !wantsSignature(request) ? negotiator.negotiate(accepted) : null;
+    if (encoding) {
       try {
-        const body = await compressedScript(scriptPath, encoding);
-        payload.destroy();
-        reply.header("content-encoding", encoding).header("content-length", body.length);
-        return body;
+        const body = await compressedScript(SCRIPT_FILE, encoding);
+        return reply.header("content-encoding", encoding).send(body);
       } catch {
         // Compression failed: the plain file, as it is.
-        return createReadStream(scriptPath);
       }
-    });
-    // Registered in this scope (the plugin adds its routes to the scope it is given), so the hook
-    // above sees its answers and nothing else's.
-    await scope.register(scalarApiReference, {
-      routePrefix: DOCS_PREFIX,
-      configuration: {
-        title: "Oddsgate API",
-        pageTitle: "Oddsgate API reference",
-        sources,
-        // No fonts.scalar.com: the system's fonts. No telemetry, no hosted proxy or client.
-        withDefaultFonts: false,
-        telemetry: false,
-        hideClientButton: true,
-      },
-    });
+    }
+    return reply.send(createReadStream(SCRIPT_FILE));
   });
-}
-
-function isFileStream(payload: unknown): payload is ReadStream {
-  return (
-    typeof payload === "object" &&
-    payload !== null &&
-    "path" in payload &&
-    typeof (payload as { pipe?: unknown }).pipe === "function"
-  );
 }
