@@ -85,6 +85,21 @@ export async function rpcSend(
   return (await response.json()) as { result?: string; error?: { code: number; message: string } };
 }
 
+/** One JSON-RPC simulateTransaction of a base64 transaction, signatures checked; the error it reports. */
+export async function rpcSimulatedError(rpcUrl: string, transaction: string): Promise<unknown> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "simulateTransaction",
+      params: [transaction, { encoding: "base64", sigVerify: true }],
+    }),
+  });
+  return ((await response.json()) as { result: { value: { err: unknown } } }).result.value.err;
+}
+
 /** The associated USDC account of `owner`. */
 export async function usdcAccountOf(owner: Address): Promise<Address> {
   const [ata] = await findAssociatedTokenPda({ owner, mint: USDC_MINT, tokenProgram: TOKEN_PROGRAM });

@@ -13,22 +13,14 @@ import { USDC_MINT } from "../../src/contract/markets.js";
 import type { BackendSettings } from "../support/backends.js";
 import { BACKENDS } from "../support/backends.js";
 import { newResignableSigner, resign } from "../support/resign.js";
-import { rpcSend, startTestChain, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
-
-async function simulate(rpcUrl: string, transaction: string): Promise<unknown> {
-  const response = await fetch(rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "simulateTransaction",
-      params: [transaction, { encoding: "base64", sigVerify: true }],
-    }),
-  });
-  const body = (await response.json()) as { result?: { value: { err: unknown } } };
-  return body.result?.value.err;
-}
+import {
+  rpcSend,
+  rpcSimulatedError,
+  startTestChain,
+  type TestChain,
+  usdcAccountOf,
+  usdcTransfer,
+} from "./harness.js";
 
 for (const backend of BACKENDS) {
   describe.skipIf(!backend.available)(`one execution per message on ${backend.name}`, () => {
@@ -63,7 +55,7 @@ for (const backend of BACKENDS) {
       const answer = await rpcSend(chain.rpcUrl, copy);
       expect(answer.error).toMatchObject({ code: -32002 });
       expect(answer.error?.message).toContain("This transaction has already been processed");
-      expect(await simulate(chain.rpcUrl, copy)).toBe("AlreadyProcessed");
+      expect(await rpcSimulatedError(chain.rpcUrl, copy)).toBe("AlreadyProcessed");
       await expect(chain.chain.sendTransaction(Buffer.from(copy, "base64"))).rejects.toMatchObject({
         kind: "AlreadyProcessed",
       });

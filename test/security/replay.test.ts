@@ -15,7 +15,7 @@ import type {
   SwapInstructionsResponse,
   SwapResponse,
 } from "../../src/contract/trade.js";
-import { rpcSend } from "../chain/harness.js";
+import { rpcSend, rpcSimulatedError } from "../chain/harness.js";
 import { assembleSwapInstructions, newFundedWallet, signWithKit } from "../support/kit.js";
 import { settledOrder } from "../support/orders.js";
 import { newResignableSigner, type ResignableSigner, resign } from "../support/resign.js";
@@ -69,20 +69,6 @@ async function send(signed: string): Promise<Signature> {
   return signature;
 }
 
-async function simulatedError(transaction: string): Promise<unknown> {
-  const response = await fetch(t.server.chain.rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "simulateTransaction",
-      params: [transaction, { encoding: "base64" }],
-    }),
-  });
-  return ((await response.json()) as { result: { value: { err: unknown } } }).result.value.err;
-}
-
 /** Three re-signed copies of `signed` (already landed), each refused as a replay. */
 async function expectReplaysRefused(signed: string, wallet: ResignableSigner): Promise<void> {
   for (let copy = 0; copy < 3; copy++) {
@@ -90,7 +76,7 @@ async function expectReplaysRefused(signed: string, wallet: ResignableSigner): P
     const answer = await rpcSend(t.server.chain.rpcUrl, resigned);
     expect(answer.error, JSON.stringify(answer)).toMatchObject({ code: -32002 });
     expect(answer.error?.message).toContain("This transaction has already been processed");
-    expect(await simulatedError(resigned)).toBe("AlreadyProcessed");
+    expect(await rpcSimulatedError(t.server.chain.rpcUrl, resigned)).toBe("AlreadyProcessed");
   }
 }
 
