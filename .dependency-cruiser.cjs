@@ -8,16 +8,17 @@ const LAYERS = [
   ["limits", "every"],
   ["config"],
   ["storage"],
-  ["keys"],
+  ["api-keys"],
   ["http"],
   ["chain"],
   ["upstream"],
+  ["demo"],
   ["markets"],
   ["simulator", "trading"],
   ["app"],
   ["cli"],
 ];
-const DOMAIN = "^src/(storage|keys|chain|upstream|markets|simulator|trading)/";
+const DOMAIN = "^src/(storage|api-keys|chain|upstream|demo|markets|simulator|trading)/";
 const folder = (name) => `^src/${name}(/|\\.ts$)`;
 
 const layerRules = LAYERS.flatMap((layer, rank) =>
@@ -36,6 +37,8 @@ const layerRules = LAYERS.flatMap((layer, rank) =>
 ).filter((rule) => !rule.to.path.startsWith("^src/()"));
 
 module.exports = {
+  /** The layers, lowest first; docs/architecture.md lists the same (test/architecture.test.ts). */
+  layers: LAYERS,
   forbidden: [
     {
       name: "no-circular",
@@ -63,6 +66,13 @@ module.exports = {
       severity: "error",
       from: { path: DOMAIN, pathNot: "/routes/" },
       to: { path: "^src/(contract|http)/errors\\.ts$" },
+    },
+    {
+      name: "trading-uses-the-chain-interface",
+      comment: "trading talks to any chain through src/chain's interface, never to the sandbox's internals",
+      severity: "error",
+      from: { path: "^src/trading/" },
+      to: { path: "^src/chain/sandbox/" },
     },
     ...layerRules,
   ],

@@ -13,7 +13,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { request } from "undici";
 import type { CatalogueFile } from "../src/contract/markets.js";
-import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/demo/generate.js";
 import {
   cpuTimeUs,
   importCatalogue,

@@ -28,7 +28,7 @@ import { USDC_MINT } from "../src/contract/markets.js";
 import type { OrderStatusResponse } from "../src/contract/trade.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
-import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/orders/intents.js";
+import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/prediction/intents.js";
 import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
 
 const { values: args } = parseArgs({

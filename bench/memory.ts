@@ -24,7 +24,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import WebSocket from "ws";
-import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/demo/generate.js";
 import {
   importCatalogue,
   machineBaselines,

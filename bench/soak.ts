@@ -14,7 +14,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
-import { generateDemoCatalogue, sizedCatalogue } from "../src/markets/demo/generate.js";
+import { generateDemoCatalogue, sizedCatalogue } from "../src/demo/generate.js";
 import {
   healthCheckRate,
   importCatalogue,

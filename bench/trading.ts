@@ -38,9 +38,9 @@ import { loadVenueKeys, venueSigners } from "../src/chain/venue-keys.js";
 import { USDC_MINT } from "../src/contract/markets.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
-import { PoolAuthorities } from "../src/trading/pools/authority.js";
-import { createPool, type PoolFunding } from "../src/trading/pools/create.js";
-import { DEMO_PRICES_USD } from "../src/trading/pools/demo.js";
+import { PoolAuthorities } from "../src/trading/spot/pools/authority.js";
+import { createPool, type PoolFunding } from "../src/trading/spot/pools/create.js";
+import { DEMO_PRICES_USD } from "../src/trading/spot/pools/demo.js";
 import {
   cpuTimeUs,
   random,
@@ -195,7 +195,7 @@ function pairKey(a: string, b: string): string {
   return a < b ? `${a}/${b}` : `${b}/${a}`;
 }
 
-/** The demo genesis's direct pairs (src/trading/pools/demo.ts). */
+/** The demo genesis's direct pairs (src/trading/spot/pools/demo.ts). */
 const DEMO_PAIRS = new Set([
   ...["dBTC", "dETH", "dUSDT", "dJUP", "dBONK", "dJTO", "dPYTH", "dRAY", "dORCA", "dmSOL"].flatMap(
     (symbol) => [pairKey(symbol, "USDC"), pairKey(symbol, "SOL")],

@@ -9,11 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import {
-  DEFAULT_DEMO_SEED,
-  generateDemoCatalogue,
-  generateStressCatalogue,
-} from "../src/markets/demo/generate.js";
+import { DEFAULT_DEMO_SEED, generateDemoCatalogue, generateStressCatalogue } from "../src/demo/generate.js";
 
 const DAY_SECONDS = 86_400;
 

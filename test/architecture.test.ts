@@ -45,7 +45,23 @@ function tree(files: Record<string, string>): string {
   return dir;
 }
 
+/** The folders of docs/architecture.md's first table, in order, as layer names ("src/x/" → "x"). */
+function documentedLayers(): string[][] {
+  const doc = fs.readFileSync(path.join(ROOT, "docs/architecture.md"), "utf8");
+  const table = doc.slice(doc.indexOf("| Folder |"), doc.indexOf("\n\n", doc.indexOf("| Folder |")));
+  return table
+    .split("\n")
+    .slice(2)
+    .map((row) =>
+      [...(row.split("|")[1] ?? "").matchAll(/`src\/([a-z-]+)(?:\/|\.ts)`/g)].map((m) => m[1] as string),
+    );
+}
+
 describe("the floor plan of src/", () => {
+  it("is the one docs/architecture.md describes", () => {
+    expect(documentedLayers()).toEqual(config.layers);
+  });
+
   it("has no cycle, no upward import, a client that speaks only the contract, no HTTP errors in domains", async () => {
     expect(await violations(ROOT)).toEqual([]);
   }, 60_000);
@@ -61,6 +77,8 @@ describe("the floor plan of src/", () => {
         "src/markets/catalog.ts": 'import "../app/start-server.js";\n',
         "src/app/start-server.ts": 'import "../markets/catalog.js";\n',
         "src/chain/a.ts": 'import "./b.js";\n',
+        "src/chain/sandbox/svm.ts": "export const svm = 1;\n",
+        "src/trading/tx/build.ts": 'import "../../chain/sandbox/svm.js";\n',
         "src/chain/b.ts": 'import "./a.js";\n',
         "tsconfig.json": '{ "compilerOptions": { "module": "nodenext", "moduleResolution": "nodenext" } }\n',
       }),
@@ -72,6 +90,7 @@ describe("the floor plan of src/", () => {
         "domain-errors-stay-in-the-domain",
         "layer-markets",
         "no-circular",
+        "trading-uses-the-chain-interface",
       ]),
     );
     // A route may map a domain error to the catalogue.

@@ -5,7 +5,7 @@
  *
  *   DATABASE_URL=postgres://... CHAOS_SIMULATOR_PORT=8090 node --import tsx bench/chaos/simulator.ts
  */
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { resolveDemoAnchor } from "../../src/markets/store.js";
 import { startSimulator } from "../../src/simulator/index.js";
 import { openStorage } from "../../src/storage/database.js";

@@ -18,6 +18,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fas
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { isKeyParameter } from "../api-keys/url-keys.js";
 import { devFaucet } from "../chain/routes/dev-faucet.js";
 import type { Config } from "../config.js";
 import { ApiError, ERRORS, isErrorCode } from "../contract/errors.js";
@@ -45,7 +46,6 @@ import {
   wantsSignature,
 } from "../http/response-signing.js";
 import type { ZodApp } from "../http/types.js";
-import { isKeyParameter } from "../keys/url-keys.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import type { OnchainTrades } from "../markets/onchain-trades.js";

@@ -7,8 +7,8 @@
  */
 
 import type { Chain } from "../chain/chain.js";
+import type { GenesisMarket } from "../chain/market-ledger.js";
 import { RpcChain } from "../chain/rpc-client.js";
-import type { GenesisMarket } from "../chain/sandbox/genesis.js";
 import type { ChainLogger } from "../chain/sandbox/sandbox-chain.js";
 import {
   type SandboxChainSettings,

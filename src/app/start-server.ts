@@ -1,5 +1,6 @@
 /** Starts a whole venue: storage, the catalog (seeded with the demo on a fresh database), and HTTP. */
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
+import { KeyRing } from "../api-keys/key-ring.js";
 import { demoTokens } from "../chain/demo-tokens.js";
 import { loadResponseSigningKey } from "../chain/venue-keys.js";
 import type { Config } from "../config.js";
@@ -8,7 +9,6 @@ import { every } from "../every.js";
 import type { AccessControl } from "../http/auth.js";
 import { MemoryRateStore, type RateStore, RedisRateStore } from "../http/rate-limit.js";
 import type { ZodApp } from "../http/types.js";
-import { KeyRing } from "../keys/key-ring.js";
 import { resolveVenueSeed } from "../markets/accounts.js";
 import type { Catalog } from "../markets/catalog.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
@@ -327,7 +327,7 @@ class DemoSource {
     };
     const generator =
       wanted.store || wanted.simulator
-        ? (await import("../markets/demo/generate.js")).generateDemoCatalogue
+        ? (await import("../demo/generate.js")).generateDemoCatalogue
         : undefined;
     return new DemoSource(db, anchor, generator, wanted);
   }

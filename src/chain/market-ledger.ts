@@ -41,3 +41,20 @@ export function decodeMarketLedger(data: Uint8Array): MarketLedger | null {
   const key = (offset: number) => addressOf(data.subarray(offset, offset + 32));
   return { yesMint: key(8), noMint: key(40), settlementMint: key(72), authority: key(104) };
 }
+
+/** One settlement rail of a tokenized market: its ledger and outcome mints, at the catalogue's addresses. */
+export interface GenesisRail {
+  marketLedger: string;
+  yesMint: string;
+  noMint: string;
+  /** Defaults to USDC. */
+  settlementMint?: string;
+}
+
+/**
+ * A tokenized market's accounts: one rail's at the top, or, when `rails` is given (the catalog's
+ * markets, whose top-level accounts are their USDC rail's), every rail's there instead.
+ */
+export interface GenesisMarket extends GenesisRail {
+  rails?: readonly GenesisRail[];
+}

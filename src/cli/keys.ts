@@ -1,7 +1,7 @@
 /** `oddsgate keys`: issuing and managing API keys, which storage holds only as hashes. */
 import { type Command, Option } from "commander";
-import type { ApiKey } from "../keys/store.js";
-import { KEY_TIERS } from "../keys/tiers.js";
+import type { ApiKey } from "../api-keys/store.js";
+import { KEY_TIERS } from "../api-keys/tiers.js";
 import { configFrom, printJson, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
 
 /** Adds `keys create`, `keys list`, `keys revoke` and `keys rotate`. */
@@ -19,7 +19,7 @@ export function registerKeysCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(async (options) => {
     const config = configFrom(options);
-    const { createKey } = await import("../keys/store.js");
+    const { createKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const issued = await createKey(storage.db, {
         name: options.name,
@@ -40,7 +40,7 @@ export function registerKeysCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(async (options) => {
     const config = configFrom(options);
-    const { listKeys } = await import("../keys/store.js");
+    const { listKeys } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const all = await listKeys(storage.db);
       if (options.json) console.log(JSON.stringify(all, null, 2));
@@ -57,7 +57,7 @@ export function registerKeysCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(async (id: string, options) => {
     const config = configFrom(options);
-    const { revokeKey } = await import("../keys/store.js");
+    const { revokeKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       console.log(`revoked ${describeKey(await revokeKey(storage.db, id))}`);
     });
@@ -74,7 +74,7 @@ export function registerKeysCommands(program: Command): void {
   ).action(async (id: string, options) => {
     const grace = Number(options.grace);
     const config = configFrom(options);
-    const { rotateKey } = await import("../keys/store.js");
+    const { rotateKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const issued = await rotateKey(storage.db, id, grace);
       if (options.json) return printJson({ ...issued.key, secret: issued.secret, graceSeconds: grace });

@@ -171,7 +171,7 @@ async function isUserError(error: unknown): Promise<boolean> {
   const [{ ImportFormatError }, { KeyError }, { ApiError }, { ChainLeaseHeldError }, { UpstreamError }] =
     await Promise.all([
       import("../markets/import/parse.js"),
-      import("../keys/store.js"),
+      import("../api-keys/store.js"),
       import("../contract/errors.js"),
       import("../chain/sandbox/lease.js"),
       import("../upstream/errors.js"),

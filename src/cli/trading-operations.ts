@@ -18,9 +18,9 @@ import { signOrderTransaction, TradeClient } from "../client/trade.js";
 import { CASH_MINT, USDC_MINT } from "../contract/markets.js";
 import type { OrderStatusResponse } from "../contract/trade.js";
 import type { Storage } from "../storage/database.js";
-import { PoolAuthorities } from "../trading/pools/authority.js";
-import { createPool } from "../trading/pools/create.js";
-import { listPools, type PoolRecord, removePool } from "../trading/pools/store.js";
+import { PoolAuthorities } from "../trading/spot/pools/authority.js";
+import { createPool } from "../trading/spot/pools/create.js";
+import { listPools, type PoolRecord, removePool } from "../trading/spot/pools/store.js";
 import { venueFailure } from "./support.js";
 
 /** What a pools command works on: the venue's keys and storage, its seed and the chain. */

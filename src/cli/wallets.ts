@@ -4,7 +4,7 @@
  * a change within a second. (`oddsgate wallet`, singular, manages local keypair files.)
  */
 import type { Command } from "commander";
-import type { VerifiedWallet } from "../trading/verified-wallets.js";
+import type { VerifiedWallet } from "../trading/prediction/verified-wallets.js";
 import { CliError, configFrom, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
 
 /** Adds `wallets verify`, `wallets unverify` and `wallets list`. */
@@ -25,7 +25,7 @@ export function registerWalletsCommands(program: Command): void {
   ).action(
     listErrorsAsMessages(async (address: string, options) => {
       const config = configFrom(options);
-      const { verifyWallet, walletAddress } = await import("../trading/verified-wallets.js");
+      const { verifyWallet, walletAddress } = await import("../trading/prediction/verified-wallets.js");
       // Checked before storage is opened: a typo costs nothing.
       const wallet = walletAddress(address);
       await withStorage(config, async (storage) => {
@@ -44,7 +44,7 @@ export function registerWalletsCommands(program: Command): void {
   ).action(
     listErrorsAsMessages(async (address: string, options) => {
       const config = configFrom(options);
-      const { unverifyWallet, walletAddress } = await import("../trading/verified-wallets.js");
+      const { unverifyWallet, walletAddress } = await import("../trading/prediction/verified-wallets.js");
       const wallet = walletAddress(address);
       await withStorage(config, async (storage) => {
         console.log(`unverified ${describeWallet(await unverifyWallet(storage.db, wallet))}`);
@@ -60,7 +60,7 @@ export function registerWalletsCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(async (options) => {
     const config = configFrom(options);
-    const { listVerifiedWallets } = await import("../trading/verified-wallets.js");
+    const { listVerifiedWallets } = await import("../trading/prediction/verified-wallets.js");
     await withStorage(config, async (storage) => {
       const all = await listVerifiedWallets(storage.db);
       if (options.json) console.log(JSON.stringify(all, null, 2));
@@ -79,7 +79,7 @@ function listErrorsAsMessages<A extends unknown[]>(action: (...args: A) => Promi
     try {
       await action(...args);
     } catch (error) {
-      const { WalletListError } = await import("../trading/verified-wallets.js");
+      const { WalletListError } = await import("../trading/prediction/verified-wallets.js");
       throw error instanceof WalletListError ? new CliError(error.message) : error;
     }
   };

@@ -1,7 +1,7 @@
 /**
  * The messages of the WebSocket streams (contract §5–6), as the AsyncAPI document publishes them:
  * what a client sends and what the server sends on `/api/v1/ws`, `/quote-stream`, `/book-stream` and
- * `/priority-fees/stream`. The hubs that speak them (markets/ws.ts, trading/quote-stream.ts,
+ * `/priority-fees/stream`. The hubs that speak them (markets/ws.ts, trading/streams/quote-stream.ts,
  * book-stream.ts, pair-stream.ts, routes/priority-fees-stream.ts) build their frames by hand for speed;
  * test/http/api-documents.test.ts checks their frames against these.
  */

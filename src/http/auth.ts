@@ -13,11 +13,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
+import { hashSecret, type KeyGrant } from "../api-keys/store.js";
+import type { KeyTier } from "../api-keys/tiers.js";
+import { hasKeyInQuery } from "../api-keys/url-keys.js";
 import type { Config } from "../config.js";
 import { ApiError } from "../contract/errors.js";
-import { hashSecret, type KeyGrant } from "../keys/store.js";
-import type { KeyTier } from "../keys/tiers.js";
-import { hasKeyInQuery } from "../keys/url-keys.js";
 import type { BucketState, RateStore } from "./rate-limit.js";
 import { StreamCredentials } from "./stream-peers.js";
 

@@ -1,7 +1,7 @@
 /**
  * On-chain trades: the prediction-market fills this venue settled on its chain (reference §3.4,
  * `/onchain-trades`). One row per settling transaction, written in the same database transaction that
- * records its order closed (trading/orders/store.ts), so every instance sharing the database reads the
+ * records its order closed (trading/prediction/order-store.ts), so every instance sharing the database reads the
  * same rows, before and after a restart. A row keeps what the chain did: the mints and amounts, which
  * of them the outcome token is (the one the settlement minted or burnt), what the contracts cost and
  * the builder fee. Which market and side an outcome mint belongs to is the catalogue's, read when
@@ -53,7 +53,7 @@ const SORT_COLUMNS = {
 /** Outcome tokens have 6 decimals: 10^6 units are one contract (contract §7). */
 const CONTRACT_UNITS = 1_000_000;
 
-/** A fill as an order's settlement recorded it (see trading/orders/store.ts). */
+/** A fill as an order's settlement recorded it (see trading/prediction/order-store.ts). */
 export interface SettledFill {
   orderId: string;
   wallet: string;

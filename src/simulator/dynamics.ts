@@ -6,7 +6,7 @@
  */
 
 import type { MarketRecord, MarketStatus } from "../contract/markets.js";
-import { hash128 } from "../markets/demo/random.js";
+import { hash128 } from "../demo/random.js";
 
 const MINUTE = 60;
 /** $1 in basis points: prices are kept in basis points (0.4200 = 4200). */

@@ -5,7 +5,7 @@
  */
 
 import type { MarketRecord } from "../contract/markets.js";
-import { grouped } from "../markets/demo/build.js";
+import { grouped } from "../demo/build.js";
 
 /** What one market says about the quantity: its share of it below, above or between strikes. */
 export type Strike =

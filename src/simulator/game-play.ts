@@ -4,7 +4,7 @@
  * plays laid out over the game's real time, and Kalshi's live-data `details` of it at any moment:
  * scheduled before the start, moving while it runs, final after it.
  */
-import { Random } from "../markets/demo/random.js";
+import { Random } from "../demo/random.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import { impliedCdf, quantileOf } from "./forecast.js";
 import { type GameSubject, type Milestone, outcomeOf, type Side } from "./milestones.js";

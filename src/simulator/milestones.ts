@@ -5,7 +5,7 @@
  * primary event's ticker, so the same catalogue always has the same milestones.
  */
 import type { Series } from "../contract/markets.js";
-import { hash128 } from "../markets/demo/random.js";
+import { hash128 } from "../demo/random.js";
 import type { SimulatedEvent, SimulatedExchange, SimulatedMarket } from "./exchange.js";
 import { SPORT_RULES, type SportRules } from "./sport-rules.js";
 

@@ -4,7 +4,7 @@
  * once out). The number is seeded from the event's market-implied distribution and always agrees with
  * its settled strike markets: the bucket that resolved Yes holds it, those that resolved No do not.
  */
-import { Random } from "../markets/demo/random.js";
+import { Random } from "../demo/random.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import { formatForecast, impliedCdf, quantileOf, type Strike } from "./forecast.js";
 import type { Milestone, ReadingSubject } from "./milestones.js";

@@ -116,7 +116,7 @@ export interface TradingTokensTable {
 export interface PoolsTable {
   address: string;
   venue: string;
-  /** Public input to the derivation of the pool authority's key (see trading/pools/authority.ts). */
+  /** Public input to the derivation of the pool authority's key (see trading/spot/pools/authority.ts). */
   key_id: string;
   mint_a: string;
   mint_b: string;

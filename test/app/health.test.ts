@@ -6,6 +6,7 @@
  */
 import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createKey } from "../../src/api-keys/store.js";
 import { buildApp } from "../../src/app/build-app.js";
 import {
   chainProbe,
@@ -19,7 +20,6 @@ import {
 import type { RunningServer } from "../../src/app/start-server.js";
 import { loadConfig } from "../../src/config.js";
 import type { ZodApp } from "../../src/http/types.js";
-import { createKey } from "../../src/keys/store.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { UpstreamClient } from "../../src/upstream/client.js";

@@ -1,8 +1,8 @@
 import { type Address, generateKeyPairSigner, type Signature } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
+import type { GenesisMarket } from "../../src/chain/market-ledger.js";
 import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
-import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { BACKENDS } from "../support/backends.js";
 import { startTestChain, TEST_MARKETS, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";

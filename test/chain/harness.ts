@@ -4,9 +4,9 @@ import { getTransferSolInstruction } from "@solana-program/system";
 import { findAssociatedTokenPda, getTransferCheckedInstruction } from "@solana-program/token";
 import { buildSignedTransaction, signInstructions } from "../../src/chain/build-transaction.js";
 import type { Chain } from "../../src/chain/chain.js";
+import type { GenesisMarket } from "../../src/chain/market-ledger.js";
 import { TOKEN_PROGRAM, USDC_DECIMALS } from "../../src/chain/programs.js";
 import { ChainStore } from "../../src/chain/sandbox/chain-store.js";
-import type { GenesisMarket } from "../../src/chain/sandbox/genesis.js";
 import {
   type SandboxChainSettings,
   type StartedSandboxChain,

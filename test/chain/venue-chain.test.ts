@@ -5,9 +5,9 @@
  */
 import { generateKeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../src/api-keys/store.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { createKey } from "../../src/keys/store.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 async function rpc(url: string, method: string, params: unknown[] = []) {

@@ -12,7 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { type Browser, launchChromium } from "./browser.js";

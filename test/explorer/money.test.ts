@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { price } from "../../web/src/format.js";

@@ -4,9 +4,6 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../src/app/start-server.js";
-import { MarketsClient, OddsgateApiError } from "../../src/client/markets.js";
-import { type ConfigInput, loadConfig } from "../../src/config.js";
 import {
   createKey,
   hashSecret,
@@ -14,7 +11,10 @@ import {
   listKeys,
   revokeKey,
   rotateKey,
-} from "../../src/keys/store.js";
+} from "../../src/api-keys/store.js";
+import { startServer } from "../../src/app/start-server.js";
+import { MarketsClient, OddsgateApiError } from "../../src/client/markets.js";
+import { type ConfigInput, loadConfig } from "../../src/config.js";
 import { openStorage } from "../../src/storage/database.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, TEST_ANCHOR, type TestServer } from "../support/server.js";

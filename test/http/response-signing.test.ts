@@ -11,6 +11,7 @@ import { Readable } from "node:stream";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { createKey } from "../../src/api-keys/store.js";
 import { keypairFromSeed } from "../../src/chain/ed25519.js";
 import { readKeypairFile, writeKeypairFile } from "../../src/chain/keypair-file.js";
 import { loadResponseSigningKey, responseSigningKeyFile } from "../../src/chain/venue-keys.js";
@@ -33,7 +34,6 @@ import {
   SIGNING_DIRECTORY_PATH,
   signResponse,
 } from "../../src/http/response-signing.js";
-import { createKey } from "../../src/keys/store.js";
 import { openStorage } from "../../src/storage/database.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";

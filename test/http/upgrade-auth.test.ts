@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { KeyRing } from "../../src/api-keys/key-ring.js";
+import { createKey, type IssuedKey, revokeKey } from "../../src/api-keys/store.js";
 import { buildApp } from "../../src/app/build-app.js";
 import { loadConfig } from "../../src/config.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
 import type { ZodApp } from "../../src/http/types.js";
-import { KeyRing } from "../../src/keys/key-ring.js";
-import { createKey, type IssuedKey, revokeKey } from "../../src/keys/store.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";

@@ -17,7 +17,7 @@ import { type Market, USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { OnchainTrade } from "../../src/markets/onchain-trades.js";
 import { OnchainTradePageSchema } from "../../src/markets/routes/list-onchain-trades.js";
-import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
+import { associatedTokenAddress } from "../../src/trading/tx/token-accounts.js";
 import { BACKENDS, type Backend } from "../support/backends.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { settledOrder } from "../support/orders.js";

@@ -9,15 +9,15 @@
  */
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../src/api-keys/store.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import type { Keypair } from "../../src/chain/ed25519.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { createKey } from "../../src/keys/store.js";
-import { FirmQuoteRefused, FirmQuotes, TURN_GRACE_BLOCKS } from "../../src/trading/firm-quotes.js";
-import type { PoolHold } from "../../src/trading/market.js";
-import { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+import { FirmQuoteRefused, FirmQuotes, TURN_GRACE_BLOCKS } from "../../src/trading/quotes/firm-quotes.js";
+import type { PoolHold } from "../../src/trading/spot/market.js";
+import { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

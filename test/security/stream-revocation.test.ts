@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { KeyRing } from "../../src/api-keys/key-ring.js";
+import { createKey, hashSecret, revokeKey, rotateKey } from "../../src/api-keys/store.js";
 import { loadConfig } from "../../src/config.js";
 import { KEY_INVALIDATED_CLOSE } from "../../src/http/stream-peers.js";
-import { KeyRing } from "../../src/keys/key-ring.js";
-import { createKey, hashSecret, revokeKey, rotateKey } from "../../src/keys/store.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { tempDir } from "../support/backends.js";
 import { startTestServer, type TestServer } from "../support/server.js";

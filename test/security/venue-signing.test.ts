@@ -16,15 +16,15 @@ import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderResponse } from "../../src/trading/order.js";
-import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/order-transaction.js";
+import type { OrderResponse } from "../../src/trading/spot/desk.js";
+import type { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
+import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/tx/order-transaction.js";
 import {
   checkMessageBeforeSigning,
   checkVenueSignatures,
   UnsafeTransactionError,
-} from "../../src/trading/signing-guard.js";
-import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
-import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+} from "../../src/trading/tx/signing-guard.js";
+import { associatedTokenAddress } from "../../src/trading/tx/token-accounts.js";
 import { rpcSend } from "../chain/harness.js";
 import { newFundedWallet, signAndSendWithKit, signWithKit } from "../support/kit.js";
 import { newResignableSigner, type ResignableSigner, resign } from "../support/resign.js";

@@ -6,7 +6,7 @@
 import { Configuration, LiveDataApi, MilestoneApi } from "kalshi-typescript";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CatalogueEvent, CatalogueFile } from "../../src/contract/markets.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { eventStrikes, type Strike } from "../../src/simulator/forecast.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { TEST_ANCHOR } from "../support/server.js";

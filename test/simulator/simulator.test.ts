@@ -6,7 +6,7 @@
 import { Configuration, EventsApi, MarketApi } from "kalshi-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CatalogueEvent, CatalogueFile } from "../../src/contract/markets.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { TEST_ANCHOR } from "../support/server.js";
 

@@ -14,9 +14,9 @@ import {
   type PairGap,
 } from "../../src/client/streams.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { TradingBook } from "../../src/trading/book.js";
-import { BOOK_LEVELS } from "../../src/trading/book-levels.js";
-import { BookStreamHub, type BookStreamOptions } from "../../src/trading/book-stream.js";
+import type { TradingBook } from "../../src/trading/spot/trading-book.js";
+import { BOOK_LEVELS } from "../../src/trading/streams/book-levels.js";
+import { BookStreamHub, type BookStreamOptions } from "../../src/trading/streams/book-stream.js";
 import { connectStream, serveStream, waitUntil } from "../support/pair-streams.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

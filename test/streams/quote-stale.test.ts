@@ -6,8 +6,8 @@ import websocket from "@fastify/websocket";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChainStaleness, QuoteStreamClient } from "../../src/client/streams.js";
-import type { TradingBook } from "../../src/trading/book.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import type { TradingBook } from "../../src/trading/spot/trading-book.js";
+import { QuoteStreamHub } from "../../src/trading/streams/quote-stream.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { whenTrue } from "./support.js";
 

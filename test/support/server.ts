@@ -16,7 +16,7 @@ let demo: CatalogueFile | undefined;
 /** The demo catalogue at the fixed test anchor (generated once per test file). */
 export async function testCatalogue(): Promise<CatalogueFile> {
   // Imported lazily: tests that bring their own catalogue need not pay for generating this one.
-  const { generateDemoCatalogue } = await import("../../src/markets/demo/generate.js");
+  const { generateDemoCatalogue } = await import("../../src/demo/generate.js");
   demo ??= generateDemoCatalogue({ anchor: TEST_ANCHOR });
   return demo;
 }

@@ -1,8 +1,8 @@
 /** Helpers for WebSocket tests. */
 import { expect } from "vitest";
 import WebSocket from "ws";
+import { createKey } from "../../src/api-keys/store.js";
 import { loadConfig } from "../../src/config.js";
-import { createKey } from "../../src/keys/store.js";
 import { openStorage } from "../../src/storage/database.js";
 import { startTestServer } from "./server.js";
 

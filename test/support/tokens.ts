@@ -6,9 +6,9 @@ import { demoTokens } from "../../src/chain/demo-tokens.js";
 import type { Keypair } from "../../src/chain/ed25519.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import type { RpcChain } from "../../src/chain/rpc-client.js";
-import { createAssociatedTokenIdempotent } from "../../src/trading/instructions.js";
-import { associatedTokenAddress } from "../../src/trading/token-accounts.js";
-import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
+import { createAssociatedTokenIdempotent } from "../../src/trading/tx/instructions.js";
+import { associatedTokenAddress } from "../../src/trading/tx/token-accounts.js";
+import { compileMessage, signedTransaction } from "../../src/trading/tx/transaction.js";
 
 /** The mint of the demo token `symbol` (e.g. "dJUP") on a venue seeded with `seed`. */
 export function demoMint(seed: string, symbol: string): Address {

@@ -5,17 +5,17 @@
 import type { Kysely } from "kysely";
 import type { Chain } from "../../src/chain/chain.js";
 import type { Tables } from "../../src/storage/database.js";
-import { TradingBook } from "../../src/trading/book.js";
-import { BookStreamHub } from "../../src/trading/book-stream.js";
-import { OrderDesk } from "../../src/trading/order.js";
-import { IntentDesk } from "../../src/trading/orders/intents.js";
-import { OrderKeeper } from "../../src/trading/orders/keeper.js";
-import { PoolAuthorities } from "../../src/trading/pools/authority.js";
-import { PriorityFeeEstimator } from "../../src/trading/priority-fees.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { IntentDesk } from "../../src/trading/prediction/intents.js";
+import { OrderKeeper } from "../../src/trading/prediction/keeper.js";
+import { WalletVerification } from "../../src/trading/prediction/wallet-verification.js";
 import { OrderStatusDesk } from "../../src/trading/routes/get-order-status.js";
 import type { TradingApi } from "../../src/trading/routes/index.js";
-import { WalletVerification } from "../../src/trading/wallet-verification.js";
+import { OrderDesk } from "../../src/trading/spot/desk.js";
+import { PoolAuthorities } from "../../src/trading/spot/pools/authority.js";
+import { TradingBook } from "../../src/trading/spot/trading-book.js";
+import { BookStreamHub } from "../../src/trading/streams/book-stream.js";
+import { PriorityFeeEstimator } from "../../src/trading/streams/priority-fees.js";
+import { QuoteStreamHub } from "../../src/trading/streams/quote-stream.js";
 
 /** A chain every call to which fails, naming the method: nothing may reach it. */
 export function refusingChain(allow: Partial<Chain> = {}): Chain {

@@ -13,11 +13,11 @@ import WebSocket from "ws";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { BOOK_LEVELS, tickStepBps } from "../../src/trading/book-levels.js";
-import { BookStreamHub } from "../../src/trading/book-stream.js";
-import { SharedQuotes } from "../../src/trading/shared-quotes.js";
-import { cpmmAmountOut } from "../../src/trading/venues/cpmm.js";
-import type { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+import { cpmmAmountOut } from "../../src/trading/spot/venues/cpmm.js";
+import type { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
+import { BOOK_LEVELS, tickStepBps } from "../../src/trading/streams/book-levels.js";
+import { BookStreamHub } from "../../src/trading/streams/book-stream.js";
+import { SharedQuotes } from "../../src/trading/streams/shared-quotes.js";
 import { signWithKit } from "../support/kit.js";
 import {
   connectStream,

@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
 import { generateKeypair } from "../../src/chain/ed25519.js";
 import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { TokenRecord } from "../../src/trading/pools/store.js";
-import { BPS, cpmmAmountOut, cpmmSpotOut, MAX_POOL_FEE_BPS } from "../../src/trading/venues/cpmm.js";
-import { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+import type { TokenRecord } from "../../src/trading/spot/pools/store.js";
+import { BPS, cpmmAmountOut, cpmmSpotOut, MAX_POOL_FEE_BPS } from "../../src/trading/spot/venues/cpmm.js";
+import { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
 
 const U64_MAX = 2n ** 64n - 1n;
 

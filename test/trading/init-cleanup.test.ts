@@ -10,10 +10,10 @@ import type { Chain } from "../../src/chain/chain.js";
 import { TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import type { ChainClock, TradingBook } from "../../src/trading/book.js";
-import { OrderKeeper } from "../../src/trading/orders/keeper.js";
-import { insertOrder, type NewOrder } from "../../src/trading/orders/store.js";
-import { PoolAuthorities } from "../../src/trading/pools/authority.js";
+import { OrderKeeper } from "../../src/trading/prediction/keeper.js";
+import { insertOrder, type NewOrder } from "../../src/trading/prediction/order-store.js";
+import { PoolAuthorities } from "../../src/trading/spot/pools/authority.js";
+import type { ChainClock, TradingBook } from "../../src/trading/spot/trading-book.js";
 import { BACKENDS } from "../support/backends.js";
 import { refusingChain } from "../support/trading-api.js";
 

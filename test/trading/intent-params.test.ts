@@ -14,7 +14,7 @@ import { SYSTEM_PROGRAM, TOKEN_PROGRAM, WRAPPED_SOL_MINT } from "../../src/chain
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
+import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

@@ -19,8 +19,8 @@ import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM } from "../../src/chain/programs.
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
-import { orderBySignature } from "../../src/trading/orders/store.js";
+import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.js";
+import { orderBySignature } from "../../src/trading/prediction/order-store.js";
 import { signWithKit } from "../support/kit.js";
 import { settledOrder, submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";

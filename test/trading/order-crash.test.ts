@@ -12,7 +12,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { openStorage } from "../../src/storage/database.js";
-import type { IntentQuoteResponse } from "../../src/trading/orders/intents.js";
+import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.js";
 import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { signWithKit } from "../support/kit.js";

@@ -4,7 +4,7 @@
  * every one known, whatever this instance's clock says.
  */
 import { describe, expect, it } from "vitest";
-import { PairPositions } from "../../src/trading/pair-positions.js";
+import { PairPositions } from "../../src/trading/streams/pair-positions.js";
 
 /** A clock the test moves. */
 function clock(start: number) {

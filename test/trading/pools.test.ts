@@ -12,9 +12,9 @@ import { loadVenueKeys, venueSigners } from "../../src/chain/venue-keys.js";
 import { TradeClient } from "../../src/client/trade.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { PoolAuthorities } from "../../src/trading/pools/authority.js";
-import { createPool } from "../../src/trading/pools/create.js";
-import { listPools, removePool } from "../../src/trading/pools/store.js";
+import { PoolAuthorities } from "../../src/trading/spot/pools/authority.js";
+import { createPool } from "../../src/trading/spot/pools/create.js";
+import { listPools, removePool } from "../../src/trading/spot/pools/store.js";
 import { BACKENDS } from "../support/backends.js";
 
 describe.each(BACKENDS)("pools on $name", (backend) => {

@@ -10,7 +10,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
-import type { OrderResponse } from "../../src/trading/order.js";
+import type { OrderResponse } from "../../src/trading/spot/desk.js";
 import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";

@@ -1,6 +1,6 @@
 /** The prediction venue's pricing rules: book ladders, whole-contract buys and sales, redemption payouts. */
 import { describe, expect, it } from "vitest";
-import { CONTRACT_UNITS, payoutPerContract, priceBook } from "../../src/trading/venues/prediction.js";
+import { CONTRACT_UNITS, payoutPerContract, priceBook } from "../../src/trading/spot/venues/prediction.js";
 
 describe("redemption payouts", () => {
   const determined = (result: string | null, scalarOutcomePct: number | null = null) => ({

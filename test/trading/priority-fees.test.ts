@@ -34,6 +34,7 @@ import { USDC_MINT } from "../../src/contract/markets.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
+import { PriorityFeeStreamHub } from "../../src/trading/routes/priority-fees-stream.js";
 import {
   MAX_PAYER_SHARE,
   MIN_WINDOW_UNITS,
@@ -43,8 +44,7 @@ import {
   priorityFeeLevels,
   weightedPriorityFeeLevels,
   windowWeight,
-} from "../../src/trading/priority-fees.js";
-import { PriorityFeeStreamHub } from "../../src/trading/routes/priority-fees-stream.js";
+} from "../../src/trading/streams/priority-fees.js";
 import { openAccess, QUIET_DEVELOPMENT } from "../support/app.js";
 import { tempDir } from "../support/backends.js";
 import { validateAgainstReference } from "../support/reference-schema.js";

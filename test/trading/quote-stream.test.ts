@@ -11,7 +11,7 @@ import WebSocket from "ws";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { QuoteStreamHub } from "../../src/trading/streams/quote-stream.js";
 import { signWithKit } from "../support/kit.js";
 import { connectStream, FakeSocket, serveStream, waitUntil } from "../support/pair-streams.js";
 import { startTestServer, type TestServer } from "../support/server.js";

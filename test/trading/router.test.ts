@@ -7,9 +7,9 @@ import { createHash } from "node:crypto";
 import { type Address, address, getAddressDecoder } from "@solana/kit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ExecutionMode, LegQuote, TradingMarket } from "../../src/trading/market.js";
-import { MarketGraph, type Route, type RouteRequest } from "../../src/trading/router.js";
-import { cpmmAmountOut, cpmmSpotOut } from "../../src/trading/venues/cpmm.js";
+import type { ExecutionMode, LegQuote, TradingMarket } from "../../src/trading/spot/market.js";
+import { MarketGraph, type Route, type RouteRequest } from "../../src/trading/spot/router.js";
+import { cpmmAmountOut, cpmmSpotOut } from "../../src/trading/spot/venues/cpmm.js";
 
 const SOL = address("So11111111111111111111111111111111111111112");
 const USDC = address("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");

@@ -7,22 +7,22 @@
  */
 import type { Address } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../src/api-keys/store.js";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import type { Keypair } from "../../src/chain/ed25519.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { loadConfig } from "../../src/config.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { createKey } from "../../src/keys/store.js";
 import {
   FirmQuoteRefused,
   FirmQuotes,
   type FirmQuoteTerms,
   ReservationConflict,
   type ReservationStore,
-} from "../../src/trading/firm-quotes.js";
-import { RedisReservations } from "../../src/trading/reservations-redis.js";
-import { CpmmPool } from "../../src/trading/venues/cpmm-pool.js";
+} from "../../src/trading/quotes/firm-quotes.js";
+import { RedisReservations } from "../../src/trading/quotes/reservations-redis.js";
+import { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
 import { BACKENDS, type Backend } from "../support/backends.js";
 import { newFundedWallet } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { MarketStreamClient, type QuoteFrame, QuoteStreamClient } from "../../src/client/streams.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import { QuoteStreamHub } from "../../src/trading/quote-stream.js";
+import { QuoteStreamHub } from "../../src/trading/streams/quote-stream.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;

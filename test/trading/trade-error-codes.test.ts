@@ -18,7 +18,7 @@ import { ORDER_STATUS_PARAM_CODES } from "../../src/trading/routes/get-order-sta
 import { QUOTE_PARAM_CODES } from "../../src/trading/routes/get-quote.js";
 import { ORDER_PARAM_CODES } from "../../src/trading/routes/order-params.js";
 import { SUBMIT_INTENT_FIELD_CODES } from "../../src/trading/routes/submit-intent.js";
-import { UnsafeTransactionError } from "../../src/trading/signing-guard.js";
+import { UnsafeTransactionError } from "../../src/trading/tx/signing-guard.js";
 import { signWithKit } from "../support/kit.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";

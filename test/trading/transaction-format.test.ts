@@ -17,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { addressOf, encodeBlockhash } from "../../src/chain/base58.js";
 import { generateKeypair } from "../../src/chain/ed25519.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
-import { compileMessage, signedTransaction } from "../../src/trading/transaction.js";
+import { compileMessage, signedTransaction } from "../../src/trading/tx/transaction.js";
 
 const randomAddress = (): Address => addressOf(randomBytes(32));
 

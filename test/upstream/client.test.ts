@@ -6,7 +6,7 @@ import { constants, generateKeyPairSync, verify } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { UpstreamClient } from "../../src/upstream/client.js";
 import { TEST_ANCHOR } from "../support/server.js";

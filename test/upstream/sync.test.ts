@@ -2,8 +2,8 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
-import { generateDemoCatalogue } from "../../src/markets/demo/generate.js";
 import { loadCatalogue, readCatalogVersion, saveCatalogue } from "../../src/markets/store.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";

@@ -10,6 +10,7 @@ import { CASH_MINT, USDC_MINT } from "../../contract/markets.js";
 import { forEachInSlices } from "../../slices.js";
 import { parseAddress, parseAddressUncached } from "../base58.js";
 import { demoTokens } from "../demo-tokens.js";
+import type { GenesisMarket } from "../market-ledger.js";
 import {
   LAMPORTS_PER_SOL,
   SYSTEM_PROGRAM,
@@ -26,23 +27,6 @@ import type { SandboxChain } from "./sandbox-chain.js";
 /** What the treasury starts with: enough for airdrops and fees for the life of a sandbox. */
 export const TREASURY_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL;
 const MINT_AUTHORITY_LAMPORTS = 1_000n * LAMPORTS_PER_SOL;
-
-/** One settlement rail of a tokenized market: its ledger and outcome mints, at the catalogue's addresses. */
-export interface GenesisRail {
-  marketLedger: string;
-  yesMint: string;
-  noMint: string;
-  /** Defaults to USDC. */
-  settlementMint?: string;
-}
-
-/**
- * A tokenized market's accounts: one rail's at the top, or, when `rails` is given (the catalog's
- * markets, whose top-level accounts are their USDC rail's), every rail's there instead.
- */
-export interface GenesisMarket extends GenesisRail {
-  rails?: readonly GenesisRail[];
-}
 
 /**
  * Creates whatever venue accounts are missing and defers each market rail's accounts (see

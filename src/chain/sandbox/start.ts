@@ -1,10 +1,11 @@
 /** Starts the embedded chain: state from storage, genesis, JSON-RPC on :8899 and PubSub on :8900. */
 import type http from "node:http";
-import { hasKeyInQuery } from "../../keys/url-keys.js";
+import { hasKeyInQuery } from "../../api-keys/url-keys.js";
 import type { Storage } from "../../storage/database.js";
 import { buildAirdropTransaction } from "../faucet.js";
+import type { GenesisMarket } from "../market-ledger.js";
 import { loadVenueKeys, type VenueKeys, type VenueSigners, venueSigners } from "../venue-keys.js";
-import { applyGenesis, type GenesisMarket } from "./genesis.js";
+import { applyGenesis } from "./genesis.js";
 import { type PubSubLimits, startPubSubServer } from "./pubsub-server.js";
 import {
   type AccessGate,

@@ -1,6 +1,6 @@
 /** WebSocket /book-stream — ten levels a side of direct routes per subscribed pair (reference §8.4). */
 import type { ZodApp } from "../../http/types.js";
-import type { BookStreamHub } from "../book-stream.js";
+import type { BookStreamHub } from "../streams/book-stream.js";
 
 /** Registers the `/book-stream` WebSocket. */
 export function bookStream(app: ZodApp, hub: BookStreamHub): void {

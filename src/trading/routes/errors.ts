@@ -31,8 +31,8 @@ import {
   StorageUnavailable,
   TradingNotReady,
 } from "../errors.js";
-import { FirmQuoteRefused } from "../firm-quotes.js";
-import { UnsafeTransactionError } from "../signing-guard.js";
+import { FirmQuoteRefused } from "../quotes/firm-quotes.js";
+import { UnsafeTransactionError } from "../tx/signing-guard.js";
 import { INTENT_PARAM_CODES } from "./get-intent.js";
 import type { OrderQuery } from "./get-order.js";
 import { ORDER_STATUS_PARAM_CODES } from "./get-order-status.js";

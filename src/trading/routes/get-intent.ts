@@ -5,8 +5,8 @@ import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { IntentQuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { TradingBook } from "../book.js";
-import { type IntentDesk, MIN_FEE_BUDGET } from "../orders/intents.js";
+import { type IntentDesk, MIN_FEE_BUDGET } from "../prediction/intents.js";
+import type { TradingBook } from "../spot/trading-book.js";
 import { ORDER_PARAM_CODES, parseOrderRequest, parseUnsigned } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });

@@ -8,7 +8,7 @@ import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { OrderStatusResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
 import type { Tables } from "../../storage/database.js";
-import { orderByOpenSignature } from "../orders/status.js";
+import { orderByOpenSignature } from "../prediction/status.js";
 
 const OrderStatusQuery = z.object({
   signature: z.string().meta({ description: "Signature of the order's open transaction, base58" }),

@@ -7,8 +7,8 @@ import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import { OrderResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { TradingBook } from "../book.js";
-import type { OrderDesk } from "../order.js";
+import type { OrderDesk } from "../spot/desk.js";
+import type { TradingBook } from "../spot/trading-book.js";
 import { clientOf, parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });

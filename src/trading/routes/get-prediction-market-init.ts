@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
-import { type MarketInitDesk, MarketInitRefused } from "../prediction-market-init.js";
+import { type MarketInitDesk, MarketInitRefused } from "../prediction/market-init.js";
 import { clientOf } from "./order-params.js";
 
 const PredictionMarketInitQuery = z.object({

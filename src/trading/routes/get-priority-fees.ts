@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
-import type { PriorityFeeEstimator } from "../priority-fees.js";
+import type { PriorityFeeEstimator } from "../streams/priority-fees.js";
 
 const level = (name: string) =>
   z

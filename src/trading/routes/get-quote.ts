@@ -8,8 +8,8 @@ import { z } from "zod";
 import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { QuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { TradingBook } from "../book.js";
-import type { OrderDesk } from "../order.js";
+import type { OrderDesk } from "../spot/desk.js";
+import type { TradingBook } from "../spot/trading-book.js";
 import { ORDER_PARAM_CODES, parseOrderRequest } from "./order-params.js";
 
 const text = (description: string) => z.string().optional().meta({ description });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ErrorBody } from "../../contract/errors.js";
 import { Mint } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { TradingBook } from "../book.js";
+import type { TradingBook } from "../spot/trading-book.js";
 import { registry } from "./list-tokens.js";
 
 /** Registers `GET /tokens-with-decimals`. */

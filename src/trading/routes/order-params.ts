@@ -16,7 +16,7 @@ import {
   TRANSACTION_MAX_ACCOUNTS,
   TRANSACTION_MAX_SIZE,
   type TransactionLimit,
-} from "../order-terms.js";
+} from "../spot/order-terms.js";
 
 /** Largest price impact accepted when the caller sets no `priceImpactTolerancePct`. */
 export const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;

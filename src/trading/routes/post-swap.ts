@@ -6,8 +6,8 @@
 import { ErrorBody } from "../../contract/errors.js";
 import { SwapResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { TradingBook } from "../book.js";
-import type { OrderDesk } from "../order.js";
+import type { OrderDesk } from "../spot/desk.js";
+import type { TradingBook } from "../spot/trading-book.js";
 import { clientOf } from "./order-params.js";
 import { SwapRequest, swapOrderRequest } from "./swap-request.js";
 

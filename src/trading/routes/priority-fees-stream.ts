@@ -7,7 +7,7 @@
 import type { WebSocket } from "ws";
 import { badRequest, StreamHub } from "../../http/stream-peers.js";
 import type { ZodApp } from "../../http/types.js";
-import type { PriorityFeeEstimator, PriorityFeeLevels } from "../priority-fees.js";
+import type { PriorityFeeEstimator, PriorityFeeLevels } from "../streams/priority-fees.js";
 
 export interface PriorityFeeStreamOptions {
   /** How often the server pings (default 15 s). */

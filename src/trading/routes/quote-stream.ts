@@ -1,6 +1,6 @@
 /** WebSocket /quote-stream — per-slot best bid and ask of subscribed pairs (interface operation 6). */
 import type { ZodApp } from "../../http/types.js";
-import type { QuoteStreamHub } from "../quote-stream.js";
+import type { QuoteStreamHub } from "../streams/quote-stream.js";
 
 /** Registers the `/quote-stream` WebSocket. */
 export function quoteStream(app: ZodApp, hub: QuoteStreamHub): void {

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ErrorBody, type ErrorCode } from "../../contract/errors.js";
 import { IntentQuoteResponse, SubmitIntentResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
-import type { IntentDesk, IntentQuoteResponse as IntentQuote } from "../orders/intents.js";
+import type { IntentDesk, IntentQuoteResponse as IntentQuote } from "../prediction/intents.js";
 
 const SubmitIntentBody = z.object({
   quoteResponse: IntentQuoteResponse,

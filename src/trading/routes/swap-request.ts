@@ -11,7 +11,7 @@ import { z } from "zod";
 import { isAddressText } from "../../chain/base58.js";
 import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
-import type { OrderRequest } from "../order-terms.js";
+import type { OrderRequest } from "../spot/order-terms.js";
 import { type OrderQuery, parseOrderRequest } from "./order-params.js";
 
 const Text = (max: number) => z.string().max(max);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { isAddressText } from "../../chain/base58.js";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
-import type { WalletVerification } from "../wallet-verification.js";
+import type { WalletVerification } from "../prediction/wallet-verification.js";
 
 const VerifyParams = z.object({
   address: z.string().meta({ description: "The wallet's address, base58" }),

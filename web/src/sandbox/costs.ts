@@ -5,7 +5,7 @@
  * that rent comes back), and the SOL it puts up for the venue's settling transaction. Prediction-market
  * orders are escrowed: the open transaction funds an escrow authority with a settlement budget and
  * creates its token account; the venue's settling transaction pays its own network fee from that
- * budget, closes the escrow account to the wallet and returns the rest (src/trading/orders/escrow.ts).
+ * budget, closes the escrow account to the wallet and returns the rest (src/trading/prediction/escrow.ts).
  */
 import { type Address, getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit";
 import { rpc } from "./wallet";
