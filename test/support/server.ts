@@ -1,8 +1,11 @@
 /** Starts the real server on a free loopback port over fresh storage, for end-to-end tests. */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 import { type RunningServer, type StartOptions, startServer } from "../../src/app/start-server.js";
 import { MarketsClient } from "../../src/client/markets.js";
-import { type ConfigInput, loadConfig } from "../../src/config.js";
+import { type Config, type ConfigInput, loadConfig, sqlitePath } from "../../src/config.js";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { resolveVenueSeed } from "../../src/markets/accounts.js";
 import { resolveDemoAnchor, saveCatalogue } from "../../src/markets/store.js";
@@ -38,6 +41,44 @@ export interface TestServerOptions extends StartOptions {
   beforeStart?: (db: Storage["db"]) => Promise<void>;
 }
 
+/** Migrates storage and stores the catalogue (at the test anchor) under `config`. */
+async function prepareStorage(config: Config, catalogue: CatalogueFile): Promise<void> {
+  const storage = await openStorage(config);
+  try {
+    const seed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
+    // The simulator then serves the same demo catalogue as the one stored here.
+    await resolveDemoAnchor(storage.db, TEST_ANCHOR * 1000);
+    await saveCatalogue(storage.db, seed, catalogue);
+  } finally {
+    await storage.close();
+  }
+}
+
+// Prepared SQLite files with the demo catalogue stored, one per venue seed, made once per worker:
+// storing ~4,900 markets was most of what booting a test venue cost.
+const demoTemplates = new Map<string, Promise<string>>();
+const templateDirs: string[] = [];
+process.once("exit", () => {
+  for (const dir of templateDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A SQLite file of the demo catalogue stored under `venueSeed` (or a seed of the worker's). */
+function demoTemplate(venueSeed: string | undefined): Promise<string> {
+  const key = venueSeed ?? "";
+  let template = demoTemplates.get(key);
+  if (!template) {
+    template = (async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-template-"));
+      templateDirs.push(dir);
+      const config = loadConfig({}, { DATA_DIR: dir, ...(venueSeed ? { VENUE_SEED: venueSeed } : {}) });
+      await prepareStorage(config, await testCatalogue());
+      return sqlitePath(config);
+    })();
+    demoTemplates.set(key, template);
+  }
+  return template;
+}
+
 /** Starts a server on port 0 (SQLite unless a backend is given) with the test catalogue loaded. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const backend = options.backend ?? (BACKENDS[0] as Backend);
@@ -57,15 +98,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.settings,
   };
   const config = loadConfig({}, settings);
-  const storage = await openStorage(config);
-  try {
-    const seed = await resolveVenueSeed(storage.db, config.VENUE_SEED);
-    // The simulator then serves the same demo catalogue as the one stored here.
-    await resolveDemoAnchor(storage.db, TEST_ANCHOR * 1000);
-    await saveCatalogue(storage.db, seed, options.catalogue ?? (await testCatalogue()));
-    await options.beforeStart?.(storage.db);
-  } finally {
-    await storage.close();
+  if (config.DATABASE_URL === undefined && options.catalogue === undefined) {
+    fs.copyFileSync(await demoTemplate(config.VENUE_SEED), sqlitePath(config));
+  } else {
+    await prepareStorage(config, options.catalogue ?? (await testCatalogue()));
+  }
+  if (options.beforeStart) {
+    const storage = await openStorage(config);
+    try {
+      await options.beforeStart(storage.db);
+    } finally {
+      await storage.close();
+    }
   }
   const server = await startServer(config, {
     ...(options.logger ? { logger: options.logger } : {}),
