@@ -1,0 +1,22 @@
+import type { Kysely } from "kysely";
+import type { Chain } from "../../../chain/chain.js";
+import type { GenesisMarket } from "../../../chain/market-ledger.js";
+import type { Tables } from "../../../storage/database.js";
+import type { PoolAuthorities } from "../../spot/pools/authority.js";
+import type { BookLogger, TradingBook } from "../../spot/trading-book.js";
+import type { VenueSigningKeys } from "../orders.js";
+
+export interface OrderKeeperOptions {
+  db: Kysely<Tables>;
+  chain: Chain;
+  book: TradingBook;
+  authorities: PoolAuthorities;
+  /** The venue's mint authority and treasury (sandbox only): without them prediction orders only refund. */
+  venue?: VenueSigningKeys;
+  /**
+   * Creates a market's ledgers and outcome mints (every rail's) on the chain unless they exist (sandbox
+   * only, with `venue`); without it markets are never initialized here and their initialization is refunded.
+   */
+  initMarket?: (market: GenesisMarket) => Promise<unknown>;
+  logger?: BookLogger;
+}

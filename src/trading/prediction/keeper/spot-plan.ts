@@ -1,0 +1,59 @@
+import type { VenueMarket } from "../../spot/market.js";
+import type { SyncRoute } from "../../spot/router.js";
+import type { TradingBook } from "../../spot/trading-book.js";
+import { CPMM_VENUE } from "../../spot/venues/cpmm-pool.js";
+import { checkVenueSignatures } from "../../tx/signing-guard.js";
+import { settleTransaction } from "../escrow.js";
+import { closePlan, type Escrowed, type Settlement } from "./settlement.js";
+
+/** A spot order: through the best pool route, if it pays the threshold (else it waits), or refunded once expired. */
+export async function planSpotSettlement(
+  book: TradingBook,
+  escrowed: Escrowed,
+): Promise<Settlement | undefined> {
+  const { order, input, output, escrow } = escrowed;
+  const lifetime = escrowed.clock.latest;
+  let route: SyncRoute<VenueMarket> | undefined;
+  if (!escrowed.expired) {
+    const best = book.graph.bestRoute({
+      inputMint: input.mint,
+      outputMint: output.mint,
+      amount: order.inAmount,
+      maxLegs: 2,
+      venues: new Set([CPMM_VENUE]),
+    });
+    if (best?.executionMode !== "sync" || best.outAmount < order.threshold) return undefined;
+    route = best;
+  }
+  const wire = await settleTransaction({
+    escrow,
+    user: order.user,
+    input,
+    output,
+    escrowAmount: escrowed.held,
+    escrowLamports: escrowed.lamports,
+    ...(route ? { fill: { legs: route.legs, userOut: route.outAmount } } : {}),
+    blockhash: lifetime.blockhash,
+  });
+  const legs = route?.legs ?? [];
+  // The escrow is the venue's own key here, so the settlement is checked like any transaction it signs.
+  checkVenueSignatures(
+    wire,
+    {
+      payer: escrow.address,
+      payerSignedByVenue: true,
+      legs: legs.map((leg) => ({
+        pool: leg.market,
+        inputMint: leg.inputMint,
+        inAmount: leg.inAmount,
+        outputMint: leg.outputMint,
+        maxOut: leg.outAmount,
+      })),
+    },
+    book,
+  );
+  const holds = legs.map((leg) =>
+    leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight, leg.inAmount),
+  );
+  return { wire, lifetime, plan: closePlan(escrowed, route), holds };
+}
