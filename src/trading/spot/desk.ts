@@ -32,15 +32,10 @@ import {
 import { checkMessageBeforeSigning, checkVenueSignatures } from "../tx/signing-guard.js";
 import { associatedTokenAddress, checkNamedTokenAccount } from "../tx/token-accounts.js";
 import type { VenueMarket } from "./market.js";
-import {
-  AUTO_SLIPPAGE_BPS,
-  type OrderRequest,
-  type PricedRoute,
-  TRANSACTION_MAX_ACCOUNTS,
-  type TransactionLimit,
-} from "./order-terms.js";
+import { AUTO_SLIPPAGE_BPS, type OrderRequest, type PricedRoute } from "./order-terms.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { TokenRecord } from "./pools/store.js";
+import { TRANSACTION_MAX_ACCOUNTS, type TransactionLimit } from "./request-limits.js";
 import type { Route, SyncRoute } from "./router.js";
 import { type SignedInstructionSet, signInstructionSet } from "./swap-instructions.js";
 import type { TradingBook } from "./trading-book.js";
