@@ -58,8 +58,7 @@ import {
   MIN_FEE_BUDGET,
   openMessage,
 } from "./escrow.js";
-import type { MarketInitDesk } from "./market-init.js";
-import { initPayment, initTerms } from "./market-init.js";
+import { type InitRents, initPayment, initTerms, type MarketInitDesk } from "./market-init.js";
 import { insertOrder, type OrderTerms } from "./order-store.js";
 import type { WalletVerification } from "./wallet-verification.js";
 
@@ -219,6 +218,44 @@ export async function orderPredictionMarket(
   // honour: a buy the reference would refuse for its wallet gets the reference's answer.
   refuseUnverified(deps?.wallets, request);
   refuseUnhonoured(request);
+  const quote = await pricePredictionOrder(deps, request, priced, response);
+  const user = request.userPublicKey;
+  if (!user) return quote.answer;
+  if (!deps) throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
+  await checkBuilderFeeAccount(deps, request, quote.market);
+  const admitted = await admit(user);
+  let opened: Awaited<ReturnType<typeof issuePredictionOrder>>;
+  try {
+    opened = await issuePredictionOrder(
+      deps,
+      { ...request, userPublicKey: user },
+      { ...priced, threshold: quote.threshold },
+      orderTerms(request, user, quote),
+    );
+  } catch (error) {
+    admitted.cancel();
+    throw error;
+  }
+  admitted.attach([]);
+  return { ...quote.answer, ...opened };
+}
+
+/** A prediction-market order priced: its answer before any transaction, and what issuing it needs. */
+interface PredictionQuote {
+  answer: AsyncOrderResponse;
+  market: OutcomeMintMarket;
+  threshold: bigint;
+  /** The rents a buy on a market not initialized yet pays for its initialization. */
+  rents: InitRents | undefined;
+}
+
+/** Fills the order against the market's book, the builder fee taken, and prices an initialization it needs. */
+async function pricePredictionOrder(
+  deps: PredictionOrderDeps | undefined,
+  request: OrderRequest,
+  priced: PricedRoute,
+  response: OrderResponse,
+): Promise<PredictionQuote> {
   const market = outcomeMarketOf(priced);
   const buying = request.inputMint === market.settlementMint;
   const answer: AsyncOrderResponse = {
@@ -260,45 +297,39 @@ export async function orderPredictionMarket(
     answer.initPredictionMarketCost = Number(rents.market);
     if (request.predictionMarketInitPayer) answer.predictionMarketInitPayerMustSign = true;
   }
-  const user = request.userPublicKey;
-  if (!user) return answer;
-  if (!deps) throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
-  if (request.platformFeeScale > 0) {
-    // Paid in the settlement mint of the market's rail, whichever way the order goes.
-    if (!request.feeAccount || !deps.chain || !deps.book)
-      throw new OrderRefused(
-        "invalid_fee_account",
-        `platformFeeScale needs feeAccount, a token account of the settlement mint ${market.settlementMint}`,
-      );
-    await checkNamedTokenAccount(deps.chain, deps.book, {
-      name: "feeAccount",
-      account: request.feeAccount,
-      mint: market.settlementMint,
-      refusal: "invalid_fee_account",
-    });
-  }
-  const admitted = await admit(user);
-  const terms: OrderTerms = {
+  return { answer, market, threshold, rents };
+}
+
+/** The builder fee is paid in the settlement mint of the market's rail, whichever way the order goes. */
+async function checkBuilderFeeAccount(
+  deps: PredictionOrderDeps,
+  request: OrderRequest,
+  market: OutcomeMintMarket,
+): Promise<void> {
+  if (request.platformFeeScale === 0) return;
+  if (!request.feeAccount || !deps.chain || !deps.book)
+    throw new OrderRefused(
+      "invalid_fee_account",
+      `platformFeeScale needs feeAccount, a token account of the settlement mint ${market.settlementMint}`,
+    );
+  await checkNamedTokenAccount(deps.chain, deps.book, {
+    name: "feeAccount",
+    account: request.feeAccount,
+    mint: market.settlementMint,
+    refusal: "invalid_fee_account",
+  });
+}
+
+/** What the keeper settles the order with beyond its fill: a revert wallet, an initialization, a builder fee. */
+function orderTerms(request: OrderRequest, user: Address, quote: PredictionQuote): OrderTerms {
+  const { rents, market } = quote;
+  return {
     ...(request.revertWallet && request.revertWallet !== user ? { revertWallet: request.revertWallet } : {}),
     ...(rents ? { init: initTerms(market, request.predictionMarketInitPayer ?? user, rents) } : {}),
     ...(request.platformFeeScale > 0 && request.feeAccount
       ? { builderFee: { scale: request.platformFeeScale, account: request.feeAccount } }
       : {}),
   };
-  let opened: Awaited<ReturnType<typeof issuePredictionOrder>>;
-  try {
-    opened = await issuePredictionOrder(
-      deps,
-      { ...request, userPublicKey: user },
-      { ...priced, threshold },
-      terms,
-    );
-  } catch (error) {
-    admitted.cancel();
-    throw error;
-  }
-  admitted.attach([]);
-  return { ...answer, ...opened };
 }
 
 /** Records an async order and returns its open transaction (unsigned), lifetime and priority fee. */

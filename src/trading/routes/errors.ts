@@ -34,7 +34,6 @@ import {
 import { FirmQuoteRefused } from "../quotes/firm-quotes.js";
 import { UnsafeTransactionError } from "../tx/signing-guard.js";
 import { INTENT_PARAM_CODES } from "./get-intent.js";
-import type { OrderQuery } from "./get-order.js";
 import { ORDER_STATUS_PARAM_CODES } from "./get-order-status.js";
 import { QUOTE_PARAM_CODES } from "./get-quote.js";
 import { ORDER_PARAM_CODES } from "./order-params.js";
@@ -43,12 +42,9 @@ import { SWAP_FIELD_CODES } from "./swap-request.js";
 
 type CodeTable = Readonly<Partial<Record<string, ErrorCode>>>;
 
-/** Every parameter `/order` declares has a code (one added without it does not compile). */
-const ORDER_CODES: Readonly<Record<keyof OrderQuery, ErrorCode>> = ORDER_PARAM_CODES;
-
 /** Per trade route, the code of each query parameter or body field when it is missing or malformed. */
 const PARAMETER_CODES: Readonly<Partial<Record<string, CodeTable>>> = {
-  "/order": ORDER_CODES,
+  "/order": ORDER_PARAM_CODES,
   "/intent": INTENT_PARAM_CODES,
   "/order-status": ORDER_STATUS_PARAM_CODES,
   "/submit-intent": SUBMIT_INTENT_FIELD_CODES,

@@ -4,64 +4,63 @@
  * routing and pricing without a user; prediction markets trade through `/order` only.
  */
 
-import { z } from "zod";
-import { ApiError, ErrorBody, type ErrorCode } from "../../contract/errors.js";
+import { ErrorBody } from "../../contract/errors.js";
 import { QuoteResponse } from "../../contract/trade.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { OrderDesk } from "../spot/desk.js";
 import type { TradingBook } from "../spot/trading-book.js";
-import { ORDER_PARAM_CODES, parseOrderRequest } from "./order-params.js";
-
-const text = (description: string) => z.string().optional().meta({ description });
-
-const QuoteQuery = z.object({
-  inputMint: z.string().meta({ description: "Mint of the token given" }),
-  outputMint: z.string().meta({ description: "Mint of the token received" }),
-  amount: z.string().meta({ description: "Input amount in the input token's smallest unit" }),
-  slippageBps: text('Allowed slippage in basis points (0–10000) or "auto" (the default, 50)'),
-  priceImpactTolerancePct: text("Largest price impact accepted, in whole percent (default 25)"),
-  dexes: text("Comma-separated venues a route may use (see GET /venues)"),
-  excludeDexes: text("Comma-separated venues a route must not use"),
-  platformFeeBps: text("Integrator fee in basis points; the fee account is named at POST /swap"),
-  platformFeeMode: text(
-    "outputMint (the default) or inputMint: the fee is taken off the input before routing",
-  ),
-  sponsoredSwap: text("true or false; no effect: no token this venue lists charges a transfer fee"),
-  sponsorExec: text("true (the default) or false; only with sponsoredSwap"),
-  destinationSwap: text("true or false; no effect: no token this venue lists charges a transfer fee"),
-  onlyDirectRoutes: text("true for single-leg routes only"),
-  maxRouteLength: text("Most legs a route may have (1 or more; routes have at most 2)"),
-  onlyJitRoutes: text("true is refused (route_not_found): this venue has no JIT router"),
-  forJitoBundle: text("true is refused (route_not_found): the chain runs no Jito block engine"),
-  skipPumpfunCashbackClaim: text("true or false; no effect: no Pump.fun venue here"),
-});
-
-type QuoteQuery = z.infer<typeof QuoteQuery>;
+import { ORDER_PARAMS } from "./order-params.js";
+import { parseOrderRequest } from "./order-request.js";
+import { flag, like, paramCodes, parseParams, querySchema } from "./query-params.js";
 
 /**
- * The code each parameter is refused with when missing or malformed, from the quote's own list
- * (QuoteBadRequestCode): the order's where `/order` shares it, else the family it belongs to.
+ * Checked and without effect here (no transfer-fee tokens, no Pump.fun venue); `/order`'s pairing of
+ * skipPumpfunCashbackClaim with sponsorExec is for its sponsored Pump.fun routes only. Who pays fees
+ * and transfer fees is the fee family; a Pump.fun option is a venue's.
  */
-export const QUOTE_PARAM_CODES = {
-  inputMint: ORDER_PARAM_CODES.inputMint,
-  outputMint: ORDER_PARAM_CODES.outputMint,
-  amount: ORDER_PARAM_CODES.amount,
-  slippageBps: ORDER_PARAM_CODES.slippageBps,
-  priceImpactTolerancePct: ORDER_PARAM_CODES.priceImpactTolerancePct,
-  dexes: ORDER_PARAM_CODES.dexes,
-  excludeDexes: ORDER_PARAM_CODES.excludeDexes,
-  platformFeeBps: ORDER_PARAM_CODES.platformFeeBps,
-  platformFeeMode: ORDER_PARAM_CODES.platformFeeMode,
-  // Who pays fees and transfer fees: the fee family.
-  sponsoredSwap: "invalid_platform_fee_bps",
-  sponsorExec: "invalid_platform_fee_bps",
-  destinationSwap: "invalid_platform_fee_bps",
-  onlyDirectRoutes: ORDER_PARAM_CODES.onlyDirectRoutes,
-  maxRouteLength: ORDER_PARAM_CODES.maxRouteLength,
-  onlyJitRoutes: ORDER_PARAM_CODES.onlyJitRoutes,
-  forJitoBundle: "invalid_dex",
-  skipPumpfunCashbackClaim: "invalid_dex",
-} as const satisfies Record<keyof QuoteQuery, ErrorCode>;
+const QUOTE_OWN_PARAMS = {
+  sponsoredSwap: flag(
+    "invalid_platform_fee_bps",
+    "true or false; no effect: no token this venue lists charges a transfer fee",
+    false,
+  ),
+  sponsorExec: flag("invalid_platform_fee_bps", "true (the default) or false; only with sponsoredSwap", true),
+  destinationSwap: flag(
+    "invalid_platform_fee_bps",
+    "true or false; no effect: no token this venue lists charges a transfer fee",
+    false,
+  ),
+  skipPumpfunCashbackClaim: flag("invalid_dex", "true or false; no effect: no Pump.fun venue here", false),
+};
+
+/** The parameters of `GET /quote`: `/order`'s where they mean the same, and its own. */
+const QUOTE_PARAMS = {
+  inputMint: ORDER_PARAMS.inputMint,
+  outputMint: ORDER_PARAMS.outputMint,
+  amount: ORDER_PARAMS.amount,
+  slippageBps: ORDER_PARAMS.slippageBps,
+  priceImpactTolerancePct: ORDER_PARAMS.priceImpactTolerancePct,
+  dexes: ORDER_PARAMS.dexes,
+  excludeDexes: ORDER_PARAMS.excludeDexes,
+  platformFeeBps: like(ORDER_PARAMS.platformFeeBps, {
+    description: "Integrator fee in basis points; the fee account is named at POST /swap",
+  }),
+  platformFeeMode: ORDER_PARAMS.platformFeeMode,
+  sponsoredSwap: QUOTE_OWN_PARAMS.sponsoredSwap,
+  sponsorExec: QUOTE_OWN_PARAMS.sponsorExec,
+  destinationSwap: QUOTE_OWN_PARAMS.destinationSwap,
+  onlyDirectRoutes: ORDER_PARAMS.onlyDirectRoutes,
+  maxRouteLength: ORDER_PARAMS.maxRouteLength,
+  onlyJitRoutes: ORDER_PARAMS.onlyJitRoutes,
+  // Read as /order reads it; a quote's reference names its refusals invalid_dex (errors.ts).
+  forJitoBundle: like(ORDER_PARAMS.forJitoBundle, { code: "invalid_dex" }),
+  skipPumpfunCashbackClaim: QUOTE_OWN_PARAMS.skipPumpfunCashbackClaim,
+};
+
+const QuoteQuery = querySchema(QUOTE_PARAMS);
+
+/** The code each parameter is refused with when missing or malformed (QuoteBadRequestCode). */
+export const QUOTE_PARAM_CODES = paramCodes(QUOTE_PARAMS);
 
 /** Registers `GET /quote`. */
 export function getQuote(app: ZodApp, book: TradingBook, desk: OrderDesk): void {
@@ -79,44 +78,16 @@ export function getQuote(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
       },
     },
     async (request, reply) => {
-      const query = request.query;
-      // Checked and without effect here (no transfer-fee tokens, no Pump.fun venue); /order's pairing
-      // of skipPumpfunCashbackClaim with sponsorExec is for its sponsored Pump.fun routes only.
-      for (const name of [
-        "sponsoredSwap",
-        "sponsorExec",
-        "destinationSwap",
-        "skipPumpfunCashbackClaim",
-      ] as const)
-        flag(query[name], name);
-      const order = parseOrderRequest(
-        {
-          inputMint: query.inputMint,
-          outputMint: query.outputMint,
-          amount: query.amount,
-          slippageBps: query.slippageBps,
-          priceImpactTolerancePct: query.priceImpactTolerancePct,
-          dexes: query.dexes,
-          excludeDexes: query.excludeDexes,
-          platformFeeBps: query.platformFeeBps,
-          platformFeeMode: query.platformFeeMode,
-          onlyDirectRoutes: query.onlyDirectRoutes,
-          maxRouteLength: query.maxRouteLength,
-          onlyJitRoutes: query.onlyJitRoutes,
-          forJitoBundle: query.forJitoBundle,
-        },
-        book.venues(),
-        { feeAccountLater: true },
-      );
+      const { sponsoredSwap, sponsorExec, destinationSwap, skipPumpfunCashbackClaim, ...shared } =
+        request.query;
+      parseParams(QUOTE_OWN_PARAMS, {
+        sponsoredSwap,
+        sponsorExec,
+        destinationSwap,
+        skipPumpfunCashbackClaim,
+      });
+      const order = parseOrderRequest(shared, book.venues(), { feeAccountLater: true });
       return sendJson(reply, JSON.stringify(await desk.quote(order)));
     },
   );
-}
-
-function flag(value: string | undefined, name: keyof typeof QUOTE_PARAM_CODES): void {
-  if (value !== undefined && value !== "true" && value !== "false")
-    throw new ApiError(
-      QUOTE_PARAM_CODES[name],
-      `${name} must be true or false, got ${JSON.stringify(value.slice(0, 64))}`,
-    );
 }

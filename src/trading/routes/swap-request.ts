@@ -12,7 +12,8 @@ import { isAddressText } from "../../chain/base58.js";
 import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
 import type { OrderRequest } from "../spot/order-terms.js";
-import { type OrderQuery, parseOrderRequest } from "./order-params.js";
+import type { OrderQuery } from "./order-params.js";
+import { parseOrderRequest } from "./order-request.js";
 
 const Text = (max: number) => z.string().max(max);
 const Key = Text(64);

@@ -1,0 +1,220 @@
+/**
+ * The pricing step of an order: the best route for a request over the venues it allows, the platform
+ * fee, the price-impact limit and slippage, and the response fields they come to. It reads the
+ * trading book only (and the chain for a fee account a spot route pays into); nothing is held here.
+ */
+import type { Address } from "@solana/kit";
+import type { Chain } from "../../chain/chain.js";
+import type { OrderResponse } from "../../contract/trade.js";
+import { type OrderRefusal, OrderRefused, TradingNotReady } from "../errors.js";
+import type { PriorityFeeLevels } from "../streams/priority-fees.js";
+import { checkNamedTokenAccount } from "../tx/token-accounts.js";
+import { AUTO_SLIPPAGE_BPS, type OrderRequest, type PricedRoute } from "./order-terms.js";
+import type { TokenRecord } from "./pools/store.js";
+import type { Route } from "./router.js";
+import type { TradingBook } from "./trading-book.js";
+import { BPS } from "./venues/cpmm.js";
+
+/** A request priced: the request with its priority level's price, its route and its response fields. */
+export interface PricedOrder {
+  request: OrderRequest;
+  priced: PricedRoute;
+  response: OrderResponse;
+}
+
+export class OrderPricing {
+  constructor(
+    private readonly book: TradingBook,
+    private readonly chain: Chain,
+    /** What recent transactions paid, for fees asked as a level; without it a level costs nothing. */
+    private readonly priorityFees?: { levels(): PriorityFeeLevels },
+  ) {}
+
+  /** Prices `asked` as `/order` answers it: its route, its priority fee as paid now, its response fields. */
+  async priceOrder(asked: OrderRequest): Promise<PricedOrder> {
+    const request = this.withPriorityPrice(asked);
+    const priced = await this.priceRoute(request);
+    return { request, priced, response: this.describe(request, priced) };
+  }
+
+  /** Routes and prices a request: the part `/order` and `/intent` share. */
+  async priceRoute(request: OrderRequest): Promise<PricedRoute> {
+    const { book } = this;
+    if (!book.loaded) throw new TradingNotReady("pools", "the pools are still loading; retry shortly");
+    const input = this.listed(request.inputMint, "invalid_input_mint", "inputMint");
+    const output = this.listed(request.outputMint, "invalid_output_mint", "outputMint");
+    for (const [name, refusal] of NAMED_ACCOUNTS) {
+      const account = request[name];
+      if (account && book.isVenueAccount(account))
+        throw new OrderRefused(refusal, `${name} ${account} is one of the venue's own accounts`);
+    }
+    await book.prediction?.prepare([request.inputMint, request.outputMint]);
+    const clock = book.clock;
+    const venues = this.allowedVenues(request);
+    const find = (amount: bigint) =>
+      book.graph.bestRoute({
+        inputMint: request.inputMint,
+        outputMint: request.outputMint,
+        amount,
+        maxLegs: request.onlyDirectRoutes ? 1 : Math.min(2, request.maxRouteLength),
+        venues,
+      });
+    let route = find(request.amount);
+    // An input-mint fee comes off the amount before it is routed; prediction markets take fees in USDC.
+    const feeMode = route?.executionMode === "sync" ? request.platformFeeMode : "outputMint";
+    const inputFee = feeMode === "inputMint" ? (request.amount * BigInt(request.platformFeeBps)) / BPS : 0n;
+    if (inputFee > 0n) route = find(request.amount - inputFee);
+    if (!route) {
+      throw new OrderRefused(
+        "route_not_found",
+        // A settled market's outcome mint: say so, and how to redeem, rather than "no route".
+        book.prediction?.notTradingReason(request.inputMint, request.outputMint) ??
+          `no route from ${request.inputMint} to ${request.outputMint} for ${request.amount} with the allowed venues and route length`,
+      );
+    }
+    if (route.executionMode === "sync")
+      await this.checkSpotFee(request, feeMode === "inputMint" ? input : output);
+    const platformFee =
+      feeMode === "inputMint" ? inputFee : (route.outAmount * BigInt(request.platformFeeBps)) / BPS;
+    const outAmount = feeMode === "inputMint" ? route.outAmount : route.outAmount - platformFee;
+    if (outAmount <= 0n)
+      throw new OrderRefused("zero_out_amount", "the route pays nothing for this amount after fees");
+    const impact = priceImpact(route);
+    if (impact * 100 > request.priceImpactTolerancePct) {
+      throw new OrderRefused(
+        "price_impact_too_high",
+        `the route's price impact is ${(impact * 100).toFixed(2)}%, above priceImpactTolerancePct ${request.priceImpactTolerancePct}%`,
+      );
+    }
+    if (request.minOutAmount !== undefined && outAmount < request.minOutAmount)
+      throw new OrderRefused(
+        "invalid_out_amount",
+        `the route now pays ${outAmount}, less than the quote's otherAmountThreshold ${request.minOutAmount}; get a new quote`,
+      );
+    const slippageBps = request.slippageBps ?? AUTO_SLIPPAGE_BPS;
+    const threshold = (outAmount * (BPS - BigInt(slippageBps))) / BPS;
+    return { input, output, clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold };
+  }
+
+  /** The venues a route may use; undefined (every venue, no set to build and check per market) without a filter. */
+  private allowedVenues(request: OrderRequest): Set<string> | undefined {
+    if (!request.dexes && !request.excludeDexes && request.allowSyncExec && request.allowAsyncExec)
+      return undefined;
+    const venues = new Set(request.dexes ?? this.book.venues());
+    for (const excluded of request.excludeDexes ?? []) venues.delete(excluded);
+    for (const venue of venues) {
+      const mode = this.book.executionModeOf(venue);
+      if ((mode === "sync" && !request.allowSyncExec) || (mode === "async" && !request.allowAsyncExec))
+        venues.delete(venue);
+    }
+    return venues;
+  }
+
+  /**
+   * A spot route's fee: `platformFeeScale` is the prediction markets' builder fee, and the fee account
+   * must hold the fee's mint (prediction-market orders check their own: their fees are paid in USDC).
+   */
+  private async checkSpotFee(request: OrderRequest, feeToken: TokenRecord): Promise<void> {
+    if (request.platformFeeScale > 0)
+      throw new OrderRefused(
+        "invalid_platform_fee_scale",
+        "platformFeeScale is the prediction-market builder fee; a spot route takes platformFeeBps",
+      );
+    if (request.feeAccount)
+      await checkNamedTokenAccount(this.chain, this.book, {
+        name: "feeAccount",
+        account: request.feeAccount,
+        mint: feeToken.mint,
+        refusal: "invalid_fee_account",
+      });
+  }
+
+  /** The response fields of a priced order, before any transaction. */
+  private describe(request: OrderRequest, priced: PricedRoute): OrderResponse {
+    const { clock, route, platformFee, feeMode, outAmount, impact, slippageBps, threshold } = priced;
+    return {
+      inputMint: request.inputMint,
+      inAmount: (route.inAmount + (feeMode === "inputMint" ? platformFee : 0n)).toString(),
+      outputMint: request.outputMint,
+      outAmount: outAmount.toString(),
+      otherAmountThreshold: threshold.toString(),
+      minOutAmount: threshold.toString(),
+      slippageBps,
+      priceImpactPct: formatFraction(impact),
+      contextSlot: Number(clock.slot),
+      executionMode: route.executionMode,
+      platformFee:
+        request.platformFeeBps > 0
+          ? { amount: platformFee.toString(), feeBps: request.platformFeeBps, mode: feeMode }
+          : null,
+      routePlan: route.legs.map((leg) => ({
+        venue: leg.market.venue,
+        marketKey: leg.market.key,
+        inputMint: leg.inputMint,
+        outputMint: leg.outputMint,
+        inAmount: leg.inAmount.toString(),
+        outAmount: leg.outAmount.toString(),
+        inputMintDecimals: routeToken(this.book, leg.inputMint).decimals,
+        outputMintDecimals: routeToken(this.book, leg.outputMint).decimals,
+      })),
+    };
+  }
+
+  /** The request with its priority level's price as recent transactions paid it now. */
+  private withPriorityPrice(request: OrderRequest): OrderRequest {
+    const asked = request.priorityLevel;
+    if (!asked || !this.priorityFees) return request;
+    const levels = this.priorityFees.levels();
+    const perUnit = {
+      medium: levels.mediumMicroLamports,
+      high: levels.highMicroLamports,
+      veryHigh: levels.veryHighMicroLamports,
+    }[asked.level];
+    return {
+      ...request,
+      priorityLevel: { ...asked, microLamports: BigInt(perUnit) * BigInt(asked.multiplier) },
+    };
+  }
+
+  /** The listed token `mint` names, refused with `reason` when the venue does not trade it. */
+  private listed(
+    mint: Address,
+    reason: Extract<OrderRefusal, "invalid_input_mint" | "invalid_output_mint">,
+    name: string,
+  ): TokenRecord {
+    const token = this.book.token(mint);
+    if (!token) throw new OrderRefused(reason, `${name} ${mint} is not a token this venue trades`);
+    return token;
+  }
+}
+
+/** The accounts a request may name, and the refusal when one of them is the venue's own. */
+const NAMED_ACCOUNTS = [
+  ["userPublicKey", "invalid_user_public_key"],
+  ["destinationWallet", "invalid_destination_wallet"],
+  ["destinationTokenAccount", "invalid_destination_token_account"],
+  ["sponsor", "invalid_sponsor"],
+  ["positiveSlippageFeeAccount", "invalid_positive_slippage_fee_account"],
+  ["outputCloseAuthority", "invalid_output_close_authority"],
+  ["revertWallet", "invalid_revert_wallet"],
+  ["predictionMarketInitPayer", "invalid_prediction_market_init_payer"],
+  ["outcomeAccountRentRecipient", "invalid_outcome_account_rent_recipient"],
+] as const satisfies readonly (readonly [keyof OrderRequest, OrderRefusal])[];
+
+/** A token a route uses: always listed, since routes run over listed markets only. */
+export function routeToken(book: TradingBook, mint: Address): TokenRecord {
+  const token = book.token(mint);
+  if (!token) throw new Error(`route uses unlisted mint ${mint}`);
+  return token;
+}
+
+/** 1 − output / output at the marginal prices, never negative. */
+function priceImpact(route: Route): number {
+  if (route.spotOutAmount <= 0) return 0;
+  return Math.max(0, 1 - Number(route.outAmount) / route.spotOutAmount);
+}
+
+/** A fraction as a plain decimal string with at most 6 fraction digits, e.g. "0.0123" or "0". */
+export function formatFraction(value: number): string {
+  return value.toFixed(6).replace(/\.?0+$/, "") || "0";
+}
