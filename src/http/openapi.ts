@@ -7,7 +7,8 @@
  * - the components its operations reference, generated from the zod schemas that carry an `id`;
  * - each query parameter typed as a client sends it: a schema that parses text into a number, a
  *   boolean or a list is published as that type (learnt by parsing sample texts with it), and the
- *   trade parameters their routes parse themselves as the reference types them (`TEXT_QUERY_TYPES`);
+ *   trade parameters their routes parse themselves as their declaration says the reference types them
+ *   (the `published` annotation, trading/routes/query-params.ts);
  * - every error an operation can answer, by status, with its codes (`contract/operation-errors.ts`);
  * - the WebSocket routes as GET upgrades (101), whose messages are in the AsyncAPI document.
  */
@@ -25,7 +26,6 @@ import {
   ROUTING_ERRORS,
   STREAM_ERRORS,
 } from "../contract/operation-errors.js";
-import { TEXT_QUERY_TYPES } from "../contract/query-types.js";
 import { sendReusedBody } from "./reused-bodies.js";
 import type { ZodApp } from "./types.js";
 
@@ -192,7 +192,7 @@ function typeQuery(query: z.ZodType, json: JsonObject): void {
   for (const [name, property] of Object.entries(properties)) {
     const parameter = shape[name];
     if (property.type !== "string" || !parameter) continue;
-    const wire = parsedType(parameter) ?? (parsesToText(parameter) ? TEXT_QUERY_TYPES[name] : undefined);
+    const wire = parsedType(parameter) ?? (parsesToText(parameter) ? publishedType(property) : undefined);
     if (!wire) continue;
     const kept = Object.fromEntries(Object.entries(property).filter(([key]) => ANNOTATIONS.includes(key)));
     // An example written as the text sent is shown as the value it stands for.
@@ -231,6 +231,12 @@ function parsedOr(schema: z.ZodType, example: unknown): unknown {
 }
 
 /** Whether `schema` passes text through as text: the route reads the value itself. */
+/** The type a text parameter's declaration publishes it as (its `published` annotation). */
+function publishedType(property: JsonObject): JsonObject | undefined {
+  const published = property.published;
+  return typeof published === "object" && published !== null ? (published as JsonObject) : undefined;
+}
+
 function parsesToText(schema: z.ZodType): boolean {
   const parsed = schema.safeParse("x");
   return parsed.success && parsed.data === "x";

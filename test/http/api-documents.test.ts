@@ -209,6 +209,40 @@ describe("the OpenAPI documents", () => {
     expect(parameter(documents.trade, "/order", "inputMint")?.schema.type).toBe("string");
   });
 
+  it("type every trade query parameter as the reference's document does", () => {
+    const reference = JSON.parse(
+      readFileSync(join(import.meta.dirname, "../support/dflow-trade-openapi.json"), "utf8"),
+    ) as OpenApi;
+    const components = (reference as unknown as { components: { schemas: Record<string, Json> } }).components;
+    // A schema's type, format and alternatives, with references followed and `null` left out.
+    const typeOf = (schema: Json | undefined): string => {
+      const { $ref, type, format, oneOf, anyOf } = (schema ?? {}) as {
+        $ref?: string;
+        type?: string | string[];
+        format?: string;
+        oneOf?: Json[];
+        anyOf?: Json[];
+      };
+      if ($ref) return typeOf(components.schemas[$ref.replace("#/components/schemas/", "")]);
+      const alternatives = oneOf ?? anyOf;
+      if (alternatives) return `oneOf(${alternatives.map(typeOf).sort().join(",")})`;
+      const types = [type ?? []].flat().filter((name) => name !== "null");
+      return `${types.join("|")}${format ? `/${format}` : ""}`;
+    };
+    const differences: string[] = [];
+    for (const [route, operations] of Object.entries(reference.paths)) {
+      for (const parameter of operations.get?.parameters ?? []) {
+        if (parameter.in !== "query") continue;
+        const ours = documents.trade.paths[route]?.get?.parameters?.find((p) => p.name === parameter.name);
+        if (ours && typeOf(ours.schema) !== typeOf(parameter.schema))
+          differences.push(
+            `${route} ${parameter.name}: ${typeOf(ours.schema)} vs ${typeOf(parameter.schema)}`,
+          );
+      }
+    }
+    expect(differences).toEqual([]);
+  });
+
   it("are linked from the docs page, which shows both", async () => {
     const page = await (await fetch(`${t.url}/docs/`)).text();
     for (const path of Object.values(DOCUMENTS)) expect(page).toContain(path);

@@ -11,6 +11,7 @@ import { parseOrderRequest } from "./order-request.js";
 import {
   like,
   type Params,
+  PUBLISHED,
   paramCodes,
   parseParams,
   parseUnsigned,
@@ -37,6 +38,7 @@ const INTENT_OWN_PARAMS = {
   platformFeeBps: {
     code: "invalid_platform_fee_bps",
     description: "Integrator fee in basis points; this venue takes none on intents (only 0 is accepted)",
+    published: PUBLISHED.int32,
     read: (text, name, refuse) => {
       if (text !== undefined && text !== "0")
         return refuse(
@@ -57,11 +59,13 @@ const INTENT_OWN_PARAMS = {
   feeBudget: {
     code: "requested_fee_budget_too_low",
     description: `Lamports the user puts up for settling the order (at least ${MIN_FEE_BUDGET}, at most ${MAX_FEE_BUDGET}); all but the fees come back`,
+    published: PUBLISHED.int64,
     read: (text) => (text === undefined ? undefined : feeBudget(text)),
   },
   maxAutoFeeBudget: {
     code: "invalid_max_auto_fee_budget",
     description: `Cap on the fee budget the venue picks when feeBudget is unset (default ${DEFAULT_MAX_AUTO_FEE_BUDGET}); the venue's pick is ${MIN_FEE_BUDGET}`,
+    published: PUBLISHED.int64,
     read: (text, name, refuse) =>
       text === undefined ? DEFAULT_MAX_AUTO_FEE_BUDGET : maxAutoFeeBudget(text, name, refuse),
   },

@@ -9,13 +9,14 @@ import { OrderStatusResponse } from "../../contract/trade.js";
 import type { ZodApp } from "../../http/types.js";
 import type { Tables } from "../../storage/database.js";
 import { orderByOpenSignature } from "../prediction/status.js";
+import { PUBLISHED } from "./query-params.js";
 
 const OrderStatusQuery = z.object({
   signature: z.string().meta({ description: "Signature of the order's open transaction, base58" }),
   lastValidBlockHeight: z
     .string()
     .optional()
-    .meta({ description: "From the order's response; accepted, not needed" }),
+    .meta({ description: "From the order's response; accepted, not needed", published: PUBLISHED.int64 }),
 });
 
 /**

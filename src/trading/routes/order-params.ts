@@ -18,6 +18,7 @@ import {
   integer,
   list,
   type Param,
+  PUBLISHED,
   paramCodes,
   parseUnsigned,
   type RawQuery,
@@ -46,24 +47,27 @@ const PRIORITY_LEVEL_NAMES: Readonly<Record<string, PriorityLevel>> = {
  * reference's enums (Order, Intent, Quote) have no code for an invalid amount, only
  * `requested_input_amount_is_zero`: every refusal carries it, and the message says which bound failed.
  */
-const amount = requiredText(
-  "requested_input_amount_is_zero",
-  "Input amount in the input token's smallest unit",
-  (text, _name, refuse) => {
-    const value = parseUnsigned(text);
-    if (value === undefined)
-      return refuse(
-        `amount must be an integer number of the input token's smallest unit, from 1 to ${U64_MAX} (2^64-1), got ${JSON.stringify(text.slice(0, 64))}`,
-      );
-    if (value > U64_MAX)
-      return refuse(
-        `amount is past its bound: at most ${U64_MAX} (2^64-1, a u64 token amount), got ${JSON.stringify(text.slice(0, 64))}`,
-      );
-    if (value === 0n) return refuse("amount must be greater than zero");
-    return value;
-  },
-  "1000000",
-);
+const amount = {
+  ...requiredText(
+    "requested_input_amount_is_zero",
+    "Input amount in the input token's smallest unit",
+    (text, _name, refuse) => {
+      const value = parseUnsigned(text);
+      if (value === undefined)
+        return refuse(
+          `amount must be an integer number of the input token's smallest unit, from 1 to ${U64_MAX} (2^64-1), got ${JSON.stringify(text.slice(0, 64))}`,
+        );
+      if (value > U64_MAX)
+        return refuse(
+          `amount is past its bound: at most ${U64_MAX} (2^64-1, a u64 token amount), got ${JSON.stringify(text.slice(0, 64))}`,
+        );
+      if (value === 0n) return refuse("amount must be greater than zero");
+      return value;
+    },
+    "1000000",
+  ),
+  published: PUBLISHED.int64,
+};
 
 /** A priority fee named as lamports, a level of the chain's recent fees, or `disabled`. */
 type PriorityFeeAsked = number | PriorityLevel | "disabled";
@@ -73,6 +77,12 @@ const prioritizationFeeLamports: Param<PriorityFeeAsked> = {
   description:
     "Priority fee in lamports, or auto, medium, high, veryHigh, disabled; not with computeUnitPriceMicroLamports",
   default: "auto",
+  published: {
+    oneOf: [
+      { type: "string", enum: ["auto", "medium", "high", "veryHigh", "disabled"] },
+      { type: "integer", format: "int32", minimum: 0 },
+    ],
+  },
   read: (text = "auto", name, refuse) => {
     if (text === "disabled") return text;
     if (Object.hasOwn(PRIORITY_LEVEL_NAMES, text)) return PRIORITY_LEVEL_NAMES[text] as PriorityLevel;
@@ -89,6 +99,7 @@ const prioritizationFeeLamports: Param<PriorityFeeAsked> = {
 const computeUnitPriceMicroLamports: Param<bigint | undefined> = {
   code: "both_priority_fee_params_specified",
   description: "Price per compute unit in micro-lamports, instead of prioritizationFeeLamports",
+  published: PUBLISHED.int64,
   read: (text, name, refuse) => {
     if (text === undefined) return undefined;
     const price = parseUnsigned(text);
@@ -104,6 +115,7 @@ const platformFeeMode: Param<"outputMint" | "inputMint"> = {
   code: "invalid_platform_fee_bps",
   description: "outputMint (the default) or inputMint: the fee is taken off the input before routing",
   default: "outputMint",
+  published: { type: "string", enum: ["outputMint", "inputMint"] },
   read: (text = "outputMint", name, refuse) =>
     text === "outputMint" || text === "inputMint"
       ? text
@@ -114,6 +126,8 @@ const platformFeeMode: Param<"outputMint" | "inputMint"> = {
 const includeJitoSandwichMitigationAccount: Param<false> = {
   code: "invalid_jito_sandwich_mitigation_account",
   description: "false only (invalid_jito_sandwich_mitigation_account)",
+  // The reference takes a flag or an account's address; only false means anything on this chain.
+  published: { oneOf: [{ type: "boolean" }, { type: "string" }] },
   read: (text, name, refuse) => {
     if (text !== undefined && text !== "false")
       return refuse(`${name}: the venue's chain runs no Jito block engine; send false or nothing`);

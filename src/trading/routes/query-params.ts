@@ -22,11 +22,27 @@ export interface Param<T> {
   /** The value taken when the parameter is not sent, as the published document shows it. */
   readonly default?: string | number | boolean;
   readonly example?: string;
+  /** The type the reference's document gives the parameter, which the venue's documents publish. */
+  readonly published?: Published;
   /** The value of `text` (undefined when the parameter is not sent); throws an `ApiError` when it is bad. */
   read(text: string | undefined, name: string, refuse: Refuse): T;
 }
 
 export type Params = Readonly<Record<string, Param<unknown>>>;
+export type Published = Readonly<Record<string, unknown>>;
+
+/** The types the reference's document gives text parameters. */
+export const PUBLISHED = {
+  boolean: { type: "boolean" },
+  int32: { type: "integer", format: "int32", minimum: 0 },
+  int64: { type: "integer", format: "int64", minimum: 0 },
+  slippage: {
+    oneOf: [
+      { type: "integer", format: "int32", minimum: 0, description: "Basis points" },
+      { type: "string", enum: ["auto"], description: "Chosen by the venue" },
+    ],
+  },
+} as const satisfies Record<string, Published>;
 export type ParamValues<P extends Params> = { -readonly [K in keyof P]: ReturnType<P[K]["read"]> };
 /** A query as sent: text per parameter (a route's schema has already dropped unknown ones). */
 export type RawQuery<P extends Params> = Partial<Record<keyof P & string, string>>;
@@ -45,9 +61,16 @@ export function querySchema<P extends Params>(params: P): z.ZodObject<TextSchema
   const shape = Object.fromEntries(
     Object.entries(params).map(([name, param]) => {
       const text = param.required ? z.string() : z.string().optional();
-      const { description, example } = param;
+      const { description, example, published } = param;
       const shown = param.default === undefined ? {} : { default: param.default };
-      return [name, text.meta({ description, ...(example ? { example } : {}), ...shown })];
+      // `published` is read by the OpenAPI transform (http/openapi.ts), which types the parameter with it.
+      const meta = {
+        description,
+        ...(example ? { example } : {}),
+        ...shown,
+        ...(published ? { published } : {}),
+      };
+      return [name, text.meta(meta)];
     }),
   );
   return z.object(shape) as unknown as z.ZodObject<TextSchema<P>>;
@@ -129,6 +152,7 @@ export function flag(code: ErrorCode, description: string, fallback: boolean): P
     code,
     description,
     default: fallback,
+    published: PUBLISHED.boolean,
     read: (text, name, refuse) => {
       if (text === undefined) return fallback;
       if (text === "true") return true;
@@ -143,6 +167,8 @@ interface Range {
   max: number;
   /** Words for the other values the parameter takes, added to the bound's message. */
   or?: string;
+  /** How the reference's document types it; int32 unless stated. */
+  format?: "int64";
 }
 
 /** An integer within [min, max] (both at most 2^53−1), compared exactly before it becomes a number. */
@@ -158,6 +184,7 @@ export function integer(
     code,
     description,
     ...(fallback === undefined ? {} : { default: fallback }),
+    published: range.format === "int64" ? PUBLISHED.int64 : PUBLISHED.int32,
     read: (text, name, refuse) => (text === undefined ? fallback : integerIn(range, text, name, refuse)),
   };
 }
@@ -179,6 +206,7 @@ export function bps(code: ErrorCode, description: string): Param<number | undefi
     code,
     description,
     default: "auto",
+    published: PUBLISHED.slippage,
     read: (text, name, refuse) =>
       text === undefined || text === "auto" ? undefined : integerIn(range, text, name, refuse),
   };
