@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EpochInfo } from "../../src/chain/sandbox/cheatcodes.js";
 import { SLOT_MS, SLOTS_PER_EPOCH } from "../../src/chain/sandbox/slot-clock.js";
 import { BACKENDS, tempDir } from "../support/backends.js";
+import { oddsgate } from "../support/cli.js";
 import { rpcSend, solTransfer, startTestChain, type TestChain } from "./harness.js";
 
 interface RpcAnswer<T> {
@@ -96,7 +97,8 @@ describe("clock cheatcodes", () => {
     const timestampMs = (now.unixTimestamp + 3_600) * 1_000;
     await cheat(chain.rpcUrl, "surfnet_timeTravel", [{ absoluteTimestamp: timestampMs }]);
     const later = await cheat<{ unixTimestamp: number }>(chain.rpcUrl, "surfnet_getClock");
-    expect(later.unixTimestamp).toBeGreaterThanOrEqual(now.unixTimestamp + 3_599);
+    // A program reads no earlier second than the one travelled to.
+    expect(later.unixTimestamp).toBeGreaterThanOrEqual(now.unixTimestamp + 3_600);
     expect(later.unixTimestamp).toBeLessThan(now.unixTimestamp + 3_610);
 
     const info = await cheat(chain.rpcUrl, "surfnet_timeTravel", [{ absoluteEpoch: 2 }]);
@@ -144,6 +146,30 @@ describe("clock cheatcodes", () => {
       await cheat(chain.rpcUrl, "surfnet_resumeClock");
     }
   });
+
+  it("moves and reads the clock from the command line: oddsgate chain time-travel, oddsgate chain clock", async () => {
+    const env = { DATA_DIR: dir.dir, SOLANA_RPC_URL: chain.rpcUrl };
+    const before = await cheat<{ slot: number }>(chain.rpcUrl, "surfnet_getClock");
+    const slot = before.slot + 1_000;
+    const info = JSON.parse(
+      (await oddsgate(["chain", "time-travel", "--slot", String(slot), "--json"], env)).stdout,
+    );
+    expect(info.absoluteSlot).toBeGreaterThanOrEqual(slot);
+    const { stdout } = await oddsgate(["chain", "time-travel", "--timestamp", "2031-01-01T00:00:00Z"], env);
+    expect(stdout).toMatch(/^the chain's clock is now at slot \d+, epoch \d+, 2031-01-01T00:00:0\d\.000Z\n$/);
+    expect((await oddsgate(["chain", "clock"], env)).stdout).toMatch(/^slot \d+, epoch \d+, 2031-01-01T/);
+    const back = await oddsgate(["chain", "time-travel", "--epoch", "0"], env).catch(
+      (error: unknown) => error,
+    );
+    expect(back).toMatchObject({ code: 1 });
+    expect((back as { stderr: string }).stderr).toMatch(
+      /^oddsgate: the chain refused: Cannot travel to past epoch: target=0, current=\d+\n$/,
+    );
+    const neither = await oddsgate(["chain", "time-travel"], env).catch((error: unknown) => error);
+    expect((neither as { stderr: string }).stderr).toBe(
+      "oddsgate: give exactly one of --slot, --timestamp or --epoch\n",
+    );
+  }, 60_000);
 
   it("freezes the slot while paused and runs on from there once resumed", async () => {
     const paused = await cheat(chain.rpcUrl, "surfnet_pauseClock");

@@ -102,7 +102,9 @@ export function travelInstantOf(chain: SandboxChain, target: TimeTravelTarget): 
   if ("absoluteTimestamp" in target) {
     const now = clock.now();
     if (target.absoluteTimestamp < now) throw pastTarget("timestamp", target.absoluteTimestamp, now);
-    instant = target.absoluteTimestamp;
+    // The start of the first slot at or after it: a program's Clock then reads no earlier second.
+    const slot = Math.max(0, Math.ceil((target.absoluteTimestamp - clock.genesisMs) / SLOT_MS));
+    instant = clock.genesisMs + slot * SLOT_MS;
   } else if ("absoluteSlot" in target) {
     if (target.absoluteSlot < currentSlot) throw pastTarget("slot", target.absoluteSlot, currentSlot);
     instant = clock.genesisMs + target.absoluteSlot * SLOT_MS;
