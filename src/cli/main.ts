@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import { registerCatalogueCommands } from "./catalogue.js";
+import { registerChainCommands } from "./chain.js";
 import { registerKeysCommands } from "./keys.js";
 import { registerMarketsCommands } from "./markets.js";
 import { registerResetCommand } from "./reset.js";
@@ -25,6 +26,7 @@ registerCatalogueCommands(program);
 registerKeysCommands(program);
 registerWalletCommands(program);
 registerWalletsCommands(program);
+registerChainCommands(program);
 registerTradingCommands(program);
 registerMarketsCommands(program);
 registerResetCommand(program);

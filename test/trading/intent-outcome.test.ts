@@ -31,6 +31,7 @@ import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { postgresAvailable } from "../support/services.js";
 import { CuttableProxy, proxied, targetOf } from "../support/tcp-proxy.js";
+import { timeTravel } from "../support/time-travel.js";
 
 const POSTGRES = BACKENDS.find((backend) => backend.name === "postgres");
 const VENUE_SEED = "intent-outcome-test";
@@ -298,8 +299,15 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(answer.status, JSON.stringify(answer.body)).toBe(503);
     expect(answer.body.code).toBe("not_ready");
 
-    // Its blockhash lives 150 slots (about a minute): until then /order-status says pending.
-    const status = await settledOrder(second.url, signature, 120_000);
+    // Its blockhash lives 150 slots (about a minute): until then /order-status says pending, and the
+    // keeper sends it again. Once it has, the chain's clock is moved past them rather than waited for.
+    for (let i = 0; i < 100 && rpcProxy.sendsOf(signed) < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const pending = await fetch(`${second.url}/order-status?signature=${signature}`);
+    expect(((await pending.json()) as { status: string }).status).toBe("pending");
+    await timeTravel(first.server.chain.rpcUrl, { absoluteSlot: (quote.lastValidBlockHeight ?? 0) + 1 });
+    const status = await settledOrder(second.url, signature);
     expect(status).toEqual({ status: "expired", inAmount: "0", outAmount: "0" });
     // The keeper sent it again while it could land.
     expect(rpcProxy.sendsOf(signed)).toBeGreaterThan(1);
@@ -313,7 +321,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(again.body.code).toBe("open_transaction_simulation_failed");
     expect(again.body.msg).toContain("expired");
     expect(await ordersWith(signature)).toBe(1);
-  }, 150_000);
+  });
 
   it("answers a retryable 503 while PostgreSQL is out of reach, and takes the same transaction once it is back", async () => {
     const wallet = await fundedWallet(2_000_000n);

@@ -1,6 +1,6 @@
 /**
  * The sandbox chain's durable state in the relational store: every account as of the last commit,
- * every landed transaction, and the genesis parameters. A batch of transactions commits in one
+ * every landed transaction, the genesis parameters and the clock's shift (time travel). A batch of transactions commits in one
  * database transaction, so a crash leaves either all of a batch or none of it; that transaction
  * first proves the chain's lease (lease.ts), so only the process that holds it writes.
  */
@@ -20,6 +20,7 @@ import {
   TRANSACTION_COLUMNS,
 } from "./commit-batch.js";
 import { type ChainLease, ChainLeaseLostError } from "./lease.js";
+import type { ClockShift } from "./slot-clock.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 
 export interface GenesisParameters {
@@ -29,6 +30,8 @@ export interface GenesisParameters {
 }
 
 const GENESIS_KEY = "chain_genesis";
+// A row of `meta` like genesis: a key-value table needs no migration for it.
+const CLOCK_SHIFT_KEY = "chain_clock_shift";
 // Rows per multi-row statement: well under SQLite's and PostgreSQL's bound-parameter limits.
 const ROWS_PER_STATEMENT = 400;
 // Commits sent to the SQLite writer before the first of them has finished: the main thread goes on
@@ -91,6 +94,31 @@ export class ChainStore {
       .where("key", "=", GENESIS_KEY)
       .executeTakeFirstOrThrow();
     return JSON.parse(row.value) as GenesisParameters;
+  }
+
+  /** The stored clock shift, or null while time has never been moved. */
+  async loadClockShift(): Promise<ClockShift | null> {
+    const row = await this.db
+      .selectFrom("meta")
+      .select("value")
+      .where("key", "=", CLOCK_SHIFT_KEY)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.value) as ClockShift) : null;
+  }
+
+  /** Stores `shift` if this process still holds the lease (else ChainLeaseLostError, nothing written). */
+  async saveClockShift(shift: ClockShift): Promise<void> {
+    const lease = this.lease;
+    if (!lease) throw new Error("this chain store has no lease: it cannot move the clock");
+    const value = JSON.stringify(shift);
+    await this.db.transaction().execute(async (trx) => {
+      await lease.fence(trx);
+      await trx
+        .insertInto("meta")
+        .values({ key: CLOCK_SHIFT_KEY, value })
+        .onConflict((oc) => oc.column("key").doUpdateSet({ value }))
+        .execute();
+    });
   }
 
   /** Every stored account; a Base58Error when a stored address is not one. */

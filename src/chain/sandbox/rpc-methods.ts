@@ -13,6 +13,7 @@ import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
 import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
 import { decodeWireTransaction, parseWireTransaction, type WireTransaction } from "../wire.js";
+import { createCheatcodeMethods, epochInfoOf } from "./cheatcodes.js";
 import {
   type AccountEncoding,
   assertAddressParam,
@@ -44,7 +45,10 @@ export interface RpcMethodLimits {
 }
 
 export interface RpcMethodOptions {
-  /** Production refuses `requestAirdrop`: it would pay out of the venue's treasury. */
+  /**
+   * Production refuses `requestAirdrop`: it would pay out of the venue's treasury; and it has no
+   * clock cheatcodes (cheatcodes.ts): they answer as unknown methods.
+   */
   mode?: "development" | "production";
   limits?: Partial<RpcMethodLimits>;
 }
@@ -199,17 +203,7 @@ export function createRpcMethods(
         prioritizationFee: Number(fee.prioritizationFee),
       }));
     },
-    getEpochInfo: async () => {
-      const slot = Number(await chain.getSlot());
-      return {
-        absoluteSlot: slot,
-        blockHeight: slot,
-        epoch: Math.floor(slot / SLOTS_PER_EPOCH),
-        slotIndex: slot % SLOTS_PER_EPOCH,
-        slotsInEpoch: SLOTS_PER_EPOCH,
-        transactionCount: chain.transactionCount(),
-      };
-    },
+    getEpochInfo: () => epochInfoOf(chain),
     getEpochSchedule: async () => ({
       firstNormalEpoch: 0,
       firstNormalSlot: 0,
@@ -380,6 +374,7 @@ export function createRpcMethods(
       const valid = await chain.isBlockhashValid(encodeBlockhash(tx.recentBlockhash));
       return withContext(valid ? Number(transactionFee(tx)) : null);
     },
+    ...(options.mode === "production" ? {} : createCheatcodeMethods(chain)),
   };
   return new Map(
     Object.entries(methods).map(([name, method]): [string, RpcMethod] => [

@@ -10,7 +10,9 @@
  * throws that error (-32005, as an unhealthy node answers) rather than answer from a copy another
  * instance may have moved on from. The slot, block height and blockhashes come from the genesis
  * clock in storage, the same on every instance, and stay readable (the JSON-RPC refuses them too, see
- * rpc-methods.ts); stored transactions are the writer's own records, read from storage.
+ * rpc-methods.ts); stored transactions are the writer's own records, read from storage. In
+ * development the writer may move its clock forward or pause it (cheatcodes.ts): the shift is stored
+ * before it takes effect, so a restart never finds the chain earlier than it was.
  */
 import fs from "node:fs";
 import type { Address, Blockhash, Signature } from "@solana/kit";
@@ -41,7 +43,14 @@ import { ChainLease, type ChainLeaseSettings } from "./lease.js";
 import { RecentPrioritizationFees, type SlotPrioritizationFee } from "./prioritization-fees.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
-import { BLOCKHASH_VALIDITY_BLOCKS, SlotClock, systemClock, type WallClock } from "./slot-clock.js";
+import {
+  BLOCKHASH_VALIDITY_BLOCKS,
+  type ClockShift,
+  NO_SHIFT,
+  SlotClock,
+  systemClock,
+  type WallClock,
+} from "./slot-clock.js";
 import { TokenAccountIndex } from "./token-account-index.js";
 import { TransactionExecutor } from "./transaction-executor.js";
 
@@ -71,6 +80,8 @@ export class SandboxChain implements Chain {
   private readonly executor: TransactionExecutor;
   private readonly pipeline: CommitPipeline;
   private airdropBuilder: AirdropBuilder | null = null;
+  // The clock change in progress: changes are stored and applied one after the other.
+  private clockChange: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly store: ChainStore,
@@ -115,9 +126,10 @@ export class SandboxChain implements Chain {
         genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
         genesisMs: clock.now(),
       });
+      const shift = (await store.loadClockShift()) ?? NO_SHIFT;
       const chain = new SandboxChain(
         store,
-        new SlotClock(genesis.genesisMs, genesis.genesisHash, clock),
+        new SlotClock(genesis.genesisMs, genesis.genesisHash, clock, shift),
         genesis.genesisHash,
         options.logger,
         lease,
@@ -319,6 +331,44 @@ export class SandboxChain implements Chain {
       if (token) found.push(token);
     }
     return found;
+  }
+
+  /** Moves chain time forward to `instantMs` (an instant already passed changes nothing); a pause holds. */
+  travelTo(instantMs: number): Promise<void> {
+    return this.changeClock(() => this.slots.shiftTo(instantMs));
+  }
+
+  /** Freezes chain time: no slot passes, no blockhash expires, until `resumeClock`. */
+  pauseClock(): Promise<void> {
+    // Frozen at once: the instant it is frozen at must not pass while the pause is being stored.
+    return this.changeClock(() => this.slots.pausedShift(), "before storing");
+  }
+
+  /** Lets chain time run on from where it was paused. */
+  resumeClock(): Promise<void> {
+    return this.changeClock(() => this.slots.runningShift());
+  }
+
+  // Stores the shift `next` computes (from the clock as it is once earlier changes are done) and puts
+  // it in force, after storing it unless told `before storing`; only the lease holder may. A failed
+  // store leaves the clock as it was, and time never goes back either way: a travel's shift keeps
+  // its target ahead while it is stored, and a pause undone lets the frozen clock run on.
+  private changeClock(next: () => ClockShift, apply: "after storing" | "before storing" = "after storing") {
+    const change = this.clockChange.then(async () => {
+      this.current();
+      const previous = this.slots.currentShift();
+      const shift = next();
+      if (apply === "before storing") this.slots.apply(shift);
+      try {
+        await this.store.saveClockShift(shift);
+      } catch (error) {
+        this.slots.apply(previous);
+        throw error;
+      }
+      this.slots.apply(shift);
+    });
+    this.clockChange = change.catch(() => undefined);
+    return change;
   }
 
   /** Stops taking sends, waits for those already queued to be answered, and releases the lease. */

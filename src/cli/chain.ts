@@ -1,0 +1,132 @@
+/**
+ * `oddsgate chain`: the sandbox chain's clock, a development feature. `time-travel` moves it forward
+ * with surfpool's `surfnet_timeTravel` cheatcode and `clock` reads it (`surfnet_getClock`), over the
+ * chain's JSON-RPC (SOLANA_RPC_URL, else the local sandbox on RPC_PORT); see
+ * src/chain/sandbox/cheatcodes.ts. A production chain knows neither method.
+ */
+import type { Command } from "commander";
+import type { ClockSysvar, EpochInfo, TimeTravelTarget } from "../chain/sandbox/cheatcodes.js";
+import type { Config } from "../config.js";
+import {
+  CHAIN_SETTINGS,
+  CliError,
+  chainUrlOf,
+  configFrom,
+  failingAsMessages,
+  printJson,
+  withSettings,
+} from "./support.js";
+
+// Bounds on what is read before it is parsed: a u64 in decimal, an ISO 8601 instant, an RPC answer.
+const MAX_INTEGER_CHARS = 16;
+const MAX_ISO_CHARS = 40;
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+type TravelOptions = { slot?: string; timestamp?: string; epoch?: string; json?: boolean };
+
+/** A slot or epoch number as given on the command line. */
+function wholeNumber(text: string, flag: string): number {
+  if (text.length > MAX_INTEGER_CHARS || !/^\d+$/.test(text))
+    throw new CliError(
+      `${flag} must be a whole number, e.g. ${flag} 500000 (got ${JSON.stringify(text.slice(0, 20))})`,
+    );
+  return Number(text);
+}
+
+/** An instant given as ISO 8601, in milliseconds (what surfnet_timeTravel takes). */
+function isoInstant(text: string): number {
+  const ms = text.length <= MAX_ISO_CHARS ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new CliError(
+      `--timestamp must be an ISO 8601 instant, e.g. 2030-01-01T00:00:00Z (got ${JSON.stringify(text.slice(0, 40))})`,
+    );
+  return ms;
+}
+
+/** The one target the options name. */
+function travelTargetOf(options: TravelOptions): TimeTravelTarget {
+  const given = [options.slot, options.timestamp, options.epoch].filter((value) => value !== undefined);
+  if (given.length !== 1) throw new CliError("give exactly one of --slot, --timestamp or --epoch");
+  if (options.slot !== undefined) return { absoluteSlot: wholeNumber(options.slot, "--slot") };
+  if (options.epoch !== undefined) return { absoluteEpoch: wholeNumber(options.epoch, "--epoch") };
+  return { absoluteTimestamp: isoInstant(options.timestamp as string) };
+}
+
+/** One JSON-RPC call to the chain; its result, or a one-line CliError saying why there is none. */
+async function callChain<T>(config: Config, method: string, params: unknown[] = []): Promise<T> {
+  const url = chainUrlOf(config);
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  }).catch(() => {
+    throw new CliError(
+      `no chain at ${url}: start the venue (\`oddsgate serve\`), or set SOLANA_RPC_URL / RPC_PORT`,
+    );
+  });
+  const text = await response.text();
+  if (!response.ok || text.length > MAX_ANSWER_BYTES)
+    throw new CliError(`the chain at ${url} answered HTTP ${response.status}: ${text.slice(0, 200)}`);
+  const answer = JSON.parse(text) as { result?: T; error?: { code: number; message: string } };
+  if (answer.error?.code === -32601)
+    throw new CliError(
+      `the chain at ${url} has no clock cheatcodes (${method}): it is a production venue's, or not an Oddsgate sandbox`,
+    );
+  if (answer.error) throw new CliError(`the chain refused: ${answer.error.message}`);
+  return answer.result as T;
+}
+
+/** The clock for people: slot, epoch and the time programs read. */
+function describeClock(clock: ClockSysvar): string {
+  const time = new Date(clock.unixTimestamp * 1000).toISOString();
+  return `slot ${clock.slot}, epoch ${clock.epoch}, ${time}`;
+}
+
+function developmentOnly(config: Config): void {
+  if (config.MODE === "production")
+    throw new CliError("the chain's clock cheatcodes are a development feature: MODE is production");
+}
+
+/** Adds `chain time-travel` and `chain clock`. */
+export function registerChainCommands(program: Command): void {
+  const chain = program.command("chain").description("the sandbox chain's clock (development)");
+
+  withSettings(
+    chain
+      .command("time-travel")
+      .option("--slot <n>", "move to this absolute slot")
+      .option("--timestamp <iso>", "move to this instant, e.g. 2030-01-01T00:00:00Z")
+      .option("--epoch <n>", "move to the first slot of this epoch")
+      .option("--json", "print the chain's EpochInfo afterwards as JSON")
+      .description(
+        "move the sandbox chain's clock forward (never back): blockhashes expire, time-based logic runs",
+      ),
+    CHAIN_SETTINGS,
+  ).action(
+    failingAsMessages(async (options: TravelOptions) => {
+      const config = configFrom(options as Record<string, string | undefined>);
+      developmentOnly(config);
+      const info = await callChain<EpochInfo>(config, "surfnet_timeTravel", [travelTargetOf(options)]);
+      if (options.json) return printJson(info);
+      console.log(
+        `the chain's clock is now at ${describeClock(await callChain<ClockSysvar>(config, "surfnet_getClock"))}`,
+      );
+    }),
+  );
+
+  withSettings(
+    chain
+      .command("clock")
+      .option("--json", "print the Clock sysvar's fields as JSON")
+      .description("the sandbox chain's clock: slot, epoch and the time programs read"),
+    CHAIN_SETTINGS,
+  ).action(
+    failingAsMessages(async (options: { json?: boolean }) => {
+      const config = configFrom(options as Record<string, string | undefined>);
+      developmentOnly(config);
+      const clock = await callChain<ClockSysvar>(config, "surfnet_getClock");
+      if (options.json) return printJson(clock);
+      console.log(describeClock(clock));
+    }),
+  );
+}
