@@ -1,9 +1,12 @@
-/** The `oddsgate` command as a user runs it: a separate process over real storage. */
+/**
+ * The `oddsgate` command over real storage: run in this process (what the bin runs, against captured
+ * streams), except where the test is about the process: `serve` and its ports, and the built bin.
+ */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeSetsHeapGrowth, SERVE_NODE_FLAGS } from "../src/cli/serve.js";
 import { venueFailure } from "../src/cli/support.js";
 import { OddsgateApiError } from "../src/client/http.js";
@@ -16,7 +19,7 @@ import { loadCatalogue, resolveDemoAnchor, saveCatalogue } from "../src/markets/
 import { startSimulator } from "../src/simulator/index.js";
 import { openStorage } from "../src/storage/database.js";
 import { BACKENDS, tempDir } from "./support/backends.js";
-import { CLI_MAIN, childEnv, oddsgate } from "./support/cli.js";
+import { CLI_BIN, CLI_MAIN, childEnv, oddsgate, oddsgateProcess } from "./support/cli.js";
 import { miniCatalogue } from "./support/fixtures.js";
 import { TEST_ANCHOR } from "./support/server.js";
 
@@ -184,15 +187,13 @@ describe("oddsgate serve", () => {
       await exited;
     });
     const url = `http://127.0.0.1:${port}`;
-    let healthy = false;
-    for (let i = 0; i < 150 && !healthy && child.exitCode === null; i++) {
-      healthy = await fetch(`${url}/health-check`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(healthy).toBe(true);
+    await vi.waitFor(
+      async () => {
+        expect(child.exitCode, "the venue exited").toBeNull();
+        expect((await fetch(`${url}/health-check`)).ok).toBe(true);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
     const client = new MarketsClient({ baseUrl: url });
     const page = await client.listEvents({ limit: 200, withNestedMarkets: true });
     expect(page.cursor).not.toBeNull();
@@ -298,9 +299,7 @@ describe("oddsgate serve", () => {
       `${poolAddress}  cpmm 10 bps  2 dBTC (${mintA}) / 237500 dJUP (${mintB})`,
     );
     const trade = new TradeClient({ baseUrl: url });
-    let marketKey: string | undefined;
-    for (let i = 0; i < 50 && marketKey !== poolAddress; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    const directRoute = async () => {
       const order = await trade
         .order({
           inputMint: mintA as string,
@@ -309,9 +308,9 @@ describe("oddsgate serve", () => {
           onlyDirectRoutes: true,
         })
         .catch(() => undefined);
-      marketKey = order?.routePlan[0]?.marketKey;
-    }
-    expect(marketKey).toBe(poolAddress);
+      return order?.routePlan[0]?.marketKey;
+    };
+    await expect.poll(directRoute, { timeout: 10_000, interval: 200 }).toBe(poolAddress);
     expect((await oddsgate(["pools", "remove", poolAddress as string], env)).stdout).toContain(
       "removed pool",
     );
@@ -407,9 +406,12 @@ describe("oddsgate sync", () => {
 });
 
 describe("oddsgate for people", () => {
-  it("prints its version", async () => {
+  it("prints its version, in process and from the built bin", async () => {
     const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string };
     expect((await oddsgate(["--version"], {})).stdout).toBe(`${manifest.version}\n`);
+    // The bin end to end: the bundle runs the command when node runs it (and only then).
+    expect(fs.existsSync(CLI_BIN), `${CLI_BIN} is missing: run npm run build`).toBe(true);
+    expect((await oddsgateProcess(["--version"], {}, [CLI_BIN])).stdout).toBe(`${manifest.version}\n`);
   });
 
   it("says there is no venue, rather than 'fetch failed', when none listens", async () => {
@@ -435,6 +437,7 @@ describe("oddsgate for people", () => {
     );
   });
 
+  // A process of its own, as every `serve` here: it sets V8's heap flags for the process it runs in.
   it("names a port that is taken and the setting to change, in one line", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
@@ -442,7 +445,7 @@ describe("oddsgate for people", () => {
     await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => holder.close(() => resolve())));
     const taken = (holder.address() as net.AddressInfo).port;
-    const failure = (await oddsgate(["serve"], {
+    const failure = (await oddsgateProcess(["serve"], {
       DATA_DIR: dir,
       PORT: String(taken),
       RPC_PORT: "0",

@@ -3,6 +3,7 @@ import { type Command, Option } from "commander";
 import type { Config } from "../config.js";
 import type { LifecycleRefusal } from "../markets/store.js";
 import {
+  type Cli,
   CliError,
   configFrom,
   hostOf,
@@ -16,7 +17,7 @@ import {
 const PROGRESS_THRESHOLD_ROWS = 5_000;
 
 /** Adds `import` (a catalogue file) and `sync` (the upstream's whole catalogue). */
-export function registerCatalogueCommands(program: Command): void {
+export function registerCatalogueCommands(program: Command, cli: Cli): void {
   withSettings(
     program
       .command("import")
@@ -30,7 +31,7 @@ export function registerCatalogueCommands(program: Command): void {
       .description("load series, events and markets into storage in one transaction (idempotent)"),
     ["DATA_DIR", "DATABASE_URL", "VENUE_SEED"],
   ).action(async (file: string, options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { parseCatalogueInput } = await import("../markets/import/parse.js");
     const catalogue = parseCatalogueInput(readJsonFile(file), { tokenize: options.tokenize });
     const [{ default: cliProgress }, { resolveVenueSeed }, { saveCatalogue }] = await Promise.all([
@@ -46,19 +47,24 @@ export function registerCatalogueCommands(program: Command): void {
         catalogue.events.reduce((n, e) => n + e.markets.length, 0);
       const bar =
         rows >= PROGRESS_THRESHOLD_ROWS
-          ? new cliProgress.SingleBar({ format: "importing [{bar}] {percentage}% {value}/{total} rows" })
+          ? new cliProgress.SingleBar({
+              format: "importing [{bar}] {percentage}% {value}/{total} rows",
+              stream: cli.io.stderr,
+            })
           : undefined;
       bar?.start(rows, 0);
-      const counts = await saveCatalogue(storage.db, venueSeed, catalogue, (done) => bar?.update(done));
-      bar?.stop();
+      // Stopped on failure too: its redraw timer would outlive the command in process.
+      const counts = await saveCatalogue(storage.db, venueSeed, catalogue, (done) =>
+        bar?.update(done),
+      ).finally(() => bar?.stop());
       if (options.json) {
-        printJson({ storage: storage.location, ...counts });
+        printJson(cli, { storage: storage.location, ...counts });
         return;
       }
-      console.log(
+      cli.console.log(
         `imported ${counts.series} series, ${counts.events} events, ${counts.markets} markets into ${storage.location}`,
       );
-      reportRefusals(counts.refused, "the file");
+      reportRefusals(cli, counts.refused, "the file");
     });
   });
 
@@ -82,7 +88,7 @@ export function registerCatalogueCommands(program: Command): void {
       "SYNC_TOKENIZE",
     ],
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const upstreamUrl = await venueUpstream(config);
     const [{ default: cliProgress }, { connectUpstream }, { resolveVenueSeed }, { syncFromUpstream }] =
       await Promise.all([
@@ -97,9 +103,10 @@ export function registerCatalogueCommands(program: Command): void {
       const upstream = await connectUpstream({ ...config, UPSTREAM_URL: upstreamUrl }, () => {
         throw new Error("unreachable: the sync names its upstream");
       });
-      const bar = process.stderr.isTTY
+      const bar = cli.io.stderr.isTTY
         ? new cliProgress.SingleBar({
             format: "syncing from the upstream: {value} events, {markets} markets read ({phase})",
+            stream: cli.io.stderr,
           })
         : undefined;
       bar?.start(0, 0, { markets: 0, phase: "reading" });
@@ -113,15 +120,15 @@ export function registerCatalogueCommands(program: Command): void {
         });
         bar?.stop();
         if (options.json) {
-          printJson({ ...result, from: upstreamUrl, storage: storage.location });
+          printJson(cli, { ...result, from: upstreamUrl, storage: storage.location });
           return;
         }
         const { upstream: read, changed } = result;
-        console.log(
+        cli.console.log(
           `synced from ${upstreamUrl}: ${read.series} series, ${read.events} events, ${read.markets} markets read; ` +
             `${changed.series} series, ${changed.events} events, ${changed.markets} markets new or changed in ${storage.location}`,
         );
-        reportRefusals(result.refused, "the upstream");
+        reportRefusals(cli, result.refused, "the upstream");
       } finally {
         bar?.stop();
         await upstream.close();
@@ -131,14 +138,14 @@ export function registerCatalogueCommands(program: Command): void {
 }
 
 /** Tells the person which markets were kept settled against what the source said (on stderr). */
-function reportRefusals(refused: readonly LifecycleRefusal[], source: string): void {
+function reportRefusals(cli: Cli, refused: readonly LifecycleRefusal[], source: string): void {
   if (refused.length === 0) return;
   const shown = refused
     .slice(0, 10)
     .map((r) => `${r.ticker} (${r.stored}, ${source} says ${r.offered})`)
     .join(", ");
   const more = refused.length > 10 ? ` and ${refused.length - 10} more` : "";
-  console.error(
+  cli.console.error(
     `oddsgate: kept ${refused.length} settled market${refused.length === 1 ? "" : "s"} as stored, refusing to turn ${refused.length === 1 ? "it" : "them"} back: ${shown}${more}`,
   );
 }

@@ -9,6 +9,7 @@ import type { ClockSysvar, EpochInfo, TimeTravelTarget } from "../chain/sandbox/
 import type { Config } from "../config.js";
 import {
   CHAIN_SETTINGS,
+  type Cli,
   CliError,
   chainUrlOf,
   configFrom,
@@ -88,7 +89,7 @@ function developmentOnly(config: Config): void {
 }
 
 /** Adds `chain time-travel` and `chain clock`. */
-export function registerChainCommands(program: Command): void {
+export function registerChainCommands(program: Command, cli: Cli): void {
   const chain = program.command("chain").description("the sandbox chain's clock (development)");
 
   withSettings(
@@ -104,11 +105,11 @@ export function registerChainCommands(program: Command): void {
     CHAIN_SETTINGS,
   ).action(
     failingAsMessages(async (options: TravelOptions) => {
-      const config = configFrom(options as Record<string, string | undefined>);
+      const config = configFrom(cli, options as Record<string, string | undefined>);
       developmentOnly(config);
       const info = await callChain<EpochInfo>(config, "surfnet_timeTravel", [travelTargetOf(options)]);
-      if (options.json) return printJson(info);
-      console.log(
+      if (options.json) return printJson(cli, info);
+      cli.console.log(
         `the chain's clock is now at ${describeClock(await callChain<ClockSysvar>(config, "surfnet_getClock"))}`,
       );
     }),
@@ -122,11 +123,11 @@ export function registerChainCommands(program: Command): void {
     CHAIN_SETTINGS,
   ).action(
     failingAsMessages(async (options: { json?: boolean }) => {
-      const config = configFrom(options as Record<string, string | undefined>);
+      const config = configFrom(cli, options as Record<string, string | undefined>);
       developmentOnly(config);
       const clock = await callChain<ClockSysvar>(config, "surfnet_getClock");
-      if (options.json) return printJson(clock);
-      console.log(describeClock(clock));
+      if (options.json) return printJson(cli, clock);
+      cli.console.log(describeClock(clock));
     }),
   );
 }

@@ -2,10 +2,10 @@
 import { type Command, Option } from "commander";
 import type { ApiKey } from "../api-keys/store.js";
 import { KEY_TIERS } from "../api-keys/tiers.js";
-import { configFrom, printJson, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
+import { type Cli, configFrom, printJson, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
 
 /** Adds `keys create`, `keys list`, `keys revoke` and `keys rotate`. */
-export function registerKeysCommands(program: Command): void {
+export function registerKeysCommands(program: Command, cli: Cli): void {
   const keys = program.command("keys").description("issue and manage API keys (stored only as hashes)");
 
   withSettings(
@@ -18,7 +18,7 @@ export function registerKeysCommands(program: Command): void {
       .option("--json", "print the key and its secret as JSON"),
     STORAGE_SETTINGS,
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { createKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const issued = await createKey(storage.db, {
@@ -26,9 +26,9 @@ export function registerKeysCommands(program: Command): void {
         tier: options.tier,
         streams: options.streams,
       });
-      if (options.json) return printJson({ ...issued.key, secret: issued.secret });
-      console.log(`created ${describeKey(issued.key)}`);
-      printSecret(issued.secret);
+      if (options.json) return printJson(cli, { ...issued.key, secret: issued.secret });
+      cli.console.log(`created ${describeKey(issued.key)}`);
+      printSecret(cli, issued.secret);
     });
   });
 
@@ -39,13 +39,14 @@ export function registerKeysCommands(program: Command): void {
       .option("--json", "machine-readable output"),
     STORAGE_SETTINGS,
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { listKeys } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const all = await listKeys(storage.db);
-      if (options.json) console.log(JSON.stringify(all, null, 2));
-      else if (all.length === 0) console.log("no keys yet: oddsgate keys create --name NAME");
-      else for (const key of all) console.log(`${describeKey(key)}  last used ${key.lastUsedAt ?? "never"}`);
+      if (options.json) cli.console.log(JSON.stringify(all, null, 2));
+      else if (all.length === 0) cli.console.log("no keys yet: oddsgate keys create --name NAME");
+      else
+        for (const key of all) cli.console.log(`${describeKey(key)}  last used ${key.lastUsedAt ?? "never"}`);
     });
   });
 
@@ -56,10 +57,10 @@ export function registerKeysCommands(program: Command): void {
       .description("revoke a key on every instance"),
     STORAGE_SETTINGS,
   ).action(async (id: string, options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { revokeKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
-      console.log(`revoked ${describeKey(await revokeKey(storage.db, id))}`);
+      cli.console.log(`revoked ${describeKey(await revokeKey(storage.db, id))}`);
     });
   });
 
@@ -73,15 +74,15 @@ export function registerKeysCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(async (id: string, options) => {
     const grace = Number(options.grace);
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { rotateKey } = await import("../api-keys/store.js");
     await withStorage(config, async (storage) => {
       const issued = await rotateKey(storage.db, id, grace);
-      if (options.json) return printJson({ ...issued.key, secret: issued.secret, graceSeconds: grace });
-      console.log(
+      if (options.json) return printJson(cli, { ...issued.key, secret: issued.secret, graceSeconds: grace });
+      cli.console.log(
         `rotated ${describeKey(issued.key)}; the old secret ${grace > 0 ? `works for ${grace} s more` : "no longer works"}`,
       );
-      printSecret(issued.secret);
+      printSecret(cli, issued.secret);
     });
   });
 }
@@ -91,6 +92,6 @@ function describeKey(key: ApiKey): string {
   return `${key.id}  ${JSON.stringify(key.name)}  tier ${key.tier}  streams ${key.streams ? "yes" : "no"}  ${key.secretPrefix}…  ${status}`;
 }
 
-function printSecret(secret: string): void {
-  console.log(`secret (shown once, store it now; send it as the x-api-key header):\n${secret}`);
+function printSecret(cli: Cli, secret: string): void {
+  cli.console.log(`secret (shown once, store it now; send it as the x-api-key header):\n${secret}`);
 }

@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { Market } from "../contract/markets.js";
 import {
+  type Cli,
   CliError,
   chainFrom,
   configFrom,
@@ -23,7 +24,7 @@ const SETTLED = new Set<Market["status"]>(["determined", "finalized"]);
 const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
 /** Adds `markets`, `buy` and `sell`. */
-export function registerMarketsCommands(program: Command): void {
+export function registerMarketsCommands(program: Command, cli: Cli): void {
   withSettings(
     program
       .command("markets")
@@ -36,14 +37,14 @@ export function registerMarketsCommands(program: Command): void {
     ["HOST", "PORT", "MARKETS_PORT"],
   ).action(
     failingAsMessages(async (words: string[], options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const limit = Number(options.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 200)
         throw new CliError("--limit must be a whole number from 1 to 200");
       const status = options.status as string;
       if (status !== "any" && !(STATUSES as readonly string[]).includes(status))
         throw new CliError(`--status must be one of ${STATUSES.join(", ")} or any, got ${status}`);
-      const request = tradeRequest(config, options);
+      const request = tradeRequest(cli, config, options);
       const client = await marketsClient(request);
       const wanted = status === "any" ? undefined : (status as Market["status"]);
       let markets: Market[];
@@ -66,9 +67,9 @@ export function registerMarketsCommands(program: Command): void {
       } catch (error) {
         throw venueFailure(request.marketsUrl, error, request.apiKey);
       }
-      if (options.json) return printJson(markets);
+      if (options.json) return printJson(cli, markets);
       if (markets.length === 0) {
-        console.log(
+        cli.console.log(
           `no ${wanted ?? ""} markets${words.length > 0 ? ` match "${words.join(" ")}"` : ""}`.replace(
             "  ",
             " ",
@@ -76,7 +77,7 @@ export function registerMarketsCommands(program: Command): void {
         );
         return;
       }
-      for (const market of markets) console.log(describeMarket(market));
+      for (const market of markets) cli.console.log(describeMarket(market));
     }),
   );
 
@@ -102,11 +103,11 @@ export function registerMarketsCommands(program: Command): void {
       TRADE_SETTINGS,
     ).action(
       failingAsMessages(async (ticker: string, outcome: string, amount: string, name: string, options) => {
-        const config = configFrom(options);
+        const config = configFrom(cli, options);
         const which = outcome.toLowerCase();
         if (which !== "yes" && which !== "no")
           throw new CliError(`outcome must be yes or no, got ${outcome}`);
-        const request = tradeRequest(config, options);
+        const request = tradeRequest(cli, config, options);
         const client = await marketsClient(request);
         const market = await client.getMarket(ticker).catch((error: unknown) => {
           if ((error as { code?: string }).code === "market_not_found")
@@ -132,8 +133,8 @@ export function registerMarketsCommands(program: Command): void {
           walletFile: walletFile(config.DATA_DIR, name),
           chain: await chainFrom(config),
         });
-        if (options.json) printJson(tradeJson(outcomeTrade));
-        else console.log(describeTrade(outcomeTrade).join("\n"));
+        if (options.json) printJson(cli, tradeJson(outcomeTrade));
+        else cli.console.log(describeTrade(outcomeTrade).join("\n"));
       }),
     );
   }

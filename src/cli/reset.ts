@@ -7,13 +7,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { CliError, configFrom, withSettings } from "./support.js";
+import { type Cli, CliError, configFrom, withSettings } from "./support.js";
 
 /** What a data dir of ours holds: a directory holding none of these is not deleted. */
 const OURS = ["oddsgate.db", "chain", "wallets"];
 
 /** Adds `reset`. */
-export function registerResetCommand(program: Command): void {
+export function registerResetCommand(program: Command, cli: Cli): void {
   withSettings(
     program
       .command("reset")
@@ -23,10 +23,10 @@ export function registerResetCommand(program: Command): void {
       ),
     ["DATA_DIR", "DATABASE_URL"],
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const dir = path.resolve(config.DATA_DIR);
     if (!fs.existsSync(dir)) {
-      console.log(`nothing to reset: ${dir} does not exist`);
+      cli.console.log(`nothing to reset: ${dir} does not exist`);
       return;
     }
     const entries = fs.readdirSync(dir);
@@ -38,21 +38,21 @@ export function registerResetCommand(program: Command): void {
       ? " (the PostgreSQL database at DATABASE_URL is not touched: drop it yourself)"
       : "";
     if (!options.yes) {
-      if (!process.stdin.isTTY)
+      if (!cli.io.stdin.isTTY)
         throw new CliError(
           `reset deletes ${dir} and asks first, but there is no terminal to ask on: pass --yes to delete it`,
         );
-      const prompt = createInterface({ input: process.stdin, output: process.stderr });
+      const prompt = createInterface({ input: cli.io.stdin, output: cli.io.stderr });
       const answer = await prompt.question(
         `delete ${dir}, with its database, chain, keys and wallets${postgres}? type yes to confirm: `,
       );
       prompt.close();
       if (answer.trim().toLowerCase() !== "yes") {
-        console.log("reset cancelled: nothing deleted");
+        cli.console.log("reset cancelled: nothing deleted");
         return;
       }
     }
     fs.rmSync(dir, { recursive: true, force: true });
-    console.log(`deleted ${dir}${postgres}; the next \`npm start\` begins afresh with the demo`);
+    cli.console.log(`deleted ${dir}${postgres}; the next \`npm start\` begins afresh with the demo`);
   });
 }

@@ -2,7 +2,7 @@
 import v8 from "node:v8";
 import type { Command } from "commander";
 import type { Config } from "../config.js";
-import { CliError, configFrom, withSettings } from "./support.js";
+import { type Cli, CliError, configFrom, withSettings } from "./support.js";
 
 /**
  * How far, in percent, V8 lets the heap grow past what survived its last full collection before it
@@ -29,31 +29,31 @@ export function nodeSetsHeapGrowth(execArgv: readonly string[], nodeOptions = ""
   return [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => /^--heap[-_]growing[-_]percent/.test(arg));
 }
 
-/** Bounds the heap's growth (HEAP_GROWING_PERCENT) unless node is told otherwise (nodeSetsHeapGrowth). */
+/**
+ * Bounds the heap's growth (HEAP_GROWING_PERCENT) unless node is told otherwise (nodeSetsHeapGrowth).
+ * Reads the process's own NODE_OPTIONS, not the run's env: they are how this process was started.
+ */
 function boundHeapGrowth(): void {
   if (nodeSetsHeapGrowth(process.execArgv, process.env.NODE_OPTIONS)) return;
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
-/** Adds `serve`, which runs until SIGINT or SIGTERM and then closes the venue cleanly. */
-export function registerServeCommand(program: Command): void {
+/** Adds `serve`, which runs until told to stop (the bin: SIGINT or SIGTERM) and then closes the venue cleanly. */
+export function registerServeCommand(program: Command, cli: Cli): void {
   withSettings(
     program.command("serve").description("start the venue (HTTP API, demo catalogue on a fresh database)"),
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     boundHeapGrowth();
     const { startServer } = await import("../app/start-server.js");
     const server = await startServer(config).catch((error: unknown) => {
       throw portTaken(config, error) ?? error;
     });
-    const stop = () => {
-      server.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    try {
+      await cli.io.untilStopped();
+    } finally {
+      await server.close();
+    }
   });
 }
 

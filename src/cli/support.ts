@@ -3,6 +3,7 @@
  * failures reported as one line. Only light modules are imported here: the CLI must start fast, so
  * storage, the chain client and the domain modules are loaded by the commands that use them.
  */
+import type { Console } from "node:console";
 import fs from "node:fs";
 import { type Command, Option } from "commander";
 import type { RpcChain } from "../chain/rpc-client.js";
@@ -15,6 +16,27 @@ import {
   SETTING_NAMES,
 } from "../config.js";
 import type { Storage } from "../storage/database.js";
+
+/**
+ * Where one run of the CLI reads its settings and input and writes its output: the process's own for
+ * the bin, a test's for the in-process runner. Nothing below reads process.env or prints to the console.
+ */
+export interface CliIo {
+  /** The environment settings are read from (a command's flags take precedence). */
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Read only by `reset`'s question: the bin passes a getter, as opening stdin costs a handle. */
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Resolves when a command that runs until stopped (`serve`) should stop and close what it opened. */
+  untilStopped(): Promise<void>;
+}
+
+/** What a command is given: the run's I/O, and a console printing to its streams. */
+export interface Cli {
+  readonly io: CliIo;
+  readonly console: Console;
+}
 
 /** A failure the user can fix, reported as its message alone. */
 export class CliError extends Error {}
@@ -53,11 +75,11 @@ export function withSettings(command: Command, names: readonly (keyof Config)[] 
   return command;
 }
 
-/** The configuration from the environment, with the command's setting flags taking precedence. */
-export function configFrom(options: Record<string, string | undefined>): Config {
+/** The configuration from the run's environment, with the command's setting flags taking precedence. */
+export function configFrom(cli: Cli, options: Record<string, string | undefined>): Config {
   const overrides: ConfigInput = {};
   for (const name of SETTING_NAMES) overrides[name] = options[optionKey(name)];
-  return loadConfig(process.env, overrides);
+  return loadConfig(cli.io.env, overrides);
 }
 
 /** Runs `task` against the configured storage, closing it afterwards. */
@@ -106,8 +128,8 @@ export function packageVersion(): string {
 }
 
 /** Prints `value` as JSON (bigints as strings): what `--json` prints instead of the lines for people. */
-export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2));
+export function printJson(cli: Cli, value: unknown): void {
+  cli.console.log(JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2));
 }
 
 /**
@@ -155,13 +177,13 @@ export function failingAsMessages<A extends unknown[]>(action: (...args: A) => P
 }
 
 /**
- * Prints why a command failed and exits with status 1: the message alone for a failure the user can
- * fix, the whole error (with its stack) for anything else.
+ * Prints why a command failed and returns the exit status, 1: the message alone for a failure the user
+ * can fix, the whole error (with its stack) for anything else.
  */
-export async function reportFailure(error: unknown): Promise<never> {
-  if (await isUserError(error)) console.error(`oddsgate: ${(error as Error).message}`);
-  else console.error("oddsgate:", error);
-  process.exit(1);
+export async function reportFailure(cli: Cli, error: unknown): Promise<number> {
+  if (await isUserError(error)) cli.console.error(`oddsgate: ${(error as Error).message}`);
+  else cli.console.error("oddsgate:", error);
+  return 1;
 }
 
 async function isUserError(error: unknown): Promise<boolean> {

@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import type { Config } from "../config.js";
 import {
   CHAIN_SETTINGS,
+  type Cli,
   CliError,
   chainFrom,
   configFrom,
@@ -22,7 +23,7 @@ const POOL_SETTINGS: (keyof Config)[] = [...CHAIN_SETTINGS, "DATABASE_URL", "VEN
 export const TRADE_SETTINGS: (keyof Config)[] = [...POOL_SETTINGS, "PORT", "TRADE_PORT", "MARKETS_PORT"];
 
 /** Adds `pools create`, `pools list`, `pools remove`, `quote` and `trade`. */
-export function registerTradingCommands(program: Command): void {
+export function registerTradingCommands(program: Command, cli: Cli): void {
   const pools = program
     .command("pools")
     .description("constant-product pools of the venue (funded by its keys in DATA_DIR on the sandbox chain)");
@@ -40,14 +41,14 @@ export function registerTradingCommands(program: Command): void {
     POOL_SETTINGS,
   ).action(
     failingAsMessages(async (tokenA: string, amountA: string, tokenB: string, amountB: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const feeBps = Number(options.feeBps);
       const { createPoolCommand } = await import("./trading-operations.js");
       const pool = await withChainContext(config, (context) =>
         createPoolCommand(context, { tokenA, amountA, tokenB, amountB, feeBps }),
       );
-      if (options.json) return printJson(pool);
-      console.log(`created pool ${pool.address} (${pool.feeBps} bps): ${pool.mintA} / ${pool.mintB}`);
+      if (options.json) return printJson(cli, pool);
+      cli.console.log(`created pool ${pool.address} (${pool.feeBps} bps): ${pool.mintA} / ${pool.mintB}`);
     }),
   );
 
@@ -59,11 +60,11 @@ export function registerTradingCommands(program: Command): void {
     POOL_SETTINGS,
   ).action(
     failingAsMessages(async (options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { listPoolsCommand } = await import("./trading-operations.js");
       const pools = await withChainContext(config, listPoolsCommand);
-      if (options.json) printJson(pools);
-      else console.log(pools.length > 0 ? pools.map((pool) => pool.line).join("\n") : "no pools");
+      if (options.json) printJson(cli, pools);
+      else cli.console.log(pools.length > 0 ? pools.map((pool) => pool.line).join("\n") : "no pools");
     }),
   );
 
@@ -75,10 +76,10 @@ export function registerTradingCommands(program: Command): void {
     ["DATA_DIR", "DATABASE_URL"],
   ).action(
     failingAsMessages(async (address: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { removePoolCommand } = await import("./trading-operations.js");
       await withStorage(config, (storage) => removePoolCommand({ storage }, address));
-      console.log(`removed pool ${address}`);
+      cli.console.log(`removed pool ${address}`);
     }),
   );
 
@@ -95,18 +96,18 @@ export function registerTradingCommands(program: Command): void {
     TRADE_SETTINGS,
   ).action(
     failingAsMessages(async (input: string, output: string, amount: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { describeOrder, quoteCommand, quoteJson } = await import("./trading-operations.js");
       const venueSeed = await venueSeedFrom(config);
       const quoted = await quoteCommand({
-        ...tradeRequest(config, options),
+        ...tradeRequest(cli, config, options),
         venueSeed,
         input,
         output,
         amount,
       });
-      if (options.json) printJson(quoteJson(quoted));
-      else console.log(describeOrder(quoted).join("\n"));
+      if (options.json) printJson(cli, quoteJson(quoted));
+      else cli.console.log(describeOrder(quoted).join("\n"));
     }),
   );
 
@@ -126,14 +127,14 @@ export function registerTradingCommands(program: Command): void {
     TRADE_SETTINGS,
   ).action(
     failingAsMessages(async (input: string, output: string, amount: string, name: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const [{ describeTrade, tradeCommand, tradeJson }, { walletFile }] = await Promise.all([
         import("./trading-operations.js"),
         import("../chain/wallet.js"),
       ]);
       const venueSeed = await venueSeedFrom(config);
       const outcome = await tradeCommand({
-        ...tradeRequest(config, options),
+        ...tradeRequest(cli, config, options),
         venueSeed,
         input,
         output,
@@ -141,8 +142,8 @@ export function registerTradingCommands(program: Command): void {
         walletFile: walletFile(config.DATA_DIR, name),
         chain: await chainFrom(config),
       });
-      if (options.json) printJson(tradeJson(outcome));
-      else console.log(describeTrade(outcome).join("\n"));
+      if (options.json) printJson(cli, tradeJson(outcome));
+      else cli.console.log(describeTrade(outcome).join("\n"));
     }),
   );
 }
@@ -167,8 +168,8 @@ async function withChainContext<T>(
 }
 
 /** Where a quote or trade goes (the venue's own HTTP API), with the key and slippage the user gave. */
-export function tradeRequest(config: Config, options: Record<string, string | undefined>) {
-  const apiKey = options.apiKey ?? process.env.ODDSGATE_API_KEY;
+export function tradeRequest(cli: Cli, config: Config, options: Record<string, string | undefined>) {
+  const apiKey = options.apiKey ?? cli.io.env.ODDSGATE_API_KEY;
   const slippage = options.slippageBps;
   if (slippage !== undefined && !/^\d{1,5}$/.test(slippage))
     throw new CliError("--slippage-bps must be an integer");

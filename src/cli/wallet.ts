@@ -5,6 +5,7 @@ import type { RpcChain } from "../chain/rpc-client.js";
 import { type Config, sqlitePath } from "../config.js";
 import {
   CHAIN_SETTINGS,
+  type Cli,
   CliError,
   chainFrom,
   chainUrlOf,
@@ -44,7 +45,7 @@ async function funding<T>(config: Config, owner: string, fund: (chain: RpcChain)
 }
 
 /** Adds `wallet new`, `wallet balance`, `wallet airdrop` and `wallet faucet`. */
-export function registerWalletCommands(program: Command): void {
+export function registerWalletCommands(program: Command, cli: Cli): void {
   const wallet = program
     .command("wallet")
     .description("wallets (keypair files in DATA_DIR/wallets) on the sandbox chain or SOLANA_RPC_URL");
@@ -58,12 +59,12 @@ export function registerWalletCommands(program: Command): void {
     ["DATA_DIR"],
   ).action(
     failingAsMessages(async (name: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { createWallet, walletFile } = await import("../chain/wallet.js");
       const file = walletFile(config.DATA_DIR, name);
       const address = createWallet(file);
-      if (options.json) return printJson({ name, address, file });
-      console.log(`created wallet ${name}: ${address} (keypair in ${file})`);
+      if (options.json) return printJson(cli, { name, address, file });
+      cli.console.log(`created wallet ${name}: ${address} (keypair in ${file})`);
     }),
   );
 
@@ -76,7 +77,7 @@ export function registerWalletCommands(program: Command): void {
     CHAIN_SETTINGS,
   ).action(
     failingAsMessages(async (name: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const [{ resolveWallet, walletBalance }, { demoTokens }, { USDC_MINT, CASH_MINT }] = await Promise.all([
         import("../chain/wallet.js"),
         import("../chain/demo-tokens.js"),
@@ -93,10 +94,10 @@ export function registerWalletCommands(program: Command): void {
         ...(venueSeed ? demoTokens(venueSeed) : []).map((t): [string, string] => [t.address, t.symbol]),
       ]);
       const tokens = balance.tokens.map((token) => ({ ...token, symbol: symbols.get(token.mint) ?? null }));
-      if (options.json) return printJson({ ...balance, tokens });
-      console.log(`${balance.address}: ${balance.sol} SOL`);
+      if (options.json) return printJson(cli, { ...balance, tokens });
+      cli.console.log(`${balance.address}: ${balance.sol} SOL`);
       for (const token of tokens)
-        console.log(
+        cli.console.log(
           token.symbol
             ? `  ${token.uiAmount} ${token.symbol} (${token.mint}, account ${token.tokenAccount})`
             : `  ${token.uiAmount} of ${token.mint} (${token.tokenAccount})`,
@@ -113,11 +114,11 @@ export function registerWalletCommands(program: Command): void {
     CHAIN_SETTINGS,
   ).action(
     failingAsMessages(async (sol: string, name: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { airdropSol, resolveWallet } = await import("../chain/wallet.js");
       const owner = resolveWallet(config.DATA_DIR, name);
       const signature = await funding(config, owner, (chain) => airdropSol(chain, owner, sol));
-      console.log(`airdropped ${sol} SOL to ${owner}: ${signature}`);
+      cli.console.log(`airdropped ${sol} SOL to ${owner}: ${signature}`);
     }),
   );
 
@@ -131,7 +132,7 @@ export function registerWalletCommands(program: Command): void {
     [...CHAIN_SETTINGS, "DATABASE_URL", "VENUE_SEED"],
   ).action(
     failingAsMessages(async (token: string, amount: string, name: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const [{ faucetTokens, resolveMint, resolveWallet }, { loadVenueKeys, venueSigners }] =
         await Promise.all([import("../chain/wallet.js"), import("../chain/venue-keys.js")]);
       const owner = resolveWallet(config.DATA_DIR, name);
@@ -140,7 +141,7 @@ export function registerWalletCommands(program: Command): void {
         const signers = await venueSigners(loadVenueKeys(config.DATA_DIR));
         return faucetTokens(chain, signers, owner, resolveMint(venueSeed, token), amount);
       });
-      console.log(`granted ${amount} ${token} to ${owner} (${grant.tokenAccount}): ${grant.signature}`);
+      cli.console.log(`granted ${amount} ${token} to ${owner} (${grant.tokenAccount}): ${grant.signature}`);
     }),
   );
 }

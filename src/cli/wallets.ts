@@ -5,10 +5,10 @@
  */
 import type { Command } from "commander";
 import type { VerifiedWallet } from "../trading/prediction/verified-wallets.js";
-import { CliError, configFrom, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
+import { type Cli, CliError, configFrom, STORAGE_SETTINGS, withSettings, withStorage } from "./support.js";
 
 /** Adds `wallets verify`, `wallets unverify` and `wallets list`. */
-export function registerWalletsCommands(program: Command): void {
+export function registerWalletsCommands(program: Command, cli: Cli): void {
   const wallets = program
     .command("wallets")
     .description(
@@ -24,13 +24,13 @@ export function registerWalletsCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(
     listErrorsAsMessages(async (address: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { verifyWallet, walletAddress } = await import("../trading/prediction/verified-wallets.js");
       // Checked before storage is opened: a typo costs nothing.
       const wallet = walletAddress(address);
       await withStorage(config, async (storage) => {
         const { wallet: verified, added } = await verifyWallet(storage.db, wallet, options.note);
-        console.log(`${added ? "verified" : "already verified"} ${describeWallet(verified)}`);
+        cli.console.log(`${added ? "verified" : "already verified"} ${describeWallet(verified)}`);
       });
     }),
   );
@@ -43,11 +43,11 @@ export function registerWalletsCommands(program: Command): void {
     STORAGE_SETTINGS,
   ).action(
     listErrorsAsMessages(async (address: string, options) => {
-      const config = configFrom(options);
+      const config = configFrom(cli, options);
       const { unverifyWallet, walletAddress } = await import("../trading/prediction/verified-wallets.js");
       const wallet = walletAddress(address);
       await withStorage(config, async (storage) => {
-        console.log(`unverified ${describeWallet(await unverifyWallet(storage.db, wallet))}`);
+        cli.console.log(`unverified ${describeWallet(await unverifyWallet(storage.db, wallet))}`);
       });
     }),
   );
@@ -59,13 +59,13 @@ export function registerWalletsCommands(program: Command): void {
       .option("--json", "machine-readable output"),
     STORAGE_SETTINGS,
   ).action(async (options) => {
-    const config = configFrom(options);
+    const config = configFrom(cli, options);
     const { listVerifiedWallets } = await import("../trading/prediction/verified-wallets.js");
     await withStorage(config, async (storage) => {
       const all = await listVerifiedWallets(storage.db);
-      if (options.json) console.log(JSON.stringify(all, null, 2));
-      else if (all.length === 0) console.log("no verified wallets yet: oddsgate wallets verify ADDRESS");
-      else for (const wallet of all) console.log(describeWallet(wallet));
+      if (options.json) cli.console.log(JSON.stringify(all, null, 2));
+      else if (all.length === 0) cli.console.log("no verified wallets yet: oddsgate wallets verify ADDRESS");
+      else for (const wallet of all) cli.console.log(describeWallet(wallet));
     });
   });
 }
