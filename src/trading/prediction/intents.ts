@@ -46,7 +46,7 @@ import {
   transition,
 } from "./order-store.js";
 
-export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
+export { MIN_FEE_BUDGET } from "./escrow.js";
 
 export interface IntentRequest extends OrderRequest {
   feeBudget: bigint;
