@@ -5,14 +5,14 @@
  * and fund nothing (the faucet never sends the key, nor mints, even with the venue's keys at hand).
  */
 import type http from "node:http";
-import bs58 from "bs58";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeBase58 } from "../src/chain/base58.js";
 import { startTestChain, type TestChain } from "./chain/harness.js";
 import { tempDir } from "./support/backends.js";
 import { oddsgate } from "./support/cli.js";
 
 const GOOD_KEY = "og_test_cli_funding_key";
-const OWNER = bs58.encode(new Uint8Array(32).fill(7));
+const OWNER = encodeBase58(new Uint8Array(32).fill(7));
 const FUNDING = /^oddsgate: funding wallets \(wallet airdrop, wallet faucet\) is a development feature: /;
 
 const dir = tempDir();

@@ -2,7 +2,7 @@
  * Base58 (Bitcoin alphabet) encoding for the sandbox's hot path: every transaction needs its
  * signature and several account addresses as text, and the generic byte-at-a-time encoder costs
  * several microseconds per address. This one works in limbs of 58^5 and 16-bit input chunks, and
- * gives exactly the same text (it is checked against `bs58` in the tests).
+ * gives exactly the same text (the tests check it against @solana/kit's codec and known vectors).
  *
  * Decoding is the mirror image (five digits at a time into 16-bit limbs) with one more duty: it reads
  * client text, so it refuses text too long for the bytes it must hold before doing any arithmetic.
@@ -23,7 +23,7 @@ const LIMB_DIGITS = 5;
 let limbs = new Float64Array(32);
 let codes = Buffer.allocUnsafe(128);
 
-/** The base58 text of `bytes`, as `bs58.encode` gives it. */
+/** The base58 text of `bytes`, as every base58 (Bitcoin alphabet) encoder gives it. */
 export function encodeBase58(bytes: Uint8Array): string {
   const length = bytes.length;
   let zeros = 0;
@@ -154,7 +154,7 @@ export function maxBase58Chars(bytes: number): number {
 let decodeLimbs = new Float64Array(64);
 
 /**
- * The bytes of base58 `text`, exactly as `bs58.decode` gives them, refusing with a Base58Error text
+ * The bytes of base58 `text`, exactly as any base58 decoder gives them, refusing with a Base58Error text
  * that cannot fit in `maxBytes`: by its length before any arithmetic (so a 100,000-character input
  * costs nothing), or by its value.
  */

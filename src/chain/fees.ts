@@ -1,5 +1,5 @@
 /** Solana's transaction fee: 5,000 lamports per signature plus the compute-budget priority fee. */
-import bs58 from "bs58";
+import { decodeAddressBytes } from "./base58.js";
 import { COMPUTE_BUDGET_PROGRAM, LAMPORTS_PER_SIGNATURE } from "./programs.js";
 import type { WireTransaction } from "./wire.js";
 
@@ -8,7 +8,7 @@ const MAX_UNITS = 1_400_000n;
 const SET_COMPUTE_UNIT_LIMIT = 2;
 const SET_COMPUTE_UNIT_PRICE = 3;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
-const COMPUTE_BUDGET_KEY = Buffer.from(bs58.decode(COMPUTE_BUDGET_PROGRAM));
+const COMPUTE_BUDGET_KEY = Buffer.from(decodeAddressBytes(COMPUTE_BUDGET_PROGRAM));
 
 /** The fee a transaction pays, whether it succeeds or fails. */
 export function transactionFee(tx: Pick<WireTransaction, "header" | "accountKeys" | "instructions">): bigint {

@@ -11,8 +11,7 @@
  * change it; the venue records later market state in its own database.
  */
 import type { Address } from "@solana/kit";
-import bs58 from "bs58";
-import { addressOf } from "./base58.js";
+import { addressOf, decodeAddressBytes } from "./base58.js";
 
 export const MARKET_LEDGER_SIZE = 136;
 const MAGIC = new TextEncoder().encode("OGLEDGR1");
@@ -28,10 +27,10 @@ export interface MarketLedger {
 export function encodeMarketLedger(ledger: MarketLedger): Uint8Array {
   const data = new Uint8Array(MARKET_LEDGER_SIZE);
   data.set(MAGIC, 0);
-  data.set(bs58.decode(ledger.yesMint), 8);
-  data.set(bs58.decode(ledger.noMint), 40);
-  data.set(bs58.decode(ledger.settlementMint), 72);
-  data.set(bs58.decode(ledger.authority), 104);
+  data.set(decodeAddressBytes(ledger.yesMint), 8);
+  data.set(decodeAddressBytes(ledger.noMint), 40);
+  data.set(decodeAddressBytes(ledger.settlementMint), 72);
+  data.set(decodeAddressBytes(ledger.authority), 104);
   return data;
 }
 

@@ -3,8 +3,7 @@
  * programs share; Token-2022 extensions follow it and are not read).
  */
 import type { Address } from "@solana/kit";
-import bs58 from "bs58";
-import { addressOf } from "./base58.js";
+import { addressOf, decodeAddressBytes } from "./base58.js";
 import type { MintInfo, TokenAccount, TokenAccountState } from "./chain.js";
 import { isTokenProgram } from "./programs.js";
 
@@ -105,14 +104,14 @@ export function encodeMint(mint: {
   const dv = view(data);
   if (mint.mintAuthority) {
     dv.setUint32(0, 1, true);
-    data.set(bs58.decode(mint.mintAuthority), 4);
+    data.set(decodeAddressBytes(mint.mintAuthority), 4);
   }
   dv.setBigUint64(36, mint.supply, true);
   data[44] = mint.decimals;
   data[45] = 1;
   if (mint.freezeAuthority) {
     dv.setUint32(46, 1, true);
-    data.set(bs58.decode(mint.freezeAuthority), 50);
+    data.set(decodeAddressBytes(mint.freezeAuthority), 50);
   }
   return data;
 }

@@ -4,8 +4,8 @@
  * storing a row with the first transfer's signature behind the chain's back (a primary-key clash).
  */
 import { type Address, generateKeyPairSigner, type Signature } from "@solana/kit";
-import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { ChainError } from "../../src/chain/errors.js";
 import { faucet } from "../../src/chain/faucet.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -35,7 +35,7 @@ for (const backend of BACKENDS) {
 
       const first = await usdcTransfer(chain, alice, bob.address, 5n);
       const second = await usdcTransfer(chain, alice, bob.address, 7n);
-      const clash = bs58.encode(first.subarray(1, 65));
+      const clash = encodeBase58(first.subarray(1, 65));
       await started.storage.db
         .insertInto("chain_transactions")
         .values({
@@ -70,7 +70,7 @@ for (const backend of BACKENDS) {
       expect(await balance(bob.address)).toBe(8n);
       const [stored, landed] = await chain.getSignatureStatuses([
         clash as Signature,
-        bs58.encode(second.subarray(1, 65)) as Signature,
+        encodeBase58(second.subarray(1, 65)) as Signature,
       ]);
       expect(stored).not.toBeNull();
       expect(landed?.err).toBeNull();

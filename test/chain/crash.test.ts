@@ -9,8 +9,8 @@ import {
   type KeyPairSigner,
   type Signature,
 } from "@solana/kit";
-import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import type { LatestBlockhash } from "../../src/chain/chain.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { openStorage } from "../../src/storage/database.js";
@@ -100,7 +100,7 @@ describe("sandbox chain crash safety", () => {
         from,
         to,
         amount,
-        signature: bs58.encode(wire.subarray(1, 65)) as Signature,
+        signature: encodeBase58(wire.subarray(1, 65)) as Signature,
         base64: Buffer.from(wire).toString("base64"),
       });
     }

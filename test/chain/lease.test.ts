@@ -5,8 +5,8 @@
  */
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSigner } from "@solana/kit";
-import bs58 from "bs58";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { ChainError, NodeUnhealthyError } from "../../src/chain/errors.js";
 import { SYSTEM_PROGRAM } from "../../src/chain/programs.js";
 import {
@@ -53,7 +53,7 @@ for (const backend of BACKENDS) {
       (await storage.db
         .selectFrom("chain_transactions")
         .select("signature")
-        .where("signature", "=", bs58.encode(wire.subarray(1, 65)))
+        .where("signature", "=", encodeBase58(wire.subarray(1, 65)))
         .executeTakeFirst()) !== undefined;
 
     it("is held by one holder at a time, kept by renewal past its TTL, and handed over on release", async () => {

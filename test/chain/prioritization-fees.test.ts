@@ -15,8 +15,8 @@ import {
 } from "@solana/kit";
 import { getSetComputeUnitPriceInstruction } from "@solana-program/compute-budget";
 import { getTransferSolInstruction } from "@solana-program/system";
-import bs58 from "bs58";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { buildSignedTransaction } from "../../src/chain/build-transaction.js";
 import type { Chain } from "../../src/chain/chain.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
@@ -45,7 +45,7 @@ async function pricedTransfer(
 
 /** A random, well-formed account address nobody uses. */
 function randomAddress(): Address {
-  return address(bs58.encode(crypto.getRandomValues(new Uint8Array(32))));
+  return address(encodeBase58(crypto.getRandomValues(new Uint8Array(32))));
 }
 
 interface RpcAnswer {

@@ -5,9 +5,9 @@
  */
 import type http from "node:http";
 import os from "node:os";
-import bs58 from "bs58";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { RPC_UNAUTHORIZED } from "../../src/chain/sandbox/rpc-server.js";
 import { startTestChain, type TestChain, type TestChainOptions } from "../chain/harness.js";
@@ -131,7 +131,7 @@ describe("production with an API key check", () => {
   });
 
   it("refuses requestAirdrop even with a good key, and pays nothing", async () => {
-    const recipient = bs58.encode(new Uint8Array(32).fill(42));
+    const recipient = encodeBase58(new Uint8Array(32).fill(42));
     const treasury = started.chain.signers.treasury.address;
     const before = await started.chain.chain.getBalance(treasury);
     const answer = await rpc(started.chain.rpcUrl, "requestAirdrop", [recipient, 5_000_000_000], {
@@ -170,7 +170,7 @@ describe("production without an API key check", () => {
       // Loopback answers without a key; requestAirdrop stays refused.
       expect((await rpc(started.chain.rpcUrl, "getSlot")).status).toBe(200);
       const airdrop = await rpc(started.chain.rpcUrl, "requestAirdrop", [
-        bs58.encode(new Uint8Array(32).fill(5)),
+        encodeBase58(new Uint8Array(32).fill(5)),
         1,
       ]);
       expect(airdrop.body.error?.code).toBe(RPC_ERROR.methodNotFound);
@@ -192,7 +192,7 @@ describe("development", () => {
   it("needs no key and keeps requestAirdrop", async () => {
     const started = await start({ authorize: async () => false });
     try {
-      const recipient = bs58.encode(new Uint8Array(32).fill(6));
+      const recipient = encodeBase58(new Uint8Array(32).fill(6));
       const answer = await rpc(started.chain.rpcUrl, "requestAirdrop", [recipient, 1_000_000]);
       expect(typeof answer.body.result).toBe("string");
       expect((await upgrade(started.chain.wsUrl)).status).toBe(101);

@@ -7,9 +7,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
-import bs58 from "bs58";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/app/start-server.js";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { faucet } from "../../src/chain/faucet.js";
 import { loadConfig } from "../../src/config.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -29,7 +29,7 @@ import { createPostgresDatabase, postgresAvailable } from "../support/services.j
 
 const POSTGRES = BACKENDS.find((backend) => backend.name === "postgres");
 const FEE = 5_000n;
-const signatureOf = (wire: Uint8Array) => bs58.encode(wire.subarray(1, 65));
+const signatureOf = (wire: Uint8Array) => encodeBase58(wire.subarray(1, 65));
 
 // Makes the lease row look left by a crashed process of this host, which the next chain to start
 // takes over at once, while the chain that holds it still runs (a renewal or commit of its own

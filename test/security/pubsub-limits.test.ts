@@ -5,9 +5,9 @@
  * a concurrent JSON-RPC request is still answered in under 50 ms.
  */
 import type { Socket } from "node:net";
-import bs58 from "bs58";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { PUBSUB_LIMITS } from "../../src/limits.js";
 import { startTestChain, type TestChain } from "../chain/harness.js";
@@ -146,7 +146,10 @@ describe("client text is bounded before it is decoded", () => {
     const pending = ask(peer, [
       { method: "accountSubscribe", params: ["z".repeat(60_000)] },
       { method: "signatureSubscribe", params: ["z".repeat(60_000)] },
-      { method: "accountSubscribe", params: [bs58.encode(new Uint8Array(32).fill(3)), { encoding: "nope" }] },
+      {
+        method: "accountSubscribe",
+        params: [encodeBase58(new Uint8Array(32).fill(3)), { encoding: "nope" }],
+      },
     ]);
     expect(await rpcProbe()).toBeLessThan(50);
     const answers = await pending;
@@ -171,7 +174,7 @@ describe("subscriptions per socket", () => {
     const requests = Array.from({ length: limit + 200 }, (_, i) =>
       i % 2 === 0
         ? { method: "slotSubscribe" }
-        : { method: "signatureSubscribe", params: [bs58.encode(new Uint8Array(64).fill(1 + (i % 250)))] },
+        : { method: "signatureSubscribe", params: [encodeBase58(new Uint8Array(64).fill(1 + (i % 250)))] },
     );
     const pending = ask(peer, requests);
     expect(await rpcProbe()).toBeLessThan(50);

@@ -1,13 +1,22 @@
 /**
  * Real PostgreSQL for tests: each caller gets its own fresh database. In CI (`REQUIRE_SERVICES=1`)
- * a missing server is a failure; elsewhere the dependent tests skip and say why.
+ * a missing server is a failure; elsewhere the dependent tests skip and say why. Databases and Redis
+ * prefixes carry the run's id, so the run's teardown (global-setup.ts) removes whatever a test left.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { inject } from "vitest";
+import {
+  connectTestRedis,
+  postgresAdminUrl,
+  redisTestUrl,
+  testDatabasePrefix,
+  testRedisPrefix,
+} from "./global-setup.js";
 
-export const POSTGRES_ADMIN_URL =
-  process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const POSTGRES_ADMIN_URL = postgresAdminUrl();
+const RUN = inject("testRunId");
 const requireServices = process.env.REQUIRE_SERVICES === "1";
 
 /** Runs `statement` on a connection of its own to the admin database. */
@@ -48,7 +57,7 @@ export interface TestDatabase {
 
 /** Creates an empty database with a unique name; `drop` removes it. */
 export async function createPostgresDatabase(): Promise<TestDatabase> {
-  const name = `oddsgate_test_${randomBytes(6).toString("hex")}`;
+  const name = `${testDatabasePrefix(RUN)}${randomBytes(6).toString("hex")}`;
   await adminQuery(`create database ${name}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
@@ -60,23 +69,18 @@ export async function createPostgresDatabase(): Promise<TestDatabase> {
   };
 }
 
-export const REDIS_TEST_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const REDIS_TEST_URL = redisTestUrl();
 
 async function probeRedis(): Promise<string | undefined> {
-  const redis = new Redis(REDIS_TEST_URL, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 3_000,
-  });
-  redis.on("error", () => {});
+  let redis: Redis | undefined;
   try {
-    await redis.connect();
+    redis = await connectTestRedis();
     await redis.ping();
     return undefined;
   } catch (error) {
     return `Redis at ${REDIS_TEST_URL} is not reachable (${(error as Error).message})`;
   } finally {
-    redis.disconnect();
+    redis?.disconnect();
   }
 }
 
@@ -87,9 +91,9 @@ if (redisUnavailable) console.warn(`skipping Redis tests: ${redisUnavailable}`);
 /** True when Redis tests can run here. */
 export const redisAvailable = redisUnavailable === undefined;
 
-/** A key prefix no other test run uses; `cleanup` deletes everything under it. */
+/** A key prefix no other test uses; `cleanup` deletes everything under it. */
 export function redisTestPrefix(): { prefix: string; cleanup(): Promise<void> } {
-  const prefix = `oddsgate-test:${randomBytes(6).toString("hex")}:`;
+  const prefix = `${testRedisPrefix(RUN)}${randomBytes(6).toString("hex")}:`;
   return {
     prefix,
     async cleanup() {

@@ -13,8 +13,8 @@ import {
   Transaction,
   type TransactionInstruction,
 } from "@solana/web3.js";
-import bs58 from "bs58";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeBase58 } from "../../src/chain/base58.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
@@ -108,7 +108,7 @@ function openTransactionOf(quote: IntentQuoteResponse): string {
 /** The fee payer's signature, base58: the transaction's id. */
 function signatureOf(tx: Transaction): string {
   if (!tx.signature) throw new Error("the transaction is not signed");
-  return bs58.encode(tx.signature);
+  return encodeBase58(tx.signature);
 }
 
 /** web3.js's view of an instruction as a kit instruction, for the venue's compiler. */

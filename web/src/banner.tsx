@@ -24,11 +24,6 @@ function clock(ms: number): string {
   return new Date(ms).toLocaleTimeString("en-GB", { hour12: false });
 }
 
-/** Whether the last data shown is stale: the upstream is unavailable. */
-export function upstreamStale(): boolean {
-  return upstreamDownSince.value !== null;
-}
-
 /** The banners (none while all is well). */
 export function Banner() {
   const trouble = venueTrouble.value;

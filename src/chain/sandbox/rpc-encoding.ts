@@ -3,8 +3,7 @@
  * Token-2022 mints and token accounts parsed the way a real node parses them.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
-import bs58 from "bs58";
-import { Base58Error, decodeAddressBytes, decodeSignatureBytes } from "../base58.js";
+import { Base58Error, decodeAddressBytes, decodeSignatureBytes, encodeBase58 } from "../base58.js";
 import type { AccountInfo } from "../chain.js";
 import { ChainError } from "../errors.js";
 import { TOKEN_2022_PROGRAM } from "../programs.js";
@@ -90,7 +89,7 @@ export function encodeAccount(
         "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.",
       );
     }
-    return { ...base, data: [bs58.encode(data), "base58"] };
+    return { ...base, data: [encodeBase58(data), "base58"] };
   }
   if (encoding === "base64+zstd") {
     throw ChainError.invalidParams("base64+zstd encoding is not supported by this node; use base64");

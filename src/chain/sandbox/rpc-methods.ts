@@ -6,9 +6,8 @@
  * `{"numSlotsBehind": null}`, never from the stale copy.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
-import bs58 from "bs58";
 import { RPC_LIMITS } from "../../limits.js";
-import { encodeBlockhash } from "../base58.js";
+import { encodeBase58, encodeBlockhash } from "../base58.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
 import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
@@ -308,7 +307,7 @@ export function createRpcMethods(
       const encoding = config.encoding ?? "json";
       let transaction: unknown;
       if (encoding === "base64") transaction = [Buffer.from(record.wire).toString("base64"), "base64"];
-      else if (encoding === "base58") transaction = [bs58.encode(record.wire), "base58"];
+      else if (encoding === "base58") transaction = [encodeBase58(record.wire), "base58"];
       else if (encoding === "json" || encoding === "jsonParsed") transaction = transactionJson(tx);
       else throw invalid(`Invalid params: unknown encoding ${quoted(encoding)}`);
       return {
@@ -410,28 +409,28 @@ function parseMessage(message: Uint8Array): WireTransaction {
 // The `json` encoding of a transaction, as `getTransaction` returns it.
 function transactionJson(tx: WireTransaction) {
   const message: Record<string, unknown> = {
-    accountKeys: tx.accountKeys.map((key) => bs58.encode(key)),
+    accountKeys: tx.accountKeys.map((key) => encodeBase58(key)),
     header: {
       numReadonlySignedAccounts: tx.header.numReadonlySigned,
       numReadonlyUnsignedAccounts: tx.header.numReadonlyUnsigned,
       numRequiredSignatures: tx.header.numRequiredSignatures,
     },
-    recentBlockhash: bs58.encode(tx.recentBlockhash),
+    recentBlockhash: encodeBase58(tx.recentBlockhash),
     instructions: tx.instructions.map((instruction) => ({
       programIdIndex: instruction.programIdIndex,
       accounts: Array.from(instruction.accounts),
-      data: bs58.encode(instruction.data),
+      data: encodeBase58(instruction.data),
       stackHeight: null,
     })),
   };
   if (tx.version === 0) {
     message.addressTableLookups = tx.lookups.map((lookup) => ({
-      accountKey: bs58.encode(lookup.tableKey),
+      accountKey: encodeBase58(lookup.tableKey),
       writableIndexes: Array.from(lookup.writableIndexes),
       readonlyIndexes: Array.from(lookup.readonlyIndexes),
     }));
   }
-  return { signatures: tx.signatures.map((signature) => bs58.encode(signature)), message };
+  return { signatures: tx.signatures.map((signature) => encodeBase58(signature)), message };
 }
 
 /** JSON-RPC error body for a thrown value; unexpected errors become -32603 without internals. */

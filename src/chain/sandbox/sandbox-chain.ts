@@ -16,9 +16,8 @@
  */
 import fs from "node:fs";
 import type { Address, Blockhash, Signature } from "@solana/kit";
-import bs58 from "bs58";
 import type { Storage } from "../../storage/database.js";
-import { addressOf } from "../base58.js";
+import { addressOf, encodeBase58 } from "../base58.js";
 import type {
   AccountInfo,
   Chain,
@@ -123,7 +122,7 @@ export class SandboxChain implements Chain {
     try {
       store = new ChainStore(options.storage.db, { sqliteFile: sqliteFileOf(options.storage), lease });
       const genesis = await store.settleGenesis({
-        genesisHash: bs58.encode(crypto.getRandomValues(new Uint8Array(32))),
+        genesisHash: encodeBase58(crypto.getRandomValues(new Uint8Array(32))),
         genesisMs: clock.now(),
       });
       const shift = (await store.loadClockShift()) ?? NO_SHIFT;

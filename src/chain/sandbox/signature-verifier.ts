@@ -16,7 +16,7 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import bs58 from "bs58";
+import { decodeAddressBytes } from "../base58.js";
 import { TRANSACTION_ERROR_NAMES } from "../errors.js";
 import type { WireTransaction } from "../wire.js";
 
@@ -31,7 +31,7 @@ const PRECOMPILES = [
   "Ed25519SigVerify111111111111111111111111111",
   "KeccakSecp256k11111111111111111111111111111",
   "Secp256r1SigVerify1111111111111111111111111",
-].map((address) => Buffer.from(bs58.decode(address)));
+].map((address) => Buffer.from(decodeAddressBytes(address)));
 
 function usesPrecompile(tx: WireTransaction): boolean {
   return tx.accountKeys.some((key) => PRECOMPILES.some((precompile) => precompile.equals(key)));

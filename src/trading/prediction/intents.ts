@@ -11,9 +11,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Address } from "@solana/kit";
-import bs58 from "bs58";
 import type { Kysely } from "kysely";
-import { addressBytes, addressOf, encodeSignature, isAddressText } from "../../chain/base58.js";
+import { addressBytes, addressOf, encodeBase58, encodeSignature, isAddressText } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { verifySignature } from "../../chain/ed25519.js";
 import { sendFailureOf } from "../../chain/errors.js";
@@ -47,7 +46,7 @@ import {
   transition,
 } from "./order-store.js";
 
-export { INTENT_EXPIRY_SLOTS, MIN_FEE_BUDGET } from "./escrow.js";
+export { MIN_FEE_BUDGET } from "./escrow.js";
 
 export interface IntentRequest extends OrderRequest {
   feeBudget: bigint;
@@ -158,7 +157,7 @@ export class IntentDesk {
         "invalid_open_transaction",
         "this is not an open transaction this venue issued",
       );
-    const blockhash = bs58.encode(tx.recentBlockhash);
+    const blockhash = encodeBase58(tx.recentBlockhash);
     if (this.seal(memo.orderId, user, blockhash, quote) !== memo.seal) {
       throw new IntentRefused(
         "invalid_quote_response",

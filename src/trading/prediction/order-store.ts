@@ -10,7 +10,6 @@ import type { OrdersTable, Tables } from "../../storage/database.js";
 import { batchedWrite } from "../../storage/write-batch.js";
 
 export type OrderStatus = "pending" | "open" | "pendingClose" | "closed" | "expired" | "failed";
-export const TERMINAL_STATUSES: readonly OrderStatus[] = ["closed", "expired", "failed"];
 
 export interface Fill {
   signature: string;
