@@ -7,7 +7,6 @@
  * words. A production chain does not register them (rpc-methods.ts): they are unknown methods there.
  */
 import { ChainError } from "../errors.js";
-import type { RpcMethod } from "./rpc-methods.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { MAX_CHAIN_MS, SLOT_MS, SLOTS_PER_EPOCH } from "./slot-clock.js";
 
@@ -16,6 +15,9 @@ export type TimeTravelTarget =
   | { absoluteSlot: number }
   | { absoluteTimestamp: number }
   | { absoluteEpoch: number };
+
+/** One method's handler, as rpc-methods.ts registers it (not imported from there: that would be a cycle). */
+type CheatcodeMethod = (params: unknown[]) => Promise<unknown>;
 
 const TARGET_KINDS = ["absoluteSlot", "absoluteTimestamp", "absoluteEpoch"] as const;
 type TargetKind = (typeof TARGET_KINDS)[number];
@@ -124,7 +126,7 @@ function noParams(params: unknown[]): void {
 }
 
 /** The clock cheatcodes over `chain`, by method name. */
-export function createCheatcodeMethods(chain: SandboxChain): Record<string, RpcMethod> {
+export function createCheatcodeMethods(chain: SandboxChain): Record<string, CheatcodeMethod> {
   return {
     surfnet_timeTravel: async (params) => {
       await chain.travelTo(travelInstantOf(chain, timeTravelTargetOf(params)));
