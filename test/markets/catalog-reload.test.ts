@@ -28,6 +28,7 @@ afterAll(async () => {
 
 async function storage(backend = BACKENDS[0] as (typeof BACKENDS)[number]): Promise<Storage> {
   const created = await backend.create();
+  cleanups.push(created.cleanup);
   const opened = await openStorage(loadConfig({}, created.settings));
   cleanups.push(() => opened.close());
   return opened;

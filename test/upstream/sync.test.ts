@@ -27,6 +27,7 @@ afterAll(async () => {
 
 async function setUp(backend: (typeof BACKENDS)[number], now = () => NOON) {
   const created = await backend.create();
+  cleanups.push(created.cleanup);
   const storage: Storage = await openStorage(loadConfig({}, created.settings));
   cleanups.push(() => storage.close());
   const simulator: RunningSimulator = await startSimulator({ catalogue, now, port: 0 });
