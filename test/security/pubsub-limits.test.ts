@@ -6,7 +6,7 @@
  */
 import type { Socket } from "node:net";
 import bs58 from "bs58";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { RPC_ERROR } from "../../src/chain/errors.js";
 import { PUBSUB_LIMITS } from "../../src/limits.js";
@@ -242,9 +242,13 @@ describe("frames, slow readers and silent peers", () => {
     const silent = await connect();
     await ask(silent, [{ method: "slotSubscribe" }]);
     tcpOf(silent.socket).pause();
-    await new Promise((resolve) => setTimeout(resolve, PING_MS * 4));
-    expect(started.pubsubStats().sockets).toBe(1);
-    expect(started.pubsubStats().subscriptions).toBe(0);
+    await vi.waitFor(
+      () => {
+        expect(started.pubsubStats().sockets).toBe(1);
+        expect(started.pubsubStats().subscriptions).toBe(0);
+      },
+      { timeout: 15_000, interval: PING_MS / 2 },
+    );
     expect(live.socket.readyState).toBe(WebSocket.OPEN);
     live.socket.close();
     silent.socket.terminate();
