@@ -116,13 +116,11 @@ describe("prediction-market orders", () => {
     const held = await tokenBalance(yesMint);
     const usdcBefore = await tokenBalance(USDC_MINT);
     // The venue picks the change up from storage within a couple of seconds.
-    let redeemable = false;
-    for (let attempt = 0; attempt < 40 && !redeemable; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    const redeemable = async () => {
       const quote = await fetch(`${t.url}/order?inputMint=${yesMint}&outputMint=${USDC_MINT}&amount=${held}`);
-      redeemable = quote.status === 200 && ((await quote.json()) as OrderResponse).outAmount === String(held);
-    }
-    expect(redeemable).toBe(true);
+      return quote.status === 200 && ((await quote.json()) as OrderResponse).outAmount === String(held);
+    };
+    await expect.poll(redeemable, { timeout: 15_000, interval: 50 }).toBe(true);
     const { status } = await trade(yesMint, USDC_MINT, held);
     expect(status.status).toBe("closed");
     expect(status.fills?.[0]?.outAmount).toBe(String(held));
