@@ -20,8 +20,6 @@ import { openStorage, type Storage } from "../../src/storage/database.js";
 import { BACKENDS } from "../support/backends.js";
 import { solTransfer } from "./harness.js";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 for (const backend of BACKENDS) {
   describe.skipIf(!backend.available)(`sandbox chain lease on ${backend.name}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
@@ -60,6 +58,10 @@ for (const backend of BACKENDS) {
       const storage = await freshStorage();
       const first = leaseOn(storage, { ttlMs: 800, renewMs: 50 });
       await first.acquire();
+      const acquiredUntil = Number(
+        (await storage.db.selectFrom("chain_lease").select("expires_at").executeTakeFirstOrThrow())
+          .expires_at,
+      );
       expect(first.heldEpoch).toBe(1);
       await first.publishRpcUrl("http://127.0.0.1:18899");
       expect(await first.current()).toEqual({
@@ -77,8 +79,12 @@ for (const backend of BACKENDS) {
           "JSON-RPC at http://127.0.0.1:18899); set SOLANA_RPC_URL=http://127.0.0.1:18899 to use it, " +
           "or stop that instance",
       );
-      // Renewed every 50 ms, it outlives its 800 ms TTL.
-      await sleep(1_200);
+      // Renewed every 50 ms, it outlives its 800 ms TTL: wait (by the same machine's clock the database
+      // reads) until the expiry it was acquired with has passed, a little more than that TTL.
+      await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(acquiredUntil + 50), {
+        timeout: 10_000,
+        interval: 20,
+      });
       await expect(second.acquire()).rejects.toBeInstanceOf(ChainLeaseHeldError);
       expect(await first.renew()).toBe(true);
 
@@ -98,8 +104,8 @@ for (const backend of BACKENDS) {
       stale.onLost(lost);
       const next = leaseOn(storage);
       await expect(next.acquire()).rejects.toBeInstanceOf(ChainLeaseHeldError);
-      await sleep(600);
-      await next.acquire();
+      // Taken as soon as it has expired.
+      await vi.waitFor(() => next.acquire(), { timeout: 10_000, interval: 20 });
       expect(next.heldEpoch).toBe(2);
 
       expect(await stale.renew()).toBe(false);
@@ -206,8 +212,10 @@ for (const backend of BACKENDS) {
       const dead = spawnSync(process.execPath, ["-e", ""]).pid;
       await storage.db.updateTable("chain_lease").set({ pid: dead }).execute();
       await leaseOn(storage).acquire();
-      for (let waited = 0; !chain.lease.lost && waited < 2_000; waited += 20) await sleep(20);
-      expect(chain.lease.lost).toBeInstanceOf(ChainLeaseLostError);
+      await vi.waitFor(() => expect(chain.lease.lost).toBeInstanceOf(ChainLeaseLostError), {
+        timeout: 10_000,
+        interval: 20,
+      });
       await expect(chain.sendTransaction(transfer)).rejects.toMatchObject({ code: -32005 });
       await expect(chain.installAccounts([])).rejects.toMatchObject({ code: -32005 });
     });

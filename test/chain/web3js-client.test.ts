@@ -7,7 +7,7 @@ import {
   SystemProgram,
   Transaction,
 } from "@solana/web3.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -119,6 +119,7 @@ describe("sandbox chain with @solana/web3.js 1.x Connection as the client", () =
 
   it("notifies account changes and new slots over the PubSub WebSocket", async () => {
     const owner = Keypair.generate().publicKey;
+    const subscribed = chain.pubsubStats().subscriptions;
     const accountChange = new Promise<number>((resolve) => {
       const id = connection.onAccountChange(owner, (account) => {
         void connection.removeAccountChangeListener(id);
@@ -133,8 +134,11 @@ describe("sandbox chain with @solana/web3.js 1.x Connection as the client", () =
         resolve(info.slot);
       });
     });
-    // Let both subscriptions reach the server before anything happens.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both subscriptions have reached the server before anything happens.
+    await vi.waitFor(() => expect(chain.pubsubStats().subscriptions).toBe(subscribed + 2), {
+      timeout: 10_000,
+      interval: 10,
+    });
     await chain.chain.requestAirdrop(owner.toBase58() as never, 3_000_000n);
     expect(await accountChange).toBe(3_000_000);
     clock.advanceSlots(1);

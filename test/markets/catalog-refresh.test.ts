@@ -10,19 +10,6 @@ import { BACKENDS } from "../support/backends.js";
 import { event, market, miniCatalogue, series } from "../support/fixtures.js";
 import { startTestServer } from "../support/server.js";
 
-async function eventually<T>(
-  probe: () => Promise<T>,
-  accept: (value: T) => boolean,
-  timeoutMs = 8_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe.each(BACKENDS)("catalog on $name", (backend) => {
   it.skipIf(!backend.available)(
     "picks up an import another process committed, on every instance sharing the database",
@@ -52,10 +39,14 @@ describe.each(BACKENDS)("catalog on $name", (backend) => {
           await storage.close();
         }
         for (const client of [first.client, secondClient]) {
-          const page = await eventually(
-            () => client.listEvents(),
-            (p) => p.events.length === 4,
-          );
+          // Each instance polls storage for a new catalogue version and reloads.
+          await expect
+            .poll(async () => (await client.listEvents()).events.map((e) => e.ticker), {
+              timeout: 15_000,
+              interval: 50,
+            })
+            .toHaveLength(4);
+          const page = await client.listEvents();
           expect(page.events.map((e) => e.ticker)).toContain("KXCPI-26DEC");
         }
       } finally {

@@ -17,15 +17,23 @@ import { UpstreamClient } from "../../src/upstream/client.js";
 import { BACKENDS } from "../support/backends.js";
 import { startTestServer, TEST_ANCHOR } from "../support/server.js";
 
-const catalogue: CatalogueFile = generateDemoCatalogue({ anchor: TEST_ANCHOR });
+/** The demo catalogue, as the venue's embedded simulator serves it. */
+const demo: CatalogueFile = generateDemoCatalogue({ anchor: TEST_ANCHOR });
+/**
+ * The demo at a smaller scale (about 1,900 markets rather than 4,900), for the tests that store it
+ * several times and run their own simulator: the lifecycle rules are per market, storing it is quicker.
+ */
+const catalogue: CatalogueFile = generateDemoCatalogue({ anchor: TEST_ANCHOR, scale: 0.05 });
 const NOON = TEST_ANCHOR + 12 * 3_600;
 const active = catalogue.events.flatMap((e) => e.markets).find((m) => m.status === "active" && m.tokenized);
 if (!active) throw new Error("the demo has no tokenized active market");
 const TICKER = active.ticker;
+if (!demo.events.some((e) => e.markets.some((m) => m.ticker === TICKER && m.status === "active")))
+  throw new Error(`${TICKER} is not active in the full demo`);
 
-/** The demo catalogue with TICKER settled as `settled` says. */
-function withSettled(settled: Partial<MarketRecord>): CatalogueFile {
-  const copy = structuredClone(catalogue);
+/** The catalogue `from` (the smaller demo unless said) with TICKER settled as `settled` says. */
+function withSettled(settled: Partial<MarketRecord>, from: CatalogueFile = catalogue): CatalogueFile {
+  const copy = structuredClone(from);
   for (const event of copy.events)
     for (const [i, market] of event.markets.entries())
       if (market.ticker === TICKER) event.markets[i] = { ...market, ...settled };
@@ -117,7 +125,7 @@ describe("the venue's scheduled sync", () => {
     const logger = pino({ level: "warn" }, { write: (line: string) => heard(JSON.parse(line)) });
     // The embedded simulator serves the demo, where the market is active; storage has it determined.
     const server = await startTestServer({
-      catalogue: withSettled({ status: "determined", result: "yes" }),
+      catalogue: withSettled({ status: "determined", result: "yes" }, demo),
       settings: { SYNC_INTERVAL: "3600" },
       logger,
     });

@@ -9,8 +9,9 @@ import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { MarketStreamHub } from "../../src/markets/ws.js";
+import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { MarketRelay } from "../../src/upstream/relay.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { startTestServer, type TestServer, testCatalogue } from "../support/server.js";
 import { expectProductionStreamAccess } from "../support/streams.js";
 
 interface Message {
@@ -26,19 +27,53 @@ interface Book {
   no_bids: Record<string, number>;
 }
 
+/**
+ * The simulator's clock runs this many times faster than the real one, so that its markets trade
+ * every second or so rather than a few times a minute: the trade tape has something to stream at once.
+ */
+const SPEED = 30;
+const started = Date.now() / 1000;
+/** The simulator's clock, in Unix seconds. */
+const simulatorNow = () => Math.floor(started + (Date.now() / 1000 - started) * SPEED);
+
+let simulator: RunningSimulator;
 let t: TestServer;
 let tickers: string[];
 beforeAll(async () => {
-  t = await startTestServer();
+  simulator = await startSimulator({ catalogue: await testCatalogue(), port: 0, now: simulatorNow });
+  t = await startTestServer({ settings: { UPSTREAM_URL: simulator.url } });
   tickers = t.server.catalog
     .require()
     .markets.filter((m) => m.record.status === "active")
     .map((m) => m.record.ticker);
 }, 120_000);
-afterAll(async () => t?.stop());
+afterAll(async () => {
+  await t?.stop();
+  await simulator?.close();
+});
 
 const streamUrl = (base = t.url) => `${base.replace("http", "ws")}/api/v1/ws`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A hub of its own over the test server's catalogue and upstream, on a Fastify app of its own. */
+async function standaloneHub(options: ConstructorParameters<typeof MarketStreamHub>[1]) {
+  const upstream = t.server.upstream.client;
+  const hub = new MarketStreamHub(
+    { catalog: t.server.catalog, relay: new MarketRelay(upstream), upstream },
+    options,
+  );
+  void hub.start();
+  const app = Fastify();
+  await app.register(websocket);
+  app.get("/ws", { websocket: true }, (socket) => hub.accept(socket));
+  const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/ws`;
+  return {
+    url,
+    async stop() {
+      await hub.stop();
+      await app.close();
+    },
+  };
+}
 
 /** A client that records every message it receives. */
 async function connect(url = streamUrl()) {
@@ -49,15 +84,17 @@ async function connect(url = streamUrl()) {
     socket.once("open", resolve);
     socket.once("error", reject);
   });
-  const next = async (predicate: (message: Message) => boolean, timeoutMs = 5_000): Promise<Message> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+  const next = async (predicate: (message: Message) => boolean, timeoutMs = 10_000): Promise<Message> => {
+    let found: Message | undefined;
+    const take = () => {
       const index = messages.findIndex(predicate);
-      if (index >= 0) return messages.splice(0, index + 1).pop() as Message;
-      if (Date.now() > deadline)
-        throw new Error(`no such message; got ${JSON.stringify(messages).slice(0, 500)}`);
-      await sleep(25);
-    }
+      if (index >= 0) found = messages.splice(0, index + 1).pop();
+      return found !== undefined;
+    };
+    await arrival(socket, take, timeoutMs).catch(() => {
+      throw new Error(`no such message; got ${JSON.stringify(messages).slice(0, 500)}`);
+    });
+    return found as Message;
   };
   return { socket, messages, next, send: (message: unknown) => socket.send(JSON.stringify(message)) };
 }
@@ -150,7 +187,8 @@ describe("/api/v1/ws", () => {
           expect(got).toEqual(expected);
           break;
         }
-        await sleep(1_100);
+        // The stream sends the moved price at the end of its next period.
+        await t.server.marketStream.nextPoll();
       }
     } finally {
       client.socket.close();
@@ -159,14 +197,13 @@ describe("/api/v1/ws", () => {
 
   it("sends a full order-book snapshot right after subscribing, to every subscriber", async () => {
     const ticker = tickers[1] as string;
-    const first = await connect();
-    const second = await connect();
+    // A hub whose next period is an hour away: a snapshot that arrives was read on subscribe.
+    const hub = await standaloneHub({ pollMs: 3_600_000 });
+    const first = await connect(hub.url);
+    const second = await connect(hub.url);
     try {
-      const started = Date.now();
       first.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
       const snapshot = await first.next((m) => m.channel === "orderbook" && m.market_ticker === ticker);
-      // Read on subscribe, not at the next period.
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(Object.keys(snapshot).sort()).toEqual([
         "channel",
         "market_ticker",
@@ -190,21 +227,23 @@ describe("/api/v1/ws", () => {
       }
       // A second subscriber to the same market gets the snapshot at once too.
       second.send({ type: "subscribe", channel: "orderbook", tickers: [ticker] });
-      const again = await second.next((m) => m.type === "orderbook", 1_000);
+      const again = await second.next((m) => m.type === "orderbook");
       expect(again.market_ticker).toBe(ticker);
     } finally {
       first.socket.close();
       second.socket.close();
+      await hub.stop();
     }
   });
 
   it("streams each new trade once, with created_time in milliseconds", async () => {
     const client = await connect();
     try {
+      // The venue asks for the trades since its own clock's time; the simulator's clock is ahead of it.
       const subscribedAt = Date.now();
       client.send({ type: "subscribe", channel: "trades", all: true });
-      // All the demo's markets together trade a few times a minute, fewer as the date moves past
-      // TEST_ANCHOR and markets close, with gaps of a minute or more: hence the wide deadline.
+      // All the demo's markets together trade a few times a (simulated) minute, fewer as the date moves
+      // past TEST_ANCHOR and markets close, with gaps of a minute or more: hence the wide deadline.
       await arrival(client.socket, () => client.messages.some((m) => m.type === "trade"), 120_000);
       // Two more completed periods: a trade sent again by the first would have arrived by the end of the second.
       await t.server.marketStream.nextPoll();
@@ -237,7 +276,7 @@ describe("/api/v1/ws", () => {
         expect(trade.created_time as number).toBeGreaterThanOrEqual(
           Math.floor(subscribedAt / 1000) * 1000 - 1_000,
         );
-        expect(trade.created_time as number).toBeLessThanOrEqual(Date.now() + 1_000);
+        expect(trade.created_time as number).toBeLessThanOrEqual((simulatorNow() + 1) * 1000);
         expect((trade.yes_price as number) + (trade.no_price as number)).toBe(100);
         expect(trade.yes_price_dollars).toBe(((trade.yes_price as number) / 100).toFixed(4));
         expect(["yes", "no"]).toContain(trade.taker_side);
@@ -282,14 +321,28 @@ describe("/api/v1/ws", () => {
     const client = await connect();
     try {
       client.send({ type: "subscribe", channel: "prices", all: true });
-      await client.next((m) => m.type === "ticker");
       // One page of the open markets: many quotes at once.
-      await sleep(300);
-      expect(new Set(client.messages.map((m) => m.market_ticker)).size).toBeGreaterThan(50);
+      const quoted = new Set<unknown>();
+      await arrival(
+        client.socket,
+        () => {
+          for (const message of client.messages.splice(0)) quoted.add(message.market_ticker);
+          return quoted.size > 50;
+        },
+        10_000,
+      );
       client.send({ type: "unsubscribe", channel: "prices", all: true });
-      await sleep(300);
+      // Requests are handled in order: once this one is answered, the unsubscribe has been.
+      client.socket.send("not json");
+      await client.next((m) => m.type === "bad_request");
       client.messages.length = 0;
-      await sleep(2_500);
+      // Two whole periods, each of which would have sent prices to a subscriber (nothing to wait on
+      // but the periods themselves), then one more answered request so that anything sent has arrived.
+      await t.server.marketStream.nextPoll();
+      await t.server.marketStream.nextPoll();
+      await t.server.marketStream.nextPoll();
+      client.socket.send("not json");
+      await client.next((m) => m.type === "bad_request");
       expect(client.messages).toEqual([]);
       expect(client.socket.readyState).toBe(WebSocket.OPEN);
     } finally {
@@ -298,8 +351,6 @@ describe("/api/v1/ws", () => {
   });
 
   it("keeps streams open through upstream faults and resumes after them", async () => {
-    const simulator = t.server.upstream.simulator;
-    if (!simulator) throw new Error("the test server runs the simulator");
     const controls = `${new URL(simulator.url).origin}/_sim/faults`;
     const ticker = tickers[2] as string;
     const client = await connect();
@@ -317,13 +368,12 @@ describe("/api/v1/ws", () => {
       });
       expect(put.status).toBe(200);
       // The faults are spent by the stream's own polling.
-      const deadline = Date.now() + 8_000;
-      for (;;) {
-        const { faults } = (await (await fetch(controls)).json()) as { faults: unknown[] };
-        if (faults.length === 0) break;
-        if (Date.now() > deadline) throw new Error(`faults not reached: ${JSON.stringify(faults)}`);
-        await sleep(200);
-      }
+      await expect
+        .poll(async () => ((await (await fetch(controls)).json()) as { faults: unknown[] }).faults, {
+          timeout: 15_000,
+          interval: 100,
+        })
+        .toEqual([]);
       expect(client.socket.readyState).toBe(WebSocket.OPEN);
       // Served again: a new subscription gets its snapshot.
       client.send({ type: "subscribe", channel: "orderbook", tickers: [tickers[3]] });
@@ -339,16 +389,14 @@ describe("/api/v1/ws", () => {
 
 describe("MarketStreamHub connection rules", () => {
   it("closes a peer that stops answering pings, keeps one that answers, and limits its message rate", async () => {
-    const upstream = t.server.upstream.client;
-    const hub = new MarketStreamHub(
-      { catalog: t.server.catalog, relay: new MarketRelay(upstream), upstream },
-      { pollMs: 100, pingMs: 100, silenceMs: 400, maxMessagesPerSecond: 3, maxSubscriptions: 2 },
-    );
-    hub.start();
-    const app = Fastify();
-    await app.register(websocket);
-    app.get("/ws", { websocket: true }, (socket) => hub.accept(socket));
-    const url = `${(await app.listen({ host: "127.0.0.1", port: 0 })).replace("http", "ws")}/ws`;
+    const hub = await standaloneHub({
+      pollMs: 100,
+      pingMs: 100,
+      silenceMs: 400,
+      maxMessagesPerSecond: 3,
+      maxSubscriptions: 2,
+    });
+    const url = hub.url;
     try {
       const silent = new WebSocket(url, { autoPong: false });
       const lively = await connect(url);
@@ -361,8 +409,7 @@ describe("MarketStreamHub connection rules", () => {
       expect(lively.socket.readyState).toBe(WebSocket.OPEN);
       lively.socket.close();
     } finally {
-      hub.stop();
-      await app.close();
+      await hub.stop();
     }
   });
 });

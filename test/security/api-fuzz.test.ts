@@ -16,8 +16,8 @@ import { HTTP_LIMITS } from "../../src/limits.js";
 import { miniCatalogue } from "../support/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
-/** The longest any one answer may take. */
-const MAX_MS = 2_000;
+/** An answer still missing after this long hangs: the fetch is aborted and the test fails (no time is asserted). */
+const HANG_MS = 15_000;
 /** Hostile requests per documented operation; about 30 operations, so about 1,200 requests in all. */
 const RUNS_PER_OPERATION = 40;
 
@@ -338,19 +338,17 @@ interface Sent {
   body?: string;
 }
 
-/** Sends a request and checks the answer: in time, no 5xx, a `{code,msg}` body when not a 2xx. */
+/** Sends a request and checks the answer: no hang, no 5xx, a `{code,msg}` body when not a 2xx. */
 async function expectSafeAnswer(sent: Sent): Promise<void> {
-  const started = performance.now();
   const response = await fetch(sent.url, {
     method: sent.method,
     headers: sent.contentType === undefined ? {} : { "content-type": sent.contentType },
     ...(sent.body === undefined ? {} : { body: sent.body }),
+    signal: AbortSignal.timeout(HANG_MS),
   });
   const text = await response.text();
-  const ms = performance.now() - started;
   const what = `${sent.method} ${sent.url.slice(0, 300)} [${sent.contentType ?? "-"}] ${(sent.body ?? "").slice(0, 300)} -> ${response.status} ${text.slice(0, 300)}`;
   expect(response.status, what).toBeLessThan(500);
-  expect(ms, what).toBeLessThan(MAX_MS);
   if (response.status >= 200 && response.status < 300) return;
   let body: unknown;
   try {

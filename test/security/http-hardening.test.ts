@@ -8,7 +8,7 @@
  */
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { isKeyParameter } from "../../src/api-keys/url-keys.js";
 import { buildApp, redactQueryKeys } from "../../src/app/build-app.js";
@@ -206,7 +206,10 @@ describe("WebSocket routes", () => {
     const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
     socket.send("x".repeat(HTTP_LIMITS.apiBodyBytes + 1));
     expect(await closed).toBe(1009);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.waitFor(() => expect(venue.lines.some((line) => Number(line.level) >= 40)).toBe(true), {
+      timeout: 10_000,
+      interval: 10,
+    });
     const loud = venue.lines.filter((line) => Number(line.level) >= 40);
     expect(loud).toHaveLength(1);
     expect(loud[0]).toMatchObject({ level: 40, code: "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" });

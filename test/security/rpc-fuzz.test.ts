@@ -13,7 +13,8 @@ import { RPC_LIMITS } from "../../src/limits.js";
 import { startTestChain, TEST_MARKETS, type TestChain } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 
-const ANSWER_MS = 2_000;
+/** A call still unanswered after this long hangs: the fetch is aborted and the test fails (no time is asserted). */
+const HANG_MS = 15_000;
 
 const dir = tempDir();
 let started: TestChain;
@@ -125,20 +126,18 @@ const params: fc.Arbitrary<unknown> = fc.oneof(
 
 interface Answer {
   status: number;
-  ms: number;
   body: unknown;
 }
 
 async function send(body: string): Promise<Answer> {
-  const begun = performance.now();
   const response = await fetch(started.rpcUrl, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body,
-    signal: AbortSignal.timeout(ANSWER_MS * 2),
+    signal: AbortSignal.timeout(HANG_MS),
   });
   const text = await response.text();
-  return { status: response.status, ms: performance.now() - begun, body: JSON.parse(text) };
+  return { status: response.status, body: JSON.parse(text) };
 }
 
 /** Asserts one JSON-RPC response object: the id it answers, and exactly a result or an error. */
@@ -170,7 +169,6 @@ describe("every JSON-RPC method under hostile params", () => {
         async (method, p, id) => {
           const body = toJson({ jsonrpc: "2.0", id, method, params: p });
           const answer = await send(body);
-          expect(answer.ms).toBeLessThan(ANSWER_MS);
           if (Buffer.byteLength(body) > RPC_LIMITS.bodyBytes) {
             expect(answer.status).toBe(413);
             expectWellFormed(answer.body, null);
@@ -213,7 +211,6 @@ describe("every JSON-RPC method under hostile params", () => {
         );
         const body = toJson(batch);
         const answer = await send(body);
-        expect(answer.ms).toBeLessThan(ANSWER_MS);
         if (Buffer.byteLength(body) > RPC_LIMITS.bodyBytes) {
           expect(answer.status).toBe(413);
           return;
@@ -245,7 +242,6 @@ describe("every JSON-RPC method under hostile params", () => {
     await fc.assert(
       fc.asyncProperty(garbage, async (body) => {
         const answer = await send(body);
-        expect(answer.ms).toBeLessThan(ANSWER_MS);
         // Garbage that happens to be JSON (a number, a string, an array) is answered as requests are.
         if (Array.isArray(answer.body)) {
           for (const item of answer.body) expectWellFormed(item, null);

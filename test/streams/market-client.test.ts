@@ -46,7 +46,7 @@ describe("MarketStreamClient", () => {
 
       // Cut off; trades happen while it is away (the other client sees them published).
       instance.dropNewest();
-      await whenTrue(() => !client.connected, 2_000, "the drop");
+      await whenTrue(() => !client.connected, 15_000, "the drop");
       const during = [tape.add(), tape.add(), tape.add()];
       await keeper.until((f) => f.filter((x) => x.type === "trade").length === 5);
       await whenTrue(() => trades().length === 5, 5_000, "the missed trades");

@@ -194,7 +194,7 @@ describe.skipIf(!redisAvailable)("/api/v1/ws when Redis loses its logs", () => {
       clearInterval(writer);
       const last = tape.add();
       await client.until((f) => tradeIds(f).includes(last), 5_000, "the last trade");
-      await whenTrue(() => first.hub.isLeader || second.hub.isLeader, 2_000, "a leader");
+      await whenTrue(() => first.hub.isLeader || second.hub.isLeader, 15_000, "a leader");
       expectWholeAcrossReset(client, before, tape.ids());
       await client.close();
     } finally {

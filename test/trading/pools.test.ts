@@ -4,7 +4,7 @@
  * stops trading while its mints stay listed, and all of it survives a restart.
  */
 import type { Address } from "@solana/kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
@@ -95,15 +95,7 @@ describe.each(BACKENDS)("pools on $name", (backend) => {
   );
 });
 
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+/** Resolves once `check` passes (the venue reads its pools again at its next refresh). */
+async function eventually(check: () => Promise<void>): Promise<void> {
+  await vi.waitFor(check, { timeout: 15_000, interval: 50 });
 }

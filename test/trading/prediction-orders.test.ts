@@ -8,10 +8,10 @@ import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigne
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { syncFromUpstream } from "../../src/markets/sync.js";
 import type { OrderResponse } from "../../src/trading/spot/desk.js";
 import { signWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -60,15 +60,7 @@ async function trade(inputMint: Address, outputMint: Address, amount: bigint) {
   const signature = await createSolanaRpc(t.server.chain.rpcUrl)
     .sendTransaction(signed, { encoding: "base64" })
     .send();
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const status = await fetch(`${t.url}/order-status?signature=${signature}`);
-    const body = (await status.json()) as OrderStatusResponse;
-    expect(status.status, JSON.stringify(body)).toBe(200);
-    expect(validateAgainstReference("OrderStatusResponse", body)).toEqual([]);
-    if (["closed", "expired", "failed"].includes(body.status)) return { order, status: body };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the order did not settle");
+  return { order, status: await settledOrder(t.url, signature) };
 }
 
 describe("prediction-market orders", () => {
@@ -116,13 +108,11 @@ describe("prediction-market orders", () => {
     const held = await tokenBalance(yesMint);
     const usdcBefore = await tokenBalance(USDC_MINT);
     // The venue picks the change up from storage within a couple of seconds.
-    let redeemable = false;
-    for (let attempt = 0; attempt < 40 && !redeemable; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    const redeemable = async () => {
       const quote = await fetch(`${t.url}/order?inputMint=${yesMint}&outputMint=${USDC_MINT}&amount=${held}`);
-      redeemable = quote.status === 200 && ((await quote.json()) as OrderResponse).outAmount === String(held);
-    }
-    expect(redeemable).toBe(true);
+      return quote.status === 200 && ((await quote.json()) as OrderResponse).outAmount === String(held);
+    };
+    await expect.poll(redeemable, { timeout: 15_000, interval: 50 }).toBe(true);
     const { status } = await trade(yesMint, USDC_MINT, held);
     expect(status.status).toBe("closed");
     expect(status.fills?.[0]?.outAmount).toBe(String(held));

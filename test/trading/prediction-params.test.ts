@@ -13,6 +13,7 @@ import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { builderFee } from "../../src/trading/prediction/orders.js";
 import { associatedTokenAddress } from "../../src/trading/tx/token-accounts.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -58,14 +59,7 @@ async function trade(
   const signature = await createSolanaRpc(t.server.chain.rpcUrl)
     .sendTransaction(await signWithKit(user, order.transaction as string), { encoding: "base64" })
     .send();
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const status = (await (
-      await fetch(`${t.url}/order-status?signature=${signature}`)
-    ).json()) as OrderStatusResponse;
-    if (["closed", "expired", "failed"].includes(status.status)) return { order, status };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the order did not settle");
+  return { order, status: await settledOrder(t.url, signature) };
 }
 
 describe("async-order parameters", () => {

@@ -71,6 +71,7 @@ describe("/quote-stream", () => {
 
       // Nothing moves: no update for the pair in the next slots.
       client.messages.length = 0;
+      // Nothing to wait on: the point is that no frame comes over a few slots (400 ms each).
       await new Promise((resolve) => setTimeout(resolve, 1_300));
       expect(client.messages.flatMap((frame) => frame.updates)).toEqual([]);
 
@@ -171,6 +172,7 @@ describe("/quote-stream frame passes", () => {
     try {
       socket.bufferedAmount = 2 << 20;
       socket.receive({ op: "subscribe", ...pair });
+      // Nothing to wait on: no frame may reach a consumer that is behind over a few passes (20 ms each).
       await new Promise((resolve) => setTimeout(resolve, 90));
       expect(socket.frames).toEqual([]);
       expect(socket.closedWith).toBeUndefined();

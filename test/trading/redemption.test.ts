@@ -9,6 +9,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { mintOutcomeTokens } from "../support/tokens.js";
@@ -57,14 +58,7 @@ async function redeem(wallet: KeyPairSigner, mint: Address, amount: bigint): Pro
   const signature = await createSolanaRpc(t.server.chain.rpcUrl)
     .sendTransaction(await signWithKit(wallet, order.transaction as string), { encoding: "base64" })
     .send();
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const status = (await (
-      await fetch(`${t.url}/order-status?signature=${signature}`)
-    ).json()) as OrderStatusResponse;
-    if (["closed", "expired", "failed"].includes(status.status)) return status;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the redemption did not settle");
+  return settledOrder(t.url, signature);
 }
 
 describe("redemption of a determined market", () => {

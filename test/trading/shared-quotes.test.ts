@@ -4,7 +4,7 @@
  */
 import websocket from "@fastify/websocket";
 import Fastify from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -67,9 +67,14 @@ describe.skipIf(!redisAvailable)("the quote stream over Redis", () => {
     const first = await instance(prefix);
     const second = await instance(prefix);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(first.quotes.length).toBeGreaterThan(0);
-      expect(second.quotes.length).toBeGreaterThan(0);
+      await vi.waitFor(
+        () => {
+          expect(first.quotes.length).toBeGreaterThan(0);
+          expect(second.quotes.length).toBeGreaterThan(0);
+          expect(first.computed() + second.computed()).toBeGreaterThan(3);
+        },
+        { timeout: 15_000, interval: 20 },
+      );
       // Exactly one of them computed the published quotes.
       const [leader, follower] = first.computed() > 0 ? [first, second] : [second, first];
       expect(leader.computed()).toBeGreaterThan(3);
@@ -77,8 +82,10 @@ describe.skipIf(!redisAvailable)("the quote stream over Redis", () => {
 
       await leader.stop();
       const before = follower.computed();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(follower.computed()).toBeGreaterThan(before);
+      await vi.waitFor(() => expect(follower.computed()).toBeGreaterThan(before), {
+        timeout: 15_000,
+        interval: 20,
+      });
     } finally {
       await first.stop().catch(() => {});
       await second.stop().catch(() => {});

@@ -6,7 +6,7 @@
  * the next turn on every instance, and all quotes together hold at most a share of a pool's output.
  */
 import type { Address } from "@solana/kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createKey } from "../../src/api-keys/store.js";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
@@ -240,24 +240,14 @@ describe.skipIf(!redisAvailable)("reservations in Redis, two stores on one prefi
   });
 });
 
-/** Resolves once `condition` holds, checking every 10 ms for up to 2 s (Redis pub/sub has no event to await here). */
+/** Resolves once `condition` holds, checking every 10 ms (Redis pub/sub has no event to await here). */
 async function waitFor(condition: () => boolean): Promise<void> {
-  for (let tries = 0; tries < 200 && !condition(); tries += 1)
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(condition()).toBe(true);
+  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: 10_000, interval: 10 });
 }
 
-/** Resolves once `attempt` resolves, retrying for up to 2 s. */
+/** Resolves once `attempt` resolves, retrying every 10 ms. */
 async function waitForAsync(attempt: () => Promise<unknown>): Promise<void> {
-  for (let tries = 0; ; tries += 1) {
-    try {
-      await attempt();
-      return;
-    } catch (error) {
-      if (tries >= 200) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
+  await vi.waitFor(attempt, { timeout: 10_000, interval: 10 });
 }
 
 describe.skipIf(!redisAvailable || !postgresAvailable)(

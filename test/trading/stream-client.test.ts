@@ -1,7 +1,7 @@
 /** The stream clients: reconnecting after the server drops them and subscribing again by themselves. */
 import websocket from "@fastify/websocket";
 import Fastify from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { MarketStreamClient, type QuoteFrame, QuoteStreamClient } from "../../src/client/streams.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -31,10 +31,8 @@ describe("QuoteStreamClient", () => {
     client.onMessage((message) => {
       if ("subscribe" in message && message.subscribe) acks.push(message.subscribe);
     });
-    const until = async (condition: () => boolean) => {
-      for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(condition()).toBe(true);
-    };
+    const until = (condition: () => boolean) =>
+      vi.waitFor(() => expect(condition()).toBe(true), { timeout: 15_000, interval: 20 });
     try {
       await until(() => client.connected);
       client.subscribe(WRAPPED_SOL_MINT, USDC_MINT);
@@ -64,9 +62,7 @@ describe("MarketStreamClient", () => {
     });
     try {
       client.subscribe("orderbook", [market?.ticker as string]);
-      for (let i = 0; i < 100 && books.length === 0; i++)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(books[0]).toBe(market?.ticker);
+      await vi.waitFor(() => expect(books[0]).toBe(market?.ticker), { timeout: 15_000, interval: 20 });
     } finally {
       client.close();
     }

@@ -5,7 +5,7 @@
 import { constants, generateKeyPairSync, verify } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { UpstreamClient } from "../../src/upstream/client.js";
@@ -46,8 +46,8 @@ describe("circuit breaker", () => {
       expect(requestsTo("/series")).toBe(before);
 
       simulator.faults.clear();
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const answer = await client.get("series");
+      // Refused as "circuit open" until the reset timeout (300 ms) lets a trial call through.
+      const answer = await vi.waitFor(() => client.get("series"), { timeout: 10_000, interval: 50 });
       expect(answer.status).toBe(200);
       expect(client.circuitOpen).toBe(false);
     } finally {

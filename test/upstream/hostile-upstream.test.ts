@@ -49,15 +49,14 @@ function listingUpstream(count: number, delayMs = 0) {
 describe("live data by event from a hostile upstream", () => {
   it("refuses a list of 40,000 milestones at once, asking for no live data", async () => {
     const { upstream, calls } = listingUpstream(40_000);
-    const started = performance.now();
     const refusal = await new MarketRelay(upstream)
       .liveDataByEvent(EVENT, {})
       .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(UpstreamError);
     expect((refusal as UpstreamError).kind).toBe("unavailable");
     expect((refusal as Error).message).toContain("over 1000 milestones");
+    // Refused from the listing alone: not one batch of live data was asked for.
     expect(calls.batches).toBe(0);
-    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it("asks for the live data of many milestones a few batches at a time, and joins them", async () => {
