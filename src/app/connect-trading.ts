@@ -90,7 +90,14 @@ export async function startTrading(
     chain: deps.chain.chain,
     authorities,
     venueKeys,
-    ...(deps.fetchBook ? { prediction: new PredictionVenue(deps.fetchBook) } : {}),
+    ...(deps.fetchBook
+      ? {
+          prediction: new PredictionVenue(
+            deps.fetchBook,
+            async (address) => (await deps.chain.chain.getAccountInfo(address)) !== null,
+          ),
+        }
+      : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await book.start();

@@ -187,9 +187,18 @@ function sell(bids: readonly Level[], units: bigint): LegQuote | null {
 export class PredictionVenue {
   private readonly books = new Map<string, PricedBook>();
   private catalog: Catalog | undefined;
+  /**
+   * Markets initialized since the catalog was loaded (their first buy landed): their contracts sell
+   * before the next catalog says so, for a trader who sells right after buying.
+   */
+  private readonly initializedLately = new Set<string>();
   private usdcOutcomes: { catalog: Catalog; mints: readonly Address[] } | undefined;
 
-  constructor(private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>) {}
+  constructor(
+    private readonly fetchBook: (ticker: string) => Promise<ReferenceBook>,
+    /** Whether an account exists on chain: a market's outcome mint does once it is initialized. */
+    private readonly accountExists: (address: Address) => Promise<boolean> = async () => false,
+  ) {}
 
   /**
    * Every outcome mint of an active market's USDC rail: the pairs a subscribe-all quote stream follows.
@@ -241,7 +250,7 @@ export class PredictionVenue {
         record.ticker,
         side,
         mint,
-        record.tokenized,
+        record.tokenized || this.initializedLately.has(record.ticker),
         this.books,
       );
     }
@@ -266,6 +275,7 @@ export class PredictionVenue {
    */
   update(catalog: Catalog): TokenRecord[] {
     this.catalog = catalog;
+    this.initializedLately.clear();
     // The settlement mints trade here whether or not a pool lists them (CASH has none); both are
     // 6-decimal SPL tokens.
     const listed: TokenRecord[] = SETTLEMENT_MINTS.map((mint) => ({
@@ -342,6 +352,9 @@ export class PredictionVenue {
       // Redemptions pay a fixed amount: only active markets price from a book.
       if (record?.status !== "active") continue;
       if ((this.books.get(record.ticker)?.fetchedAt ?? 0) + BOOK_TTL_MS <= now) tickers.add(record.ticker);
+      // Selling needs the market initialized; the catalog learns of a first buy only when it reloads.
+      if (!record.tokenized && !this.initializedLately.has(record.ticker) && (await this.accountExists(mint)))
+        this.initializedLately.add(record.ticker);
     }
     if (tickers.size === 0) return;
     await Promise.all(
