@@ -33,7 +33,8 @@ export class VenueProcesses {
       stdio: ["ignore", "ignore", "inherit"],
     });
     this.children.push(child);
-    for (let attempt = 0; attempt < 300; attempt++) {
+    // A deadline, not a measurement: a loaded machine starts a venue slowly, so a minute is allowed.
+    for (let attempt = 0; attempt < 600; attempt++) {
       if (child.exitCode !== null) throw new Error(`the venue exited (${child.exitCode})`);
       const up = await fetch(`http://127.0.0.1:${options.port}${options.until}`).then(
         (response) => response.ok,
