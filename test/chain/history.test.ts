@@ -5,7 +5,16 @@ import {
   type KeyPairSigner,
   type Signature,
 } from "@solana/kit";
-import { Connection, PublicKey, type VersionedAccountsModeBlockResponse } from "@solana/web3.js";
+import {
+  AddressLookupTableAccount,
+  Connection,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  type VersionedAccountsModeBlockResponse,
+  VersionedTransaction,
+} from "@solana/web3.js";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { faucet } from "../../src/chain/faucet.js";
@@ -235,6 +244,47 @@ for (const backend of BACKENDS) {
       expect(schedule).toEqual({});
     });
 
+    it("indexes the accounts a v0 transaction loads from a lookup table", async () => {
+      const payer = Keypair.generate();
+      await chain.chain.requestAirdrop(payer.publicKey.toBase58() as Address, 1_000_000_000n);
+      const loaded = Keypair.generate().publicKey;
+      const table = Keypair.generate().publicKey;
+      await chain.chain.installAccounts([
+        {
+          address: table.toBase58(),
+          lamports: 10_000_000n,
+          owner: "AddressLookupTab1e1111111111111111111111111",
+          executable: false,
+          data: lookupTableData(payer.publicKey, [loaded]),
+        },
+      ]);
+      clock.advanceSlots(1);
+      const lookupTable = new AddressLookupTableAccount({
+        key: table,
+        state: {
+          deactivationSlot: BigInt("18446744073709551615"),
+          lastExtendedSlot: 0,
+          lastExtendedSlotStartIndex: 0,
+          authority: payer.publicKey,
+          addresses: [loaded],
+        },
+      });
+      const { blockhash } = await connection.getLatestBlockhash();
+      const message = new TransactionMessage({
+        payerKey: payer.publicKey,
+        recentBlockhash: blockhash,
+        instructions: [
+          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: loaded, lamports: 1_000_000 }),
+        ],
+      }).compileToV0Message([lookupTable]);
+      expect(message.addressTableLookups).toHaveLength(1);
+      const tx = new VersionedTransaction(message);
+      tx.sign([payer]);
+      const signature = await connection.sendRawTransaction(tx.serialize());
+      const history = await connection.getSignaturesForAddress(loaded);
+      expect(history.map((entry) => entry.signature)).toEqual([signature]);
+    });
+
     it("keeps the history across a restart, and numbers new transactions after it", async () => {
       const bobKey = new PublicKey(bob.address);
       const before = await connection.getSignaturesForAddress(bobKey);
@@ -266,4 +316,18 @@ for (const backend of BACKENDS) {
       expect((await connection.getSignaturesForAddress(bobKey, { limit: 1 }))[0]?.signature).toBe(next);
     });
   });
+}
+
+// An address lookup table's account data: its 56-byte header (active, authority set), then the addresses.
+function lookupTableData(authority: PublicKey, addresses: PublicKey[]): Uint8Array {
+  const data = new Uint8Array(56 + 32 * addresses.length);
+  const view = new DataView(data.buffer);
+  view.setUint32(0, 1, true);
+  view.setBigUint64(4, 0xffff_ffff_ffff_ffffn, true);
+  data[21] = 1;
+  data.set(authority.toBytes(), 22);
+  addresses.forEach((address, i) => {
+    data.set(address.toBytes(), 56 + 32 * i);
+  });
+  return data;
 }
