@@ -204,6 +204,15 @@ export interface OnchainTradesTable {
   created_at: number | string | bigint;
 }
 
+/** One account key of one landed transaction: a wallet's history (getSignaturesForAddress). */
+export interface ChainAddressSignaturesTable {
+  address: string;
+  slot: number | string | bigint;
+  /** How many transactions landed before it: orders a slot's transactions. */
+  position: number | string | bigint;
+  signature: string;
+}
+
 export interface Tables {
   meta: MetaTable;
   series: SeriesTable;
@@ -212,6 +221,7 @@ export interface Tables {
   api_keys: ApiKeysTable;
   chain_accounts: ChainAccountsTable;
   chain_transactions: ChainTransactionsTable;
+  chain_address_signatures: ChainAddressSignaturesTable;
   chain_lease: ChainLeaseTable;
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;

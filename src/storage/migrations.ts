@@ -1,4 +1,5 @@
 /** One set of schema migrations for SQLite and PostgreSQL, applied in order at start. */
+import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit";
 import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from "kysely";
 
 const migrations: Record<string, Migration> = {
@@ -256,7 +257,80 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("chain_transactions").addColumn("message_hash", "varchar(44)").execute();
     },
   },
+  "0013_signatures_by_address": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // Every account key of every landed transaction (getSignaturesForAddress): read newest first
+      // by (address, slot, position) through the primary key, never by a scan. `position` numbers
+      // landed transactions in the order they executed, so it orders a slot's transactions.
+      await db.schema
+        .createTable("chain_address_signatures")
+        .addColumn("address", "varchar(44)", (c) => c.notNull())
+        .addColumn("slot", "bigint", (c) => c.notNull())
+        .addColumn("position", "bigint", (c) => c.notNull())
+        .addColumn("signature", "varchar(88)", (c) => c.notNull())
+        .addPrimaryKeyConstraint("chain_address_signatures_key", ["address", "slot", "position"])
+        .execute();
+      await indexLandedTransactions(db);
+    },
+  },
 };
+
+// Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).
+const BACKFILL_TRANSACTIONS = 500;
+const BACKFILL_ROWS_PER_INSERT = 400;
+
+// Indexes the transactions stored before 0013, oldest first, in bounded steps (keyset paging on
+// slot and signature). Their static account keys only: a lookup table's contents when they ran are
+// not stored, and the sandbox chain stored no v0 transactions with lookups before this.
+// biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+async function indexLandedTransactions(db: Kysely<any>): Promise<void> {
+  let after: { slot: number; signature: string } | null = null;
+  let position = 0;
+  for (;;) {
+    let query = db
+      .selectFrom("chain_transactions")
+      .select(["signature", "slot", "wire"])
+      .orderBy("slot")
+      .orderBy("signature")
+      .limit(BACKFILL_TRANSACTIONS);
+    const from = after;
+    if (from) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("slot", ">", from.slot),
+          eb.and([eb("slot", "=", from.slot), eb("signature", ">", from.signature)]),
+        ]),
+      );
+    }
+    const rows: { signature: string; slot: number | string; wire: string }[] = await query.execute();
+    const entries = rows.flatMap((row, i) =>
+      staticAccountKeys(row.wire).map((address) => ({
+        address,
+        slot: Number(row.slot),
+        position: position + i,
+        signature: row.signature,
+      })),
+    );
+    for (let i = 0; i < entries.length; i += BACKFILL_ROWS_PER_INSERT) {
+      await db
+        .insertInto("chain_address_signatures")
+        .values(entries.slice(i, i + BACKFILL_ROWS_PER_INSERT))
+        .execute();
+    }
+    position += rows.length;
+    const last = rows.at(-1);
+    if (!last || rows.length < BACKFILL_TRANSACTIONS) return;
+    after = { slot: Number(last.slot), signature: last.signature };
+  }
+}
+
+// The distinct static account keys of a base64 wire transaction (a key appears once per message).
+function staticAccountKeys(wire: string): string[] {
+  const { messageBytes } = getTransactionDecoder().decode(Buffer.from(wire, "base64"));
+  const message = getCompiledTransactionMessageDecoder().decode(messageBytes);
+  return [...new Set(message.staticAccounts.map((key) => String(key)))];
+}
 
 /** Applies every pending migration; throws with the failing migration's name. */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists

@@ -12,6 +12,7 @@ import type { TransactionError } from "../errors.js";
 import { messageHash, parseWireTransaction } from "../wire.js";
 import {
   ACCOUNT_COLUMNS,
+  ADDRESS_SIGNATURE_COLUMNS,
   type CommitBatch,
   type CommittedStatus,
   encodeBatch,
@@ -65,6 +66,8 @@ export class ChainStore {
   private numbered: boolean | undefined;
   private writer: SqliteWriter | null;
   private readonly lease: ChainLease | undefined;
+  /** The position the next committed transaction takes (chain_address_signatures). */
+  private nextPosition = 0;
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -150,6 +153,14 @@ export class ChainStore {
     }));
   }
 
+  /**
+   * Numbers the transactions of later commits on from `landed` (how many are stored): called when
+   * the state is (re)loaded, so a failed commit's numbers are taken again by what executes next.
+   */
+  numberTransactionsFrom(landed: number): void {
+    this.nextPosition = landed;
+  }
+
   /** How many transactions have landed. */
   async countTransactions(): Promise<number> {
     const row = await this.db
@@ -229,12 +240,14 @@ export class ChainStore {
       // The worker failed: fall back to the shared connection.
       this.writer = null;
     }
+    batch.firstPosition = this.nextPosition;
+    this.nextPosition += batch.transactions.length;
     if (this.writer) {
       return this.writer.commit(batch, lease.fenceToken()).catch((error: unknown) => {
         throw error instanceof ChainLeaseLostError ? lease.lose() : error;
       });
     }
-    const { accounts: upserts, deletions, transactions } = encodeBatch(batch);
+    const { accounts: upserts, deletions, transactions, addressSignatures } = encodeBatch(batch);
     await this.db.transaction().execute(async (trx) => {
       await lease.fence(trx);
       for (const group of chunks(upserts, ROWS_PER_STATEMENT * ACCOUNT_COLUMNS.length)) {
@@ -246,18 +259,16 @@ export class ChainStore {
       for (const group of chunks(transactions, ROWS_PER_STATEMENT * TRANSACTION_COLUMNS.length)) {
         await trx.executeQuery(this.statement("insertTransactions", group));
       }
+      for (const group of chunks(addressSignatures, ROWS_PER_STATEMENT * ADDRESS_SIGNATURE_COLUMNS.length)) {
+        await trx.executeQuery(this.statement("insertAddressSignatures", group));
+      }
     });
   }
 
   // The commit's statements are written once per shape (kind and row count) and reused: building
   // them through the query builder on every commit cost more than SQLite's own work.
   private statement(kind: StatementKind, parameters: unknown[]): CompiledQuery {
-    const rows =
-      kind === "upsertAccounts"
-        ? parameters.length / ACCOUNT_COLUMNS.length
-        : kind === "insertTransactions"
-          ? parameters.length / TRANSACTION_COLUMNS.length
-          : parameters.length;
+    const rows = parameters.length / COLUMNS_OF[kind];
     const cacheKey = `${kind}:${rows}`;
     let text = this.statements.get(cacheKey);
     if (text === undefined) {
@@ -277,7 +288,15 @@ export class ChainStore {
   }
 }
 
-type StatementKind = "upsertAccounts" | "deleteAccounts" | "insertTransactions";
+type StatementKind = "upsertAccounts" | "deleteAccounts" | "insertTransactions" | "insertAddressSignatures";
+
+// Values each row of a statement binds.
+const COLUMNS_OF: Record<StatementKind, number> = {
+  upsertAccounts: ACCOUNT_COLUMNS.length,
+  deleteAccounts: 1,
+  insertTransactions: TRANSACTION_COLUMNS.length,
+  insertAddressSignatures: ADDRESS_SIGNATURE_COLUMNS.length,
+};
 
 function valuesList(rows: number, columns: number, placeholder: (index: number) => string): string {
   const tuples: string[] = [];
@@ -302,8 +321,12 @@ function statementText(kind: StatementKind, rows: number, placeholder: (index: n
   if (kind === "deleteAccounts") {
     return `delete from "chain_accounts" where "address" in (${Array.from({ length: rows }, (_, i) => placeholder(i)).join(", ")})`;
   }
+  const [table, columns] =
+    kind === "insertTransactions"
+      ? ["chain_transactions", TRANSACTION_COLUMNS]
+      : ["chain_address_signatures", ADDRESS_SIGNATURE_COLUMNS];
   return (
-    `insert into "chain_transactions" (${TRANSACTION_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
-    valuesList(rows, TRANSACTION_COLUMNS.length, placeholder)
+    `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) values ` +
+    valuesList(rows, columns.length, placeholder)
   );
 }

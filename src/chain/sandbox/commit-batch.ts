@@ -28,6 +28,11 @@ export interface StoredTransaction {
   preBalances: bigint[];
   postBalances: bigint[];
   wire: Uint8Array;
+  /**
+   * Every account key, loaded ones included: the addresses whose history it joins (set when it
+   * executes; not read back from storage).
+   */
+  accountKeys?: readonly string[];
 }
 
 /** A landed transaction's outcome, as loaded to refuse replays and answer status queries. */
@@ -42,6 +47,8 @@ export interface CommittedStatus {
 export interface CommitBatch {
   accounts: Map<string, StoredAccount | null>;
   transactions: StoredTransaction[];
+  /** How many transactions landed before this batch's first (the store numbers them; 0 if unset). */
+  firstPosition?: number;
 }
 
 /** The columns of `chain_accounts`, in the order `encodeBatch` lays out its values. */
@@ -60,12 +67,19 @@ export const TRANSACTION_COLUMNS = [
   "message_hash",
 ] as const;
 
-/** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
-export function encodeBatch(batch: CommitBatch): {
+/** The columns of `chain_address_signatures`, in the order `encodeBatch` lays out its values. */
+export const ADDRESS_SIGNATURE_COLUMNS = ["address", "slot", "position", "signature"] as const;
+
+/** A batch encoded for binding: flat arrays of column values, in each table's column order. */
+export interface EncodedBatch {
   accounts: unknown[];
   deletions: string[];
   transactions: unknown[];
-} {
+  addressSignatures: unknown[];
+}
+
+/** A batch as rows of column values, ready to bind. */
+export function encodeBatch(batch: CommitBatch): EncodedBatch {
   const accounts: unknown[] = [];
   const deletions: string[] = [];
   for (const [address, account] of batch.accounts) {
@@ -95,7 +109,19 @@ export function encodeBatch(batch: CommitBatch): {
       tx.messageHash,
     );
   }
-  return { accounts, deletions, transactions };
+  return { accounts, deletions, transactions, addressSignatures: addressRows(batch) };
+}
+
+// One row per distinct account key of each transaction (the history getSignaturesForAddress reads),
+// numbered in the order they executed.
+function addressRows(batch: CommitBatch): unknown[] {
+  const rows: unknown[] = [];
+  const first = batch.firstPosition ?? 0;
+  batch.transactions.forEach((tx, i) => {
+    const slot = Number(tx.slot);
+    for (const address of new Set(tx.accountKeys)) rows.push(address, slot, first + i, tx.signature);
+  });
+  return rows;
 }
 
 function base64(bytes: Uint8Array): string {

@@ -114,6 +114,7 @@ export class CommitPipeline {
       this.tokenAccounts.update(account.address, account);
     }
     this.landed = landed;
+    this.store.numberTransactionsFrom(landed);
     this.logger?.info({ accounts: accounts.length, slot: String(slot) }, "sandbox chain state loaded");
   }
 

@@ -22,6 +22,7 @@ import {
   encodeAccount,
   tokenAmount,
 } from "./rpc-encoding.js";
+import { createHistoryMethods } from "./rpc-history.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 
@@ -373,6 +374,10 @@ export function createRpcMethods(
       const valid = await chain.isBlockhashValid(encodeBlockhash(tx.recentBlockhash));
       return withContext(valid ? Number(transactionFee(tx)) : null);
     },
+    ...createHistoryMethods(chain, {
+      getTransaction: (params) => (methods.getTransaction as RpcMethod)(params),
+      withContext,
+    }),
     ...(options.mode === "production" ? {} : createCheatcodeMethods(chain)),
   };
   return new Map(

@@ -34,6 +34,7 @@ import type {
 } from "../chain.js";
 import { ChainError, NodeUnhealthyError, RPC_ERROR } from "../errors.js";
 import { decodeMint, decodeTokenAccount, tokenAccountAmount } from "../token-layout.js";
+import { ChainHistory } from "./chain-history.js";
 import { ChainStore } from "./chain-store.js";
 import type { StoredAccount } from "./commit-batch.js";
 import { type ChainLogger, type CommitEvent, CommitPipeline } from "./commit-pipeline.js";
@@ -78,6 +79,8 @@ export class SandboxChain implements Chain {
   private readonly prioritizationFees = new RecentPrioritizationFees();
   private readonly executor: TransactionExecutor;
   private readonly pipeline: CommitPipeline;
+  /** What has landed, read from storage: address histories and blocks (the JSON-RPC's history methods). */
+  readonly history: ChainHistory;
   private airdropBuilder: AirdropBuilder | null = null;
   // The clock change in progress: changes are stored and applied one after the other.
   private clockChange: Promise<void> = Promise.resolve();
@@ -89,7 +92,9 @@ export class SandboxChain implements Chain {
     logger: ChainLogger | undefined,
     /** The lease this chain runs under. */
     readonly lease: ChainLease,
+    history: ChainHistory,
   ) {
+    this.history = history;
     this.statuses = new SignatureStatuses(store);
     this.executor = new TransactionExecutor(slots, this.statuses);
     this.pipeline = new CommitPipeline(
@@ -132,6 +137,7 @@ export class SandboxChain implements Chain {
         genesis.genesisHash,
         options.logger,
         lease,
+        new ChainHistory(options.storage.db),
       );
       await chain.pipeline.load();
       return chain;

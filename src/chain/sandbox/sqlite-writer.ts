@@ -34,6 +34,9 @@ const insert = db.prepare(
   'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire", "message_hash") ' +
     "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
+const index = db.prepare(
+  'insert into "chain_address_signatures" ("address", "slot", "position", "signature") values (?, ?, ?, ?)',
+);
 const fence = db.prepare(
   'update "chain_lease" set "expires_at" = ' + workerData.nowMs + ' + ? where "id" = 1 and "holder" = ? and "epoch" = ?',
 );
@@ -49,6 +52,8 @@ const write = db.transaction((batch, lease) => {
   for (let i = 0; i < t.length; i += 10) {
     insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8], t[i + 9]);
   }
+  const s = batch.addressSignatures;
+  for (let i = 0; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);
 });
 let refusing = false;
 parentPort.on("message", (message) => {
@@ -134,12 +139,12 @@ export class SqliteWriter {
    */
   commit(batch: CommitBatch, lease: LeaseFence): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    const { accounts, deletions, transactions } = encodeBatch(batch);
+    const encoded = encodeBatch(batch);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) this.worker.ref();
-      this.worker.postMessage({ id, batch: { accounts, deletions, transactions }, lease });
+      this.worker.postMessage({ id, batch: encoded, lease });
     });
   }
 

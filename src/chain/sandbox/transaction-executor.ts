@@ -227,6 +227,7 @@ export class TransactionExecutor {
       postBalances,
       wire: job.wire,
       messageHash: hash,
+      accountKeys: keys.map((key) => key.address),
     };
     const priced: PricedTransaction = {
       computeUnitPrice: computeUnitPriceOf(tx),
