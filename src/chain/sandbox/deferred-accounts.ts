@@ -94,6 +94,29 @@ export class DeferredAccounts {
     return this.byAddress.has(address);
   }
 
+  /** The deferred addresses whose pristine account `program` owns: outcome mints or ledgers. */
+  *ownedBy(program: Address): Iterable<Address> {
+    const parts =
+      program === TOKEN_2022_PROGRAM ? [YES, NO] : program === this.terms?.mintAuthority ? [LEDGER] : [];
+    if (parts.length > 0) yield* this.addressesOf(parts);
+  }
+
+  /** Every deferred address. */
+  all(): Iterable<Address> {
+    return this.addressesOf([YES, NO, LEDGER]);
+  }
+
+  // Each address once: a rail added after another deferred some of its addresses holds them too.
+  private *addressesOf(parts: readonly number[]): Iterable<Address> {
+    for (let index = 0; index < this.rails.length; index++) {
+      const rail = this.rails[index] as DeferredRail;
+      for (const part of parts) {
+        const address = part === YES ? rail.yesMint : part === NO ? rail.noMint : rail.marketLedger;
+        if (this.byAddress.get(address) === index * 3 + part) yield address;
+      }
+    }
+  }
+
   /** The pristine account at `address`, if one is deferred there. */
   account(address: string): DeferredAccount | undefined {
     const slot = this.byAddress.get(address);
