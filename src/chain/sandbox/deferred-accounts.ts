@@ -94,11 +94,22 @@ export class DeferredAccounts {
     return this.byAddress.has(address);
   }
 
-  /** The deferred addresses whose pristine account `program` owns: outcome mints or ledgers. */
-  *ownedBy(program: Address): Iterable<Address> {
+  /**
+   * The deferred addresses whose pristine account `program` owns (outcome mints or ledgers), only
+   * those of `dataSize` bytes when it is given: a filter by size then skips them without reading any.
+   */
+  *ownedBy(program: Address, dataSize?: number): Iterable<Address> {
     const parts =
       program === TOKEN_2022_PROGRAM ? [YES, NO] : program === this.terms?.mintAuthority ? [LEDGER] : [];
-    if (parts.length > 0) yield* this.addressesOf(parts);
+    const sized = parts.filter((part) => dataSize === undefined || dataSize === sizeOf(part));
+    if (sized.length > 0) yield* this.addressesOf(sized);
+  }
+
+  /** The lamports of the pristine account at `address` (0 when none is deferred there), without building it. */
+  lamportsAt(address: string): bigint {
+    const slot = this.byAddress.get(address);
+    if (slot === undefined || !this.terms) return 0n;
+    return slot % 3 === LEDGER ? this.terms.ledgerLamports : this.terms.mintLamports;
   }
 
   /** Every deferred address. */
@@ -145,6 +156,11 @@ export class DeferredAccounts {
       }),
     };
   }
+}
+
+// The data size of a deferred account by its part of the rail.
+function sizeOf(part: number): number {
+  return part === LEDGER ? MARKET_LEDGER_SIZE : MINT_SIZE;
 }
 
 /** The account sizes deferred accounts take, for their rent-exempt balances. */

@@ -148,15 +148,14 @@ function stakeMinimumDelegation(): number {
 // Every lamport the chain holds, in accounts stored or deferred.
 function totalLamports(chain: SandboxChain): number {
   let total = 0n;
-  for (const address of chain.everyAccountAddress()) total += chain.peekAccount(address)?.lamports ?? 0n;
+  for (const { lamports } of chain.everyAccountBalance()) total += lamports;
   return Number(total);
 }
 
 // The `count` accounts holding the most lamports, most first.
 function largestAccounts(chain: SandboxChain, count: number) {
   const largest: { address: Address; lamports: bigint }[] = [];
-  for (const address of chain.everyAccountAddress()) {
-    const lamports = chain.peekAccount(address)?.lamports ?? 0n;
+  for (const { address, lamports } of chain.everyAccountBalance()) {
     if (largest.length === count && lamports <= (largest[count - 1]?.lamports ?? 0n)) continue;
     largest.push({ address, lamports });
     largest.sort((a, b) => (a.lamports === b.lamports ? 0 : a.lamports > b.lamports ? -1 : 1));

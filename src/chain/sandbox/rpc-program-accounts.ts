@@ -139,10 +139,11 @@ function candidatesOf(
   program: Address,
   filters: readonly AccountFilter[],
 ): Iterable<Address> {
-  if (!isTokenProgram(program)) return chain.programAccountAddresses(program);
+  const dataSize = filters.find((filter) => filter.kind === "dataSize")?.size;
+  if (!isTokenProgram(program)) return chain.programAccountAddresses(program, dataSize);
   const owner = keyRequiredAt(filters, OWNER_OFFSET);
   if (owner) return chain.tokenAccountAddressesOf(addressOf(owner));
-  if (keyRequiredAt(filters, MINT_OFFSET)) return chain.programAccountAddresses(program);
+  if (keyRequiredAt(filters, MINT_OFFSET)) return chain.programAccountAddresses(program, dataSize);
   throw new ChainError(
     KEY_EXCLUDED_FROM_SECONDARY_INDEX,
     `${program} excluded from account secondary indexes; this RPC method unavailable for key`,

@@ -291,9 +291,12 @@ export class SandboxChain implements Chain {
    * `peekAccount` and check its owner: a transaction executed since the last commit may have moved
    * it): the stored ones and the deferred ones no transaction has written.
    */
-  programAccountAddresses(program: Address): Iterable<Address> {
+  programAccountAddresses(program: Address, dataSize?: number): Iterable<Address> {
     this.current();
-    return this.withDeferred(this.programAccounts.ownedBy(program), this.deferredAccounts.ownedBy(program));
+    return this.withDeferred(
+      this.programAccounts.ownedBy(program),
+      this.deferredAccounts.ownedBy(program, dataSize),
+    );
   }
 
   /** The addresses of the token accounts `owner` holds (its token-account index). */
@@ -302,10 +305,18 @@ export class SandboxChain implements Chain {
     return this.tokenAccounts.ownedBy(owner);
   }
 
-  /** The address of every account, stored or deferred, for getSupply and getLargestAccounts. */
-  everyAccountAddress(): Iterable<Address> {
+  /** Every account's address and lamports, stored or deferred, for getSupply and getLargestAccounts. */
+  *everyAccountBalance(): Iterable<{ address: Address; lamports: bigint }> {
     this.current();
-    return this.withDeferred(this.programAccounts.all(), this.deferredAccounts.all());
+    const svm = this.executor.svm;
+    for (const address of this.programAccounts.all()) {
+      yield { address, lamports: svm.getBalance(decodeAddressParam(address)) ?? 0n };
+    }
+    // One never written is still the pristine account (deferred-accounts.ts): its balance is known.
+    for (const address of this.deferredAccounts.all()) {
+      if (!this.programAccounts.has(address))
+        yield { address, lamports: this.deferredAccounts.lamportsAt(address) };
+    }
   }
 
   // `stored`, then those of `deferred` not among them (a deferred account once written is stored).
