@@ -20,6 +20,7 @@ import { BACKENDS } from "../support/backends.js";
 import { newFundedWallet } from "../support/kit.js";
 import { connectStream } from "../support/pair-streams.js";
 import { startTestServer } from "../support/server.js";
+import { rpcCall } from "./harness.js";
 
 interface Frame {
   u?: number;
@@ -28,17 +29,7 @@ interface Frame {
   updates?: unknown[];
 }
 
-async function rpc(url: string, method: string, params: unknown[] = []) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return (await response.json()) as {
-    result?: unknown;
-    error?: { code: number; message: string; data?: unknown };
-  };
-}
+const rpc = rpcCall;
 
 async function get(url: string) {
   const response = await fetch(url);

@@ -64,6 +64,19 @@ export async function startTestChain(
   };
 }
 
+/** One raw JSON-RPC call; its answer, result or error, as the node gave it. */
+export async function rpcCall(url: string, method: string, params: unknown[] = []) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return (await response.json()) as {
+    result?: unknown;
+    error?: { code: number; message: string; data?: unknown };
+  };
+}
+
 /** One raw JSON-RPC sendTransaction of wire bytes (or their base64), as a wallet sends it; the answer. */
 export async function rpcSend(
   rpcUrl: string,

@@ -89,6 +89,22 @@ const scalar = fc.oneof(
   fc.boolean(),
   fc.constant(null),
 );
+// getProgramAccounts' filters: Agave's three kinds, with hostile offsets, sizes and bytes.
+const filter = fc.oneof(
+  fc.constant("tokenAccountState"),
+  fc.record({ dataSize: fc.oneof(fc.constantFrom(82, 165), number, scalar) }),
+  fc.record({
+    memcmp: fc.record(
+      {
+        offset: fc.oneof(fc.constantFrom(0, 32), number, scalar),
+        bytes: fc.oneof(address, known, base58Garbage, hugeString, scalar),
+        encoding: fc.oneof(fc.constantFrom("base58", "base64"), scalar),
+      },
+      { requiredKeys: [] },
+    ),
+  }),
+  scalar,
+);
 const config = fc.record(
   {
     encoding: fc.oneof(
@@ -105,6 +121,13 @@ const config = fc.record(
     replaceRecentBlockhash: fc.oneof(fc.boolean(), scalar),
     mint: fc.oneof(address, known, scalar),
     programId: fc.oneof(known, scalar),
+    // getProgramAccounts, getSupply, getLargestAccounts, getVoteAccounts, getInflationReward.
+    filters: fc.oneof(fc.array(filter, { maxLength: 6 }), scalar, deep),
+    withContext: fc.oneof(fc.boolean(), scalar),
+    filter: fc.oneof(fc.constantFrom("circulating", "nonCirculating"), scalar),
+    excludeNonCirculatingAccountsList: fc.oneof(fc.boolean(), scalar),
+    votePubkey: fc.oneof(address, scalar),
+    epoch: number,
   },
   { requiredKeys: [] },
 );

@@ -14,12 +14,12 @@ import type { ChainStore } from "./chain-store.js";
 import type { CommitBatch, StoredAccount, StoredTransaction } from "./commit-batch.js";
 import type { ChainLeaseLostError } from "./lease.js";
 import type { PricedTransaction, RecentPrioritizationFees } from "./prioritization-fees.js";
+import type { AccountIndex } from "./program-account-index.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
 import { SignatureVerifier } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
 import { putAccount, toStoredAccount } from "./svm.js";
-import type { TokenAccountIndex } from "./token-account-index.js";
 import type { ExecutableTransaction, TransactionExecutor } from "./transaction-executor.js";
 
 const MAX_BATCH = 512;
@@ -86,7 +86,7 @@ export class CommitPipeline {
     private readonly slots: SlotClock,
     private readonly executor: TransactionExecutor,
     private readonly statuses: SignatureStatuses,
-    private readonly tokenAccounts: TokenAccountIndex,
+    private readonly accountIndex: AccountIndex,
     private readonly logger: ChainLogger | undefined,
     /** Hears the price of every transaction once it has landed durably. */
     private readonly prioritizationFees: RecentPrioritizationFees,
@@ -108,10 +108,10 @@ export class CommitPipeline {
     const statuses = await this.store.loadRecentStatuses(SignatureStatuses.rememberedFrom(slot));
     this.executor.reset();
     this.statuses.replace(statuses);
-    this.tokenAccounts.clear();
+    this.accountIndex.clear();
     for (const account of accounts) {
       putAccount(this.executor.svm, account);
-      this.tokenAccounts.update(account.address, account);
+      this.accountIndex.update(account.address, account);
     }
     this.landed = landed;
     this.store.numberTransactionsFrom(landed);
@@ -312,7 +312,7 @@ export class CommitPipeline {
       for (const [address, bytes] of group.written) {
         const account = toStoredAccount(address, this.executor.svm.getAccount(bytes));
         batch.accounts.set(address, account);
-        this.tokenAccounts.update(address, account);
+        this.accountIndex.update(address, account);
       }
     } catch (error) {
       this.commitFailed(group, error);

@@ -94,6 +94,40 @@ export class DeferredAccounts {
     return this.byAddress.has(address);
   }
 
+  /**
+   * The deferred addresses whose pristine account `program` owns (outcome mints or ledgers), only
+   * those of `dataSize` bytes when it is given: a filter by size then skips them without reading any.
+   */
+  *ownedBy(program: Address, dataSize?: number): Iterable<Address> {
+    const parts =
+      program === TOKEN_2022_PROGRAM ? [YES, NO] : program === this.terms?.mintAuthority ? [LEDGER] : [];
+    const sized = parts.filter((part) => dataSize === undefined || dataSize === sizeOf(part));
+    if (sized.length > 0) yield* this.addressesOf(sized);
+  }
+
+  /** The lamports of the pristine account at `address` (0 when none is deferred there), without building it. */
+  lamportsAt(address: string): bigint {
+    const slot = this.byAddress.get(address);
+    if (slot === undefined || !this.terms) return 0n;
+    return slot % 3 === LEDGER ? this.terms.ledgerLamports : this.terms.mintLamports;
+  }
+
+  /** Every deferred address. */
+  all(): Iterable<Address> {
+    return this.addressesOf([YES, NO, LEDGER]);
+  }
+
+  // Each address once: a rail added after another deferred some of its addresses holds them too.
+  private *addressesOf(parts: readonly number[]): Iterable<Address> {
+    for (let index = 0; index < this.rails.length; index++) {
+      const rail = this.rails[index] as DeferredRail;
+      for (const part of parts) {
+        const address = part === YES ? rail.yesMint : part === NO ? rail.noMint : rail.marketLedger;
+        if (this.byAddress.get(address) === index * 3 + part) yield address;
+      }
+    }
+  }
+
   /** The pristine account at `address`, if one is deferred there. */
   account(address: string): DeferredAccount | undefined {
     const slot = this.byAddress.get(address);
@@ -122,6 +156,11 @@ export class DeferredAccounts {
       }),
     };
   }
+}
+
+// The data size of a deferred account by its part of the rail.
+function sizeOf(part: number): number {
+  return part === LEDGER ? MARKET_LEDGER_SIZE : MINT_SIZE;
 }
 
 /** The account sizes deferred accounts take, for their rent-exempt balances. */

@@ -5,7 +5,7 @@
  * every method but those naming the node itself answers as an unhealthy node does: -32005, with
  * `{"numSlotsBehind": null}`, never from the stale copy.
  */
-import type { Address, Blockhash, Signature } from "@solana/kit";
+import type { Address, Blockhash } from "@solana/kit";
 import { RPC_LIMITS } from "../../limits.js";
 import { encodeBase58, encodeBlockhash } from "../base58.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
@@ -13,22 +13,29 @@ import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
 import { decodeWireTransaction, parseWireTransaction, type WireTransaction } from "../wire.js";
 import { createCheatcodeMethods, epochInfoOf } from "./cheatcodes.js";
-import {
-  type AccountEncoding,
-  assertAddressParam,
-  assertBlockhashParam,
-  assertSignatureParam,
-  type DataSlice,
-  encodeAccount,
-  tokenAmount,
-} from "./rpc-encoding.js";
+import { createClusterMethods, FEATURE_SET, SOLANA_CORE_VERSION } from "./rpc-cluster.js";
+import { ChainErrorWithData, checkingCommitment } from "./rpc-commitment.js";
+import { type AccountEncoding, assertBlockhashParam, encodeAccount, tokenAmount } from "./rpc-encoding.js";
 import { createHistoryMethods } from "./rpc-history.js";
+import {
+  addressParam,
+  type Config,
+  configParam,
+  dataSliceOf,
+  encodingOf,
+  invalid,
+  type Params,
+  quoted,
+  type RpcMethod,
+  signatureParam,
+  stringParam,
+  u64Param,
+} from "./rpc-params.js";
+import { createProgramAccountMethods, tokenAccountFilterParam } from "./rpc-program-accounts.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 
-/** What `getVersion` reports: the validator line whose RPC this mirrors. */
-export const SOLANA_CORE_VERSION = "2.2.20";
-const FEATURE_SET = 3_294_202_862;
+export { SOLANA_CORE_VERSION };
 
 /** Methods an unhealthy node still answers: they name the node and its cluster, not its state. */
 const ANSWERED_WHEN_UNHEALTHY = new Set(["getVersion", "getGenesisHash", "getIdentity"]);
@@ -51,82 +58,11 @@ export interface RpcMethodOptions {
    */
   mode?: "development" | "production";
   limits?: Partial<RpcMethodLimits>;
+  /** The RPC's own `host:port` once it listens, for getClusterNodes. */
+  rpcAddress?: () => string | null;
 }
 
-type Params = unknown[];
-type Config = Record<string, unknown>;
-export type RpcMethod = (params: Params) => Promise<unknown>;
-
-function invalid(message: string): ChainError {
-  return ChainError.invalidParams(message);
-}
-
-function stringParam(params: Params, index: number, name: string): string {
-  const value = params[index];
-  if (typeof value !== "string") throw invalid(`Invalid params: ${name} must be a string`);
-  return value;
-}
-
-function configParam(params: Params, index: number): Config {
-  const value = params[index];
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value))
-    throw invalid("Invalid params: config must be an object");
-  return value as Config;
-}
-
-function addressParam(params: Params, index: number, name = "pubkey"): Address {
-  const value = stringParam(params, index, name);
-  assertAddressParam(value);
-  return value;
-}
-
-function signatureParam(params: Params, index: number): Signature {
-  const value = stringParam(params, index, "signature");
-  assertSignatureParam(value);
-  return value;
-}
-
-// A client's value quoted in an error message, cut short: messages must not echo a huge input.
-function quoted(value: unknown): string {
-  if (typeof value !== "string") return value === null ? "null" : typeof value;
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-}
-
-function u64Param(params: Params, index: number, name: string): bigint {
-  const value = params[index];
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw invalid(`Invalid params: ${name} must be a non-negative integer`);
-  }
-  return BigInt(value);
-}
-
-function encodingOf(config: Config, fallback: AccountEncoding): AccountEncoding {
-  const encoding = config.encoding ?? fallback;
-  if (
-    encoding !== "base64" &&
-    encoding !== "base58" &&
-    encoding !== "jsonParsed" &&
-    encoding !== "base64+zstd"
-  ) {
-    throw invalid(`Invalid params: unknown encoding ${quoted(encoding)}`);
-  }
-  return encoding;
-}
-
-function dataSliceOf(config: Config): DataSlice | undefined {
-  const slice = config.dataSlice;
-  if (slice === undefined || slice === null) return undefined;
-  const { offset, length } = typeof slice === "object" ? (slice as Record<string, unknown>) : {};
-  if (!isCount(offset) || !isCount(length)) {
-    throw invalid("Invalid params: dataSlice needs non-negative integer offset and length");
-  }
-  return { offset, length };
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
+export type { RpcMethod };
 
 function wireEncodingOf(config: Config): "base58" | "base64" {
   const encoding = config.encoding ?? "base58";
@@ -187,7 +123,6 @@ export function createRpcMethods(
     getHealth: async () => "ok",
     getVersion: async () => ({ "solana-core": SOLANA_CORE_VERSION, "feature-set": FEATURE_SET }),
     getGenesisHash: async () => chain.genesisHash,
-    getIdentity: async () => ({ identity: chain.genesisHash }),
     getSlot: async () => Number(await chain.getSlot()),
     getBlockHeight: async () => Number(await chain.getBlockHeight()),
     getTransactionCount: async () => chain.transactionCount(),
@@ -252,19 +187,7 @@ export function createRpcMethods(
     },
     getTokenAccountsByOwner: async (params) => {
       const owner = addressParam(params, 0);
-      const filter: Config =
-        typeof params[1] === "object" && params[1] !== null ? configParam(params, 1) : {};
-      let accounts: Awaited<ReturnType<SandboxChain["getTokenAccountsByOwner"]>>;
-      if (typeof filter.mint === "string") {
-        const mint = addressParam([filter.mint], 0, "mint");
-        if (!chain.peekAccount(mint)) throw invalid("Invalid param: could not find mint");
-        accounts = await chain.getTokenAccountsByOwner(owner, { mint });
-      } else if (typeof filter.programId === "string") {
-        const programId = addressParam([filter.programId], 0, "programId");
-        accounts = await chain.getTokenAccountsByOwner(owner, { programId });
-      } else {
-        throw invalid("Invalid params: expected {mint} or {programId} as the second parameter");
-      }
+      const accounts = await chain.getTokenAccountsByOwner(owner, tokenAccountFilterParam(chain, params, 1));
       const config = configParam(params, 2);
       const value = accounts.map((token) => ({
         pubkey: token.address,
@@ -378,18 +301,23 @@ export function createRpcMethods(
       getTransaction: (params) => (methods.getTransaction as RpcMethod)(params),
       withContext,
     }),
+    ...createProgramAccountMethods(chain, { encode, withContext }),
+    ...createClusterMethods(chain, { withContext, rpcAddress: options.rpcAddress }),
     ...(options.mode === "production" ? {} : createCheatcodeMethods(chain)),
   };
   return new Map(
-    Object.entries(methods).map(([name, method]): [string, RpcMethod] => [
-      name,
-      ANSWERED_WHEN_UNHEALTHY.has(name)
-        ? method
-        : (params) => {
-            const unhealthy = chain.unhealthy();
-            return unhealthy ? Promise.reject(unhealthy) : method(params);
-          },
-    ]),
+    Object.entries(methods).map(([name, unchecked]): [string, RpcMethod] => {
+      const method = checkingCommitment(name, unchecked, chain);
+      return [
+        name,
+        ANSWERED_WHEN_UNHEALTHY.has(name)
+          ? method
+          : (params) => {
+              const unhealthy = chain.unhealthy();
+              return unhealthy ? Promise.reject(unhealthy) : method(params);
+            },
+      ];
+    }),
   );
 }
 
@@ -448,6 +376,8 @@ export function rpcErrorOf(error: unknown): { code: number; message: string; dat
     if (error.code === RPC_ERROR.nodeUnhealthy) {
       return { code: error.code, message: error.message, data: { numSlotsBehind: null } };
     }
+    if (error instanceof ChainErrorWithData)
+      return { code: error.code, message: error.message, data: error.data };
     return { code: error.code, message: error.message };
   }
   return { code: RPC_ERROR.internalError, message: "Internal error" };

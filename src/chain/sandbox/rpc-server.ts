@@ -152,6 +152,14 @@ export interface RpcServerOptions extends Pick<RpcMethodOptions, "mode"> {
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
+// `host:port` of a listening socket, as Agave names its RPC in getClusterNodes.
+function socketAddressOf(address: AddressInfo | string | null): string | null {
+  if (address === null || typeof address === "string") return null;
+  return address.family === "IPv6"
+    ? `[${address.address}]:${address.port}`
+    : `${address.address}:${address.port}`;
+}
+
 function sendJson(response: http.ServerResponse, status: number, body: string): void {
   response.writeHead(status, { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body) });
   response.end(body);
@@ -164,7 +172,9 @@ function sendJson(response: http.ServerResponse, status: number, body: string): 
  */
 export function createRpcServer(chain: SandboxChain, options: RpcServerOptions = {}): RpcServer {
   const rpcLimits: RpcLimits = { ...RPC_LIMITS, ...options.limits?.rpc };
-  const methods = createRpcMethods(chain, { mode: options.mode, limits: rpcLimits });
+  // The address is read when asked: `server` listens only later.
+  const rpcAddress = () => socketAddressOf(server.address());
+  const methods = createRpcMethods(chain, { mode: options.mode, limits: rpcLimits, rpcAddress });
   const { access } = options;
   const serve = (request: http.IncomingMessage, response: http.ServerResponse) =>
     readBody(request, response, rpcLimits.bodyBytes, (body) => {

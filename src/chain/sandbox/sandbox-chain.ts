@@ -41,6 +41,7 @@ import { type ChainLogger, type CommitEvent, CommitPipeline } from "./commit-pip
 import type { DeferredAccounts } from "./deferred-accounts.js";
 import { ChainLease, type ChainLeaseSettings } from "./lease.js";
 import { RecentPrioritizationFees, type SlotPrioritizationFee } from "./prioritization-fees.js";
+import { bothIndexes, ProgramAccountIndex } from "./program-account-index.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
 import {
@@ -76,6 +77,7 @@ export interface SandboxChainOptions {
 export class SandboxChain implements Chain {
   private readonly statuses: SignatureStatuses;
   private readonly tokenAccounts = new TokenAccountIndex();
+  private readonly programAccounts = new ProgramAccountIndex();
   private readonly prioritizationFees = new RecentPrioritizationFees();
   private readonly executor: TransactionExecutor;
   private readonly pipeline: CommitPipeline;
@@ -102,7 +104,7 @@ export class SandboxChain implements Chain {
       slots,
       this.executor,
       this.statuses,
-      this.tokenAccounts,
+      bothIndexes(this.tokenAccounts, this.programAccounts),
       logger,
       this.prioritizationFees,
     );
@@ -264,16 +266,69 @@ export class SandboxChain implements Chain {
 
   async getTokenAccountsByOwner(owner: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {
     this.current();
+    return this.tokenAccountsAmong(this.tokenAccounts.ownedBy(owner), filter);
+  }
+
+  /** The token accounts `delegate` may spend from (a scan of every token account: no index by delegate). */
+  async getTokenAccountsByDelegate(delegate: Address, filter: TokenAccountFilter): Promise<TokenAccount[]> {
+    this.current();
+    return this.tokenAccountsAmong(this.tokenAccounts.all(), filter, (token) => token.delegate === delegate);
+  }
+
+  // The token accounts among `addresses` that match `filter` (and `also`), by address.
+  private tokenAccountsAmong(
+    addresses: Iterable<Address>,
+    filter: TokenAccountFilter,
+    also: (token: TokenAccount) => boolean = () => true,
+  ): TokenAccount[] {
     const found: TokenAccount[] = [];
-    for (const address of this.tokenAccounts.ownedBy(owner)) {
+    for (const address of addresses) {
       const account = this.readAccount(address);
-      if (!account) continue;
-      const token = decodeTokenAccount(address, account.owner, account.data);
-      if (!token) continue;
+      const token = account && decodeTokenAccount(address, account.owner, account.data);
+      if (!token || !also(token)) continue;
       if ("mint" in filter ? token.mint === filter.mint : token.programId === filter.programId)
         found.push(token);
     }
     return found.sort((a, b) => (a.address < b.address ? -1 : 1));
+  }
+
+  /**
+   * The addresses of accounts `program` may own, for `getProgramAccounts` (read each with
+   * `peekAccount` and check its owner: a transaction executed since the last commit may have moved
+   * it): the stored ones and the deferred ones no transaction has written.
+   */
+  programAccountAddresses(program: Address, dataSize?: number): Iterable<Address> {
+    this.current();
+    return this.withDeferred(
+      this.programAccounts.ownedBy(program),
+      this.deferredAccounts.ownedBy(program, dataSize),
+    );
+  }
+
+  /** The addresses of the token accounts `owner` holds (its token-account index). */
+  tokenAccountAddressesOf(owner: Address): Iterable<Address> {
+    this.current();
+    return this.tokenAccounts.ownedBy(owner);
+  }
+
+  /** Every account's address and lamports, stored or deferred, for getSupply and getLargestAccounts. */
+  *everyAccountBalance(): Iterable<{ address: Address; lamports: bigint }> {
+    this.current();
+    const svm = this.executor.svm;
+    for (const address of this.programAccounts.all()) {
+      yield { address, lamports: svm.getBalance(decodeAddressParam(address)) ?? 0n };
+    }
+    // One never written is still the pristine account (deferred-accounts.ts): its balance is known.
+    for (const address of this.deferredAccounts.all()) {
+      if (!this.programAccounts.has(address))
+        yield { address, lamports: this.deferredAccounts.lamportsAt(address) };
+    }
+  }
+
+  // `stored`, then those of `deferred` not among them (a deferred account once written is stored).
+  private *withDeferred(stored: Iterable<Address>, deferred: Iterable<Address>): Iterable<Address> {
+    yield* stored;
+    for (const address of deferred) if (!this.programAccounts.has(address)) yield address;
   }
 
   async getMint(address: Address): Promise<MintInfo | null> {
