@@ -4,6 +4,7 @@
  * (sqlite-writer.ts), which writes it from its worker thread.
  */
 import type { TransactionError } from "../errors.js";
+import { encodeMetaExtras, type TransactionMetaExtras } from "./transaction-meta.js";
 
 /** An account as stored and as loaded into LiteSVM. */
 export interface StoredAccount {
@@ -28,6 +29,8 @@ export interface StoredTransaction {
   preBalances: bigint[];
   postBalances: bigint[];
   wire: Uint8Array;
+  /** Token balances, inner instructions, return data (transaction-meta.ts); empty on rows before 0014. */
+  meta?: TransactionMetaExtras;
 }
 
 /** A landed transaction's outcome, as loaded to refuse replays and answer status queries. */
@@ -58,6 +61,7 @@ export const TRANSACTION_COLUMNS = [
   "balances",
   "wire",
   "message_hash",
+  "meta",
 ] as const;
 
 /** A batch as rows of column values (flat arrays, in the tables' column order), ready to bind. */
@@ -93,6 +97,7 @@ export function encodeBatch(batch: CommitBatch): {
       JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
       base64(tx.wire),
       tx.messageHash,
+      tx.meta ? encodeMetaExtras(tx.meta) : null,
     );
   }
   return { accounts, deletions, transactions };

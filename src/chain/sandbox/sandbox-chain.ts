@@ -26,7 +26,6 @@ import type {
   SendOptions,
   SignatureStatus,
   SimulateOptions,
-  SimulationResult,
   SlotPrioritizationFees,
   TokenAccount,
   TokenAccountFilter,
@@ -51,7 +50,13 @@ import {
   type WallClock,
 } from "./slot-clock.js";
 import { TokenAccountIndex } from "./token-account-index.js";
-import { TransactionExecutor } from "./transaction-executor.js";
+import { type SandboxSimulation, TransactionExecutor } from "./transaction-executor.js";
+import { emptyMetaExtras, type TransactionMetaExtras } from "./transaction-meta.js";
+
+/** A landed transaction with what execution alone knows of it (transaction-meta.ts). */
+export interface SandboxTransactionRecord extends TransactionRecord {
+  meta: TransactionMetaExtras;
+}
 
 export type { ChainLogger, CommitEvent };
 
@@ -216,9 +221,14 @@ export class SandboxChain implements Chain {
     return this.pipeline.send(wire, options.skipPreflight ?? false);
   }
 
-  async simulateTransaction(wire: Uint8Array, options: SimulateOptions = {}): Promise<SimulationResult> {
+  /** Simulates `wire`; `accounts` names accounts to answer as the simulation left them. */
+  async simulateTransaction(
+    wire: Uint8Array,
+    options: SimulateOptions = {},
+    accounts: readonly Address[] = [],
+  ): Promise<SandboxSimulation> {
     this.current();
-    return this.executor.simulate(wire, options);
+    return this.executor.simulate(wire, options, accounts);
   }
 
   async getBalance(address: Address): Promise<bigint> {
@@ -281,7 +291,7 @@ export class SandboxChain implements Chain {
     return this.statuses.lookup(signatures);
   }
 
-  async getTransaction(signature: Signature): Promise<TransactionRecord | null> {
+  async getTransaction(signature: Signature): Promise<SandboxTransactionRecord | null> {
     const stored = await this.store.getTransaction(signature);
     if (!stored) return null;
     return {
@@ -296,6 +306,7 @@ export class SandboxChain implements Chain {
       preBalances: stored.preBalances,
       postBalances: stored.postBalances,
       wire: stored.wire,
+      meta: stored.meta ?? emptyMetaExtras(),
     };
   }
 
