@@ -8,11 +8,15 @@ import {
   VersionedTransaction,
 } from "@solana/web3.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { faucet } from "../../src/chain/faucet.js";
 import { ASSOCIATED_TOKEN_PROGRAM, SYSTEM_PROGRAM, TOKEN_PROGRAM } from "../../src/chain/programs.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { startTestServer, type TestServer } from "../support/server.js";
 import { startTestChain, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 
 // What Agave's getTransaction meta always holds (returnData only when a program set some).
@@ -246,5 +250,56 @@ describe("transaction meta and jsonParsed, judged by @solana/web3.js 1.x and @so
     await checkTransferMeta();
     const raw = await connection.getTransaction(grantSignature, { maxSupportedTransactionVersion: 0 });
     expect(raw?.meta?.innerInstructions?.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a venue swap's token balances, through /order", () => {
+  const venueSeed = "meta-test";
+  let t: TestServer;
+
+  beforeAll(async () => {
+    t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED: venueSeed } });
+  }, 120_000);
+  afterAll(async () => t?.stop());
+
+  it("shows the wallet's USDC out and dETH in as its token deltas", async () => {
+    const chain = new RpcChain({ url: t.server.chain.rpcUrl });
+    const wallet = await newFundedWallet(t.url, chain, 10_000_000_000n, [[USDC_MINT, 50_000_000n]]);
+    const deth = demoTokens(venueSeed).find((candidate) => candidate.symbol === "dETH")?.address;
+    if (!deth) throw new Error("no demo dETH");
+    const query = new URLSearchParams({
+      inputMint: USDC_MINT,
+      outputMint: deth,
+      amount: "25000000",
+      userPublicKey: wallet.address,
+    });
+    const quote = (await (await fetch(`${t.url}/order?${query}`)).json()) as {
+      transaction: string;
+      inAmount: string;
+      outAmount: string;
+    };
+    const signature = await signAndSendWithKit(t.server.chain.rpcUrl, chain, wallet, quote.transaction);
+    const connection = new Connection(t.server.chain.rpcUrl, { commitment: "confirmed" });
+    const parsed = await connection.getParsedTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    const meta = parsed?.meta;
+    if (!parsed || !meta) throw new Error("swap not found");
+    const keys = parsed.transaction.message.accountKeys.map((key) => key.pubkey.toBase58());
+    const walletDeltas = new Map<string, bigint>();
+    const deltas = tokenDeltas(keys, meta.preTokenBalances ?? [], meta.postTokenBalances ?? []);
+    for (const balance of meta.postTokenBalances ?? []) {
+      if (balance.owner !== wallet.address) continue;
+      walletDeltas.set(balance.mint, deltas.get(keys[balance.accountIndex] ?? "") ?? 0n);
+    }
+    expect(walletDeltas.get(USDC_MINT)).toBe(-BigInt(quote.inAmount));
+    expect(walletDeltas.get(deth)).toBe(BigInt(quote.outAmount));
+    // What the wallet paid and got, the venue's accounts got and paid: per mint, the deltas sum to 0.
+    const byMint = new Map<string, bigint>();
+    for (const balance of meta.postTokenBalances ?? []) {
+      const delta = deltas.get(keys[balance.accountIndex] ?? "") ?? 0n;
+      byMint.set(balance.mint, (byMint.get(balance.mint) ?? 0n) + delta);
+    }
+    expect(byMint.get(USDC_MINT)).toBe(0n);
+    expect(byMint.get(deth)).toBe(0n);
+    expect(meta.innerInstructions?.length).toBeGreaterThan(0);
   });
 });
