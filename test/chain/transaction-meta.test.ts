@@ -1,10 +1,14 @@
-import { createSolanaRpc, devnet, generateKeyPairSigner, type Signature } from "@solana/kit";
+import { type Address, createSolanaRpc, devnet, generateKeyPairSigner, type Signature } from "@solana/kit";
 import {
   Connection,
+  Keypair,
+  NONCE_ACCOUNT_LENGTH,
   type ParsedInstruction,
   type ParsedTransactionWithMeta,
   PublicKey,
+  SystemProgram,
   type TokenBalance,
+  Transaction,
   VersionedTransaction,
 } from "@solana/web3.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -242,6 +246,48 @@ describe("transaction meta and jsonParsed, judged by @solana/web3.js 1.x and @so
     expect(wallet.value?.owner.toBase58()).toBe(SYSTEM_PROGRAM);
     const ata = await connection.getParsedAccountInfo(new PublicKey(ASSOCIATED_TOKEN_PROGRAM));
     expect(ata.value === null || ata.value.executable).toBe(true);
+  });
+
+  it("parses a durable nonce account and the System instructions that made it", async () => {
+    const payer = Keypair.generate();
+    const nonce = Keypair.generate();
+    await chain.chain.requestAirdrop(payer.publicKey.toBase58() as Address, 1_000_000_000n);
+    const latest = await connection.getLatestBlockhash();
+    const lamports = await connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH);
+    const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
+      SystemProgram.createNonceAccount({
+        fromPubkey: payer.publicKey,
+        noncePubkey: nonce.publicKey,
+        authorizedPubkey: payer.publicKey,
+        lamports,
+      }),
+    );
+    tx.sign(payer, nonce);
+    const signature = await chain.chain.sendTransaction(tx.serialize());
+    const account = await connection.getParsedAccountInfo(nonce.publicKey);
+    const data = account.value?.data as {
+      program: string;
+      parsed: { type: string; info: Record<string, unknown> };
+    };
+    expect(data.program).toBe("nonce");
+    expect(data.parsed.type).toBe("initialized");
+    expect(data.parsed.info.authority).toBe(payer.publicKey.toBase58());
+    expect(data.parsed.info.feeCalculator).toEqual({ lamportsPerSignature: "5000" });
+    const parsed = await connection.getParsedTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    const [create, initialize] = (parsed?.transaction.message.instructions ?? []) as ParsedInstruction[];
+    expect(create?.program).toBe("system");
+    expect(create?.parsed).toEqual({
+      type: "createAccount",
+      info: {
+        source: payer.publicKey.toBase58(),
+        newAccount: nonce.publicKey.toBase58(),
+        lamports,
+        space: NONCE_ACCOUNT_LENGTH,
+        owner: SYSTEM_PROGRAM,
+      },
+    });
+    expect(initialize?.parsed.type).toBe("initializeNonce");
+    expect(initialize?.parsed.info.nonceAuthority).toBe(payer.publicKey.toBase58());
   });
 
   it("keeps the meta across a restart", async () => {
