@@ -158,12 +158,13 @@ export class TransactionExecutor {
     };
   }
 
-  // The named accounts as the simulation left them: its post-state, else the chain's.
+  // The named accounts as the simulation left them: its post-state, else the chain's (a deferred
+  // account not yet in LiteSVM answered from the catalogue, as getAccountInfo answers it).
   private accountsAfter(addresses: readonly Address[], post: AddressAndAccount[]): (AccountInfo | null)[] {
     const after = new Map(post.map((entry) => [addressOf(entry.address), entry.account()]));
     return addresses.map((address) => {
       const account = after.get(address) ?? this.svm.getAccount(decodeAddressBytes(address));
-      return accountInfoOf(account ?? null);
+      return account ? accountInfoOf(account) : (this.deferredAccounts.account(address) ?? null);
     });
   }
 
@@ -396,8 +397,8 @@ function failedSimulation(err: TransactionError, tx: WireTransaction, accounts: 
   };
 }
 
-function accountInfoOf(account: Account | null): AccountInfo | null {
-  if (!account || account.lamports() === 0n) return null;
+function accountInfoOf(account: Account): AccountInfo | null {
+  if (account.lamports() === 0n) return null;
   return {
     lamports: account.lamports(),
     owner: addressOf(account.owner()),
