@@ -84,6 +84,8 @@ export interface ChainTransactionsTable {
   wire: string;
   /** Its message's hash (chain/wire.ts, messageHash); null on rows stored before migration 0012. */
   message_hash: string | null;
+  /** JSON of what execution alone knows (chain/sandbox/transaction-meta.ts); null before migration 0014. */
+  meta: string | null;
 }
 
 /** The one row (id 1) naming the process that runs the sandbox chain; see chain/sandbox/lease.ts. */

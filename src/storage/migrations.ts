@@ -274,6 +274,15 @@ const migrations: Record<string, Migration> = {
       await indexLandedTransactions(db);
     },
   },
+  "0014_transaction_meta": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // What execution alone knows of each landed transaction (chain/sandbox/transaction-meta.ts):
+      // token balances, inner instructions, return data, loaded addresses, as JSON. Rows from
+      // before hold null and answer with empty arrays.
+      await db.schema.alterTable("chain_transactions").addColumn("meta", "text").execute();
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

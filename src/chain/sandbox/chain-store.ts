@@ -23,6 +23,7 @@ import {
 import { type ChainLease, ChainLeaseLostError } from "./lease.js";
 import type { ClockShift } from "./slot-clock.js";
 import { SqliteWriter } from "./sqlite-writer.js";
+import { decodeMetaExtras } from "./transaction-meta.js";
 
 export interface GenesisParameters {
   genesisHash: string;
@@ -191,6 +192,7 @@ export class ChainStore {
       postBalances: balances.post.map(BigInt),
       wire: new Uint8Array(Buffer.from(row.wire, "base64")),
       messageHash: row.message_hash ?? storedMessageHash(row.wire),
+      meta: decodeMetaExtras(row.meta ?? null),
     };
   }
 

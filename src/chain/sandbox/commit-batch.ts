@@ -4,6 +4,7 @@
  * (sqlite-writer.ts), which writes it from its worker thread.
  */
 import type { TransactionError } from "../errors.js";
+import { encodeMetaExtras, type TransactionMetaExtras } from "./transaction-meta.js";
 
 /** An account as stored and as loaded into LiteSVM. */
 export interface StoredAccount {
@@ -33,6 +34,8 @@ export interface StoredTransaction {
    * executes; not read back from storage).
    */
   accountKeys?: readonly string[];
+  /** Token balances, inner instructions, return data (transaction-meta.ts); empty on rows before 0014. */
+  meta?: TransactionMetaExtras;
 }
 
 /** A landed transaction's outcome, as loaded to refuse replays and answer status queries. */
@@ -65,6 +68,7 @@ export const TRANSACTION_COLUMNS = [
   "balances",
   "wire",
   "message_hash",
+  "meta",
 ] as const;
 
 /** The columns of `chain_address_signatures`, in the order `encodeBatch` lays out its values. */
@@ -107,6 +111,7 @@ export function encodeBatch(batch: CommitBatch): EncodedBatch {
       JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
       base64(tx.wire),
       tx.messageHash,
+      tx.meta ? encodeMetaExtras(tx.meta) : null,
     );
   }
   return { accounts, deletions, transactions, addressSignatures: addressRows(batch) };

@@ -6,7 +6,7 @@ import type { Address, Blockhash, Signature } from "@solana/kit";
 import { Base58Error, decodeAddressBytes, decodeSignatureBytes, encodeBase58 } from "../base58.js";
 import type { AccountInfo } from "../chain.js";
 import { ChainError } from "../errors.js";
-import { TOKEN_2022_PROGRAM } from "../programs.js";
+import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM } from "../programs.js";
 import { decodeMint, decodeTokenAccount, tokenAccountKind } from "../token-layout.js";
 import { uiAmountString } from "../ui-amount.js";
 
@@ -79,7 +79,7 @@ export function encodeAccount(
     space: account.data.length,
   };
   if (encoding === "jsonParsed") {
-    const parsed = parseTokenData(address, account, decimalsOf);
+    const parsed = parseTokenData(address, account, decimalsOf) ?? parseNonceData(account);
     if (parsed) return { ...base, data: parsed };
   }
   const data = slice ? account.data.subarray(slice.offset, slice.offset + slice.length) : account.data;
@@ -115,6 +115,7 @@ function parseTokenData(address: Address, account: AccountInfo, decimalsOf: Deci
           isInitialized: mint.isInitialized,
           mintAuthority: mint.mintAuthority,
           supply: mint.supply.toString(),
+          ...extensionsOf(account),
         },
       },
       space,
@@ -137,5 +138,66 @@ function parseTokenData(address: Address, account: AccountInfo, decimalsOf: Deci
   }
   if (token.closeAuthority) info.closeAuthority = token.closeAuthority;
   if (token.rentExemptReserve !== null) info.rentExemptReserve = tokenAmount(token.rentExemptReserve, 9);
-  return { program, parsed: { type: "account", info }, space };
+  return { program, parsed: { type: "account", info: { ...info, ...extensionsOf(account) } }, space };
+}
+
+// Token-2022 extensions follow the base layout (padded to 165 bytes) and its one-byte type tag.
+const EXTENSIONS_OFFSET = 166;
+// Extensions parsed here, by Token-2022's ExtensionType number: those with little or no state.
+const EXTENSION_PARSERS: Record<number, [string, ((value: Uint8Array) => Record<string, unknown>) | null]> = {
+  3: ["mintCloseAuthority", (v) => ({ closeAuthority: optionalPubkey(v, 0) })],
+  7: ["immutableOwner", null],
+  8: ["memoTransfer", (v) => ({ requireIncomingTransferMemos: v[0] === 1 })],
+  9: ["nonTransferable", null],
+  12: ["permanentDelegate", (v) => ({ delegate: optionalPubkey(v, 0) })],
+  13: ["nonTransferableAccount", null],
+  15: ["transferHookAccount", (v) => ({ transferring: v[0] === 1 })],
+  18: [
+    "metadataPointer",
+    (v) => ({ authority: optionalPubkey(v, 0), metadataAddress: optionalPubkey(v, 32) }),
+  ],
+};
+
+// An OptionalNonZeroPubkey: 32 zero bytes mean none.
+function optionalPubkey(value: Uint8Array, offset: number): string | null {
+  const key = value.subarray(offset, offset + 32);
+  return key.length === 32 && key.some((byte) => byte !== 0) ? encodeBase58(key) : null;
+}
+
+/**
+ * A Token-2022 account's extensions as Agave lists them (`{extension, state}`); those not parsed
+ * here answer as Agave's `unparseableExtension`. Nothing for SPL Token or an account without any.
+ */
+function extensionsOf(account: AccountInfo): { extensions?: unknown[] } {
+  const data = account.data;
+  if (account.owner !== TOKEN_2022_PROGRAM || data.length <= EXTENSIONS_OFFSET) return {};
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const extensions: unknown[] = [];
+  for (let offset = EXTENSIONS_OFFSET; offset + 4 <= data.length; ) {
+    const type = view.getUint16(offset, true);
+    const length = view.getUint16(offset + 2, true);
+    if (type === 0 || offset + 4 + length > data.length) break;
+    const value = data.subarray(offset + 4, offset + 4 + length);
+    const [name, parse] = EXTENSION_PARSERS[type] ?? ["unparseableExtension", null];
+    extensions.push(parse ? { extension: name, state: parse(value) } : { extension: name });
+    offset += 4 + length;
+  }
+  return extensions.length > 0 ? { extensions } : {};
+}
+
+// A durable nonce account: 80 bytes owned by the System program.
+const NONCE_ACCOUNT_SIZE = 80;
+
+/** A System-owned nonce account in Agave's `nonce` parsed shape; null for any other account. */
+function parseNonceData(account: AccountInfo) {
+  if (account.owner !== SYSTEM_PROGRAM || account.data.length !== NONCE_ACCOUNT_SIZE) return null;
+  const view = new DataView(account.data.buffer, account.data.byteOffset, account.data.byteLength);
+  const space = NONCE_ACCOUNT_SIZE;
+  if (view.getUint32(4, true) !== 1) return { program: "nonce", parsed: { type: "uninitialized" }, space };
+  const info = {
+    authority: encodeBase58(account.data.subarray(8, 40)),
+    blockhash: encodeBase58(account.data.subarray(40, 72)),
+    feeCalculator: { lamportsPerSignature: view.getBigUint64(72, true).toString() },
+  };
+  return { program: "nonce", parsed: { type: "initialized", info }, space };
 }

@@ -7,7 +7,7 @@
  */
 import type { Address, Blockhash } from "@solana/kit";
 import { RPC_LIMITS } from "../../limits.js";
-import { encodeBase58, encodeBlockhash } from "../base58.js";
+import { encodeBlockhash } from "../base58.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
 import { transactionFee } from "../fees.js";
 import { decodeMint, decodeTokenAccount } from "../token-layout.js";
@@ -34,6 +34,12 @@ import {
 import { createProgramAccountMethods, tokenAccountFilterParam } from "./rpc-program-accounts.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
+import {
+  encodeTransactionWithMeta,
+  parsedInnerInstructions,
+  returnDataJson,
+  transactionEncodingOf,
+} from "./transaction-encoding.js";
 
 export { SOLANA_CORE_VERSION };
 
@@ -218,42 +224,12 @@ export function createRpcMethods(
     getTransaction: async (params) => {
       const signature = signatureParam(params, 0);
       const config = typeof params[1] === "string" ? { encoding: params[1] } : configParam(params, 1);
+      const encoding = transactionEncodingOf(config.encoding);
+      const maxVersion = maxSupportedVersionOf(config);
       const record = await chain.getTransaction(signature);
       if (!record) return null;
-      const tx = parseWireTransaction(record.wire);
-      const maxVersion = config.maxSupportedTransactionVersion;
-      if (tx.version === 0 && (typeof maxVersion !== "number" || maxVersion < 0)) {
-        throw new ChainError(
-          -32015,
-          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
-        );
-      }
-      const encoding = config.encoding ?? "json";
-      let transaction: unknown;
-      if (encoding === "base64") transaction = [Buffer.from(record.wire).toString("base64"), "base64"];
-      else if (encoding === "base58") transaction = [encodeBase58(record.wire), "base58"];
-      else if (encoding === "json" || encoding === "jsonParsed") transaction = transactionJson(tx);
-      else throw invalid(`Invalid params: unknown encoding ${quoted(encoding)}`);
-      return {
-        slot: Number(record.slot),
-        blockTime: record.blockTime,
-        version: tx.version,
-        meta: {
-          err: record.err,
-          status: statusJson(record.err),
-          fee: Number(record.fee),
-          preBalances: record.preBalances.map(Number),
-          postBalances: record.postBalances.map(Number),
-          innerInstructions: [],
-          logMessages: record.logs,
-          preTokenBalances: [],
-          postTokenBalances: [],
-          rewards: [],
-          loadedAddresses: { writable: [], readonly: [] },
-          computeUnitsConsumed: Number(record.computeUnitsConsumed),
-        },
-        transaction,
-      };
+      const encoded = encodeTransactionWithMeta(record, encoding, maxVersion);
+      return { slot: Number(record.slot), blockTime: record.blockTime, ...encoded };
     },
     sendTransaction: async (params) => {
       const config = configParam(params, 1);
@@ -267,18 +243,29 @@ export function createRpcMethods(
       if (replace && config.sigVerify === true) {
         throw invalid("sigVerify may not be used with replaceRecentBlockhash");
       }
-      const result = await chain.simulateTransaction(wire, {
-        sigVerify: config.sigVerify === true,
-        replaceRecentBlockhash: replace,
-      });
+      const accounts = simulationAccountsOf(config, parseWireTransaction(wire));
+      const result = await chain.simulateTransaction(
+        wire,
+        { sigVerify: config.sigVerify === true, replaceRecentBlockhash: replace },
+        accounts?.addresses,
+      );
       const latest = replace ? await chain.getLatestBlockhash() : null;
       return withContext({
         err: result.err,
         logs: result.logs,
-        accounts: null,
+        accounts: accounts
+          ? result.accounts.map((account, i) =>
+              account === null
+                ? null
+                : encodeAccount(accounts.addresses[i] as Address, account, accounts.encoding, decimalsOf),
+            )
+          : null,
         unitsConsumed: Number(result.unitsConsumed),
-        returnData: null,
-        innerInstructions: null,
+        returnData: result.returnData && returnDataJson(result.returnData),
+        innerInstructions:
+          config.innerInstructions === true
+            ? parsedInnerInstructions(result.innerInstructions, result.accountKeys)
+            : null,
         replacementBlockhash: latest
           ? { blockhash: latest.blockhash, lastValidBlockHeight: Number(latest.lastValidBlockHeight) }
           : null,
@@ -321,6 +308,39 @@ export function createRpcMethods(
   );
 }
 
+// The client's maxSupportedTransactionVersion: absent, or a small non-negative integer.
+function maxSupportedVersionOf(config: Config): number | undefined {
+  const value = config.maxSupportedTransactionVersion;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 255) {
+    throw invalid("Invalid params: maxSupportedTransactionVersion must be a non-negative integer");
+  }
+  return value;
+}
+
+/**
+ * simulateTransaction's `accounts` config: its encoding (base58 refused, as Agave) and addresses, no
+ * more of them than the transaction has keys.
+ */
+function simulationAccountsOf(
+  config: Config,
+  tx: WireTransaction,
+): { encoding: AccountEncoding; addresses: Address[] } | null {
+  const accounts = config.accounts;
+  if (accounts === undefined || accounts === null) return null;
+  if (typeof accounts !== "object" || Array.isArray(accounts))
+    throw invalid("Invalid params: accounts must be an object");
+  const { addresses, encoding } = accounts as Record<string, unknown>;
+  const chosen = encodingOf({ encoding }, "base64");
+  if (chosen === "base58") throw invalid("base58 encoding not supported");
+  if (!Array.isArray(addresses)) throw invalid("Invalid params: accounts.addresses must be an array");
+  const max =
+    tx.accountKeys.length +
+    tx.lookups.reduce((n, l) => n + l.writableIndexes.length + l.readonlyIndexes.length, 0);
+  if (addresses.length > max) throw invalid(`Too many accounts provided; max ${max}`);
+  return { encoding: chosen, addresses: addresses.map((_, i) => addressParam(addresses, i, "address")) };
+}
+
 // A blockhash is 32 bytes of base58, like an address.
 function blockhashParam(params: Params, index: number): Blockhash {
   const value = stringParam(params, index, "blockhash");
@@ -337,33 +357,6 @@ function parseMessage(message: Uint8Array): WireTransaction {
   wire[0] = required;
   wire.set(message, 1 + required * 64);
   return parseWireTransaction(wire);
-}
-
-// The `json` encoding of a transaction, as `getTransaction` returns it.
-function transactionJson(tx: WireTransaction) {
-  const message: Record<string, unknown> = {
-    accountKeys: tx.accountKeys.map((key) => encodeBase58(key)),
-    header: {
-      numReadonlySignedAccounts: tx.header.numReadonlySigned,
-      numReadonlyUnsignedAccounts: tx.header.numReadonlyUnsigned,
-      numRequiredSignatures: tx.header.numRequiredSignatures,
-    },
-    recentBlockhash: encodeBase58(tx.recentBlockhash),
-    instructions: tx.instructions.map((instruction) => ({
-      programIdIndex: instruction.programIdIndex,
-      accounts: Array.from(instruction.accounts),
-      data: encodeBase58(instruction.data),
-      stackHeight: null,
-    })),
-  };
-  if (tx.version === 0) {
-    message.addressTableLookups = tx.lookups.map((lookup) => ({
-      accountKey: encodeBase58(lookup.tableKey),
-      writableIndexes: Array.from(lookup.writableIndexes),
-      readonlyIndexes: Array.from(lookup.readonlyIndexes),
-    }));
-  }
-  return { signatures: tx.signatures.map((signature) => encodeBase58(signature)), message };
 }
 
 /** JSON-RPC error body for a thrown value; unexpected errors become -32603 without internals. */

@@ -26,7 +26,6 @@ import type {
   SendOptions,
   SignatureStatus,
   SimulateOptions,
-  SimulationResult,
   SlotPrioritizationFees,
   TokenAccount,
   TokenAccountFilter,
@@ -53,7 +52,13 @@ import {
   type WallClock,
 } from "./slot-clock.js";
 import { TokenAccountIndex } from "./token-account-index.js";
-import { TransactionExecutor } from "./transaction-executor.js";
+import { type SandboxSimulation, TransactionExecutor } from "./transaction-executor.js";
+import { emptyMetaExtras, type TransactionMetaExtras } from "./transaction-meta.js";
+
+/** A landed transaction with what execution alone knows of it (transaction-meta.ts). */
+export interface SandboxTransactionRecord extends TransactionRecord {
+  meta: TransactionMetaExtras;
+}
 
 export type { ChainLogger, CommitEvent };
 
@@ -224,9 +229,14 @@ export class SandboxChain implements Chain {
     return this.pipeline.send(wire, options.skipPreflight ?? false);
   }
 
-  async simulateTransaction(wire: Uint8Array, options: SimulateOptions = {}): Promise<SimulationResult> {
+  /** Simulates `wire`; `accounts` names accounts to answer as the simulation left them. */
+  async simulateTransaction(
+    wire: Uint8Array,
+    options: SimulateOptions = {},
+    accounts: readonly Address[] = [],
+  ): Promise<SandboxSimulation> {
     this.current();
-    return this.executor.simulate(wire, options);
+    return this.executor.simulate(wire, options, accounts);
   }
 
   async getBalance(address: Address): Promise<bigint> {
@@ -342,7 +352,7 @@ export class SandboxChain implements Chain {
     return this.statuses.lookup(signatures);
   }
 
-  async getTransaction(signature: Signature): Promise<TransactionRecord | null> {
+  async getTransaction(signature: Signature): Promise<SandboxTransactionRecord | null> {
     const stored = await this.store.getTransaction(signature);
     if (!stored) return null;
     return {
@@ -357,6 +367,7 @@ export class SandboxChain implements Chain {
       preBalances: stored.preBalances,
       postBalances: stored.postBalances,
       wire: stored.wire,
+      meta: stored.meta ?? emptyMetaExtras(),
     };
   }
 

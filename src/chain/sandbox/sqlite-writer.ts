@@ -31,8 +31,8 @@ const upsert = db.prepare(
 );
 const remove = db.prepare('delete from "chain_accounts" where "address" = ?');
 const insert = db.prepare(
-  'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire", "message_hash") ' +
-    "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire", "message_hash", "meta") ' +
+    "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 const index = db.prepare(
   'insert into "chain_address_signatures" ("address", "slot", "position", "signature") values (?, ?, ?, ?)',
@@ -49,8 +49,8 @@ const write = db.transaction((batch, lease) => {
   for (let i = 0; i < a.length; i += 5) upsert.run(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4]);
   for (const address of batch.deletions) remove.run(address);
   const t = batch.transactions;
-  for (let i = 0; i < t.length; i += 10) {
-    insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8], t[i + 9]);
+  for (let i = 0; i < t.length; i += 11) {
+    insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8], t[i + 9], t[i + 10]);
   }
   const s = batch.addressSignatures;
   for (let i = 0; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);

@@ -7,7 +7,9 @@
 
 import {
   Account,
+  type AddressAndAccount,
   FailedTransactionMetadata,
+  type InnerInstruction,
   InstructionErrorCustom,
   LiteSvm,
   TransactionErrorDuplicateInstruction,
@@ -25,7 +27,14 @@ import {
 import type { StoredAccount } from "./commit-batch.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
 
-export { Account, FailedTransactionMetadata, LiteSvm, type TransactionMetadata };
+export {
+  Account,
+  type AddressAndAccount,
+  FailedTransactionMetadata,
+  type InnerInstruction,
+  LiteSvm,
+  type TransactionMetadata,
+};
 
 /** A LiteSVM configured for the sandbox. */
 export function createSvm(): LiteSvm {

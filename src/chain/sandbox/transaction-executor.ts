@@ -6,11 +6,12 @@
  * checks any others. Execution is synchronous; when it happens is the commit pipeline's decision.
  */
 import type { Address, Signature } from "@solana/kit";
-import { addressOf } from "../base58.js";
-import type { SimulateOptions, SimulationResult } from "../chain.js";
+import { addressOf, decodeAddressBytes } from "../base58.js";
+import type { AccountInfo, SimulateOptions, SimulationResult } from "../chain.js";
 import { verifySignature } from "../ed25519.js";
 import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
 import { computeUnitPriceOf, transactionFee } from "../fees.js";
+import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "../programs.js";
 import {
   isStaticKeyWritable,
   messageHash,
@@ -20,12 +21,14 @@ import {
 } from "../wire.js";
 import type { StoredTransaction } from "./commit-batch.js";
 import { DeferredAccounts } from "./deferred-accounts.js";
+import { innerInstructionsOf, returnDataOf, TokenBalanceReader } from "./meta-capture.js";
 import type { PricedTransaction } from "./prioritization-fees.js";
 import type { SignatureStatuses } from "./signature-statuses.js";
 import type { SignatureVerdict } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
 import {
   type Account,
+  type AddressAndAccount,
   createSvm,
   emptyAccount,
   FailedTransactionMetadata,
@@ -35,6 +38,7 @@ import {
   type TransactionMetadata,
   toTransactionError,
 } from "./svm.js";
+import type { InnerInstructionGroup, ReturnDataRecord, TokenBalance } from "./transaction-meta.js";
 
 // LiteSVM's numeric code for a transaction whose signatures do not verify.
 const SIGNATURE_FAILURE = TRANSACTION_ERROR_NAMES.indexOf("SignatureFailure");
@@ -64,6 +68,16 @@ interface ResolvedKey {
   writable: boolean;
 }
 
+/** A simulation's outcome with what Agave's simulateTransaction answers beyond logs and units. */
+export interface SandboxSimulation extends SimulationResult {
+  innerInstructions: InnerInstructionGroup[];
+  returnData: ReturnDataRecord | null;
+  /** Every account key, loaded ones included, to resolve the inner instructions' indexes. */
+  accountKeys: Address[];
+  /** The accounts asked for, after the simulation (null when it failed or one does not exist). */
+  accounts: (AccountInfo | null)[];
+}
+
 /** The sandbox chain's LiteSVM and the rules it executes by (see the module comment). */
 export class TransactionExecutor {
   /** The chain's state as executed so far, committed or not; replaced by `reset`. */
@@ -73,6 +87,7 @@ export class TransactionExecutor {
   /** LiteSVM's sigverify setting, kept here to toggle it only when a transaction needs the other. */
   private sigverify = true;
   private svmSlot = -1n;
+  private readonly tokenBalances = new TokenBalanceReader();
 
   constructor(
     private readonly slots: SlotClock,
@@ -84,6 +99,7 @@ export class TransactionExecutor {
     this.svm = createSvm();
     this.sigverify = true;
     this.svmSlot = -1n;
+    this.tokenBalances.clear();
   }
 
   /** Moves LiteSVM's clock to `slot` (and lets the statuses forget what fell out of the window). */
@@ -94,11 +110,14 @@ export class TransactionExecutor {
     this.statuses.prune(slot);
   }
 
-  /** Simulates a wire transaction on the current state, changing nothing. */
-  simulate(wire: Uint8Array, options: SimulateOptions): SimulationResult {
+  /**
+   * Simulates a wire transaction on the current state, changing nothing; `accounts` names accounts
+   * whose state after it to answer (null each when it fails, as Agave).
+   */
+  simulate(wire: Uint8Array, options: SimulateOptions, accounts: readonly Address[] = []): SandboxSimulation {
     const tx = parseWireTransaction(wire);
     const signature = transactionId(tx);
-    const fail = (err: TransactionError): SimulationResult => ({ err, logs: [], unitsConsumed: 0n });
+    const fail = (err: TransactionError): SandboxSimulation => failedSimulation(err, tx, accounts.length);
     if (this.statuses.has(signature)) return fail("AlreadyProcessed");
     const slot = this.slots.slot();
     if (
@@ -112,30 +131,41 @@ export class TransactionExecutor {
       return fail("AlreadyProcessed");
     }
     this.syncSlot(slot);
-    if (this.deferredAccounts.size > 0) {
-      // A bad lookup table is LiteSVM's to report, as it is without deferred accounts.
-      const keys = tryOrUndefined(() => this.resolveAccountKeys(tx));
-      if (keys) this.createDeferred(keys);
-    }
+    // A bad lookup table is LiteSVM's to report, as it is without deferred accounts.
+    const keys = tryOrUndefined(() => this.resolveAccountKeys(tx));
+    if (keys && this.deferredAccounts.size > 0) this.createDeferred(keys);
     // Solana simulates without checking signatures unless asked (wallets simulate unsigned drafts).
     this.useSigverify(options.sigVerify ?? false);
     const result =
       tx.version === "legacy"
         ? this.svm.simulateLegacyTransaction(wire)
         : this.svm.simulateVersionedTransaction(wire);
+    const accountKeys = keys?.map((key) => key.address) ?? tx.accountKeys.map((key) => addressOf(key));
     if (result instanceof FailedTransactionMetadata) {
       if (options.sigVerify && result.err() === SIGNATURE_FAILURE) {
         throw ChainError.signatureVerificationFailed();
       }
-      const meta = result.meta();
       return {
+        ...simulationOf(result.meta(), accountKeys),
         err: toTransactionError(result.err()),
-        logs: meta.logs(),
-        unitsConsumed: meta.computeUnitsConsumed(),
+        accounts: accounts.map(() => null),
       };
     }
-    const meta = result.meta();
-    return { err: null, logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
+    return {
+      ...simulationOf(result.meta(), accountKeys),
+      err: null,
+      accounts: this.accountsAfter(accounts, result.postAccounts()),
+    };
+  }
+
+  // The named accounts as the simulation left them: its post-state, else the chain's (a deferred
+  // account not yet in LiteSVM answered from the catalogue, as getAccountInfo answers it).
+  private accountsAfter(addresses: readonly Address[], post: AddressAndAccount[]): (AccountInfo | null)[] {
+    const after = new Map(post.map((entry) => [addressOf(entry.address), entry.account()]));
+    return addresses.map((address) => {
+      const account = after.get(address) ?? this.svm.getAccount(decodeAddressBytes(address));
+      return account ? accountInfoOf(account) : (this.deferredAccounts.account(address) ?? null);
+    });
   }
 
   /**
@@ -160,15 +190,20 @@ export class TransactionExecutor {
     const keys = this.resolveAccountKeys(tx);
     if (this.deferredAccounts.size > 0) this.createDeferred(keys);
     const count = keys.length;
+    // Accounts that may be token accounts: token balances are read of those alone (not of programs
+    // or sysvars), as Agave collects them.
+    const watched = tokenCandidates(tx, keys);
     // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
     const before: (Account | null)[] = new Array(count);
     const preBalances: bigint[] = new Array(count);
+    const preTokenBalances: TokenBalance[] = [];
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
-      if (key.writable) {
+      if (key.writable || watched[i]) {
         const account = this.svm.getAccount(key.bytes);
-        before[i] = account;
+        before[i] = key.writable ? account : null;
         preBalances[i] = account?.lamports() ?? 0n;
+        if (watched[i]) this.collectTokenBalance(preTokenBalances, i, key, account);
       } else {
         before[i] = null;
         preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
@@ -201,18 +236,29 @@ export class TransactionExecutor {
         throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
       }
     }
-    // The accounts themselves are read once per commit; here only their lamports.
+    // The accounts themselves are read once per commit; here only their lamports, and the data of
+    // those that may be token accounts.
     const postBalances: bigint[] = new Array(count);
+    const postTokenBalances: TokenBalance[] = [];
     const writable: Address[] = [];
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
       if (!key.writable) {
         postBalances[i] = preBalances[i] ?? 0n;
+        // A read-only account cannot change: its balance after is its balance before.
+        const unchanged = watched[i] && preTokenBalances.find((balance) => balance.accountIndex === i);
+        if (unchanged) postTokenBalances.push(unchanged);
         continue;
       }
       written.set(key.address, key.bytes);
       writable.push(key.address);
-      postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      if (watched[i]) {
+        const account = this.svm.getAccount(key.bytes);
+        postBalances[i] = account?.lamports() ?? 0n;
+        this.collectTokenBalance(postTokenBalances, i, key, account);
+      } else {
+        postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      }
     }
     this.statuses.executed(signature, hash, slot, err);
     const record: StoredTransaction = {
@@ -228,6 +274,13 @@ export class TransactionExecutor {
       wire: job.wire,
       messageHash: hash,
       accountKeys: keys.map((key) => key.address),
+      meta: {
+        preTokenBalances,
+        postTokenBalances,
+        innerInstructions: innerInstructionsOf(meta),
+        returnData: returnDataOf(meta),
+        loadedAddresses: loadedAddressesOf(tx, keys),
+      },
     };
     const priced: PricedTransaction = {
       computeUnitPrice: computeUnitPriceOf(tx),
@@ -236,6 +289,20 @@ export class TransactionExecutor {
       feePayer: keys[0]?.address,
     };
     return { signature, record, priced };
+  }
+
+  // Adds the token balance of `account` at key `index` to `balances` when it is a token account.
+  private collectTokenBalance(
+    balances: TokenBalance[],
+    index: number,
+    key: ResolvedKey,
+    account: Account | null,
+  ): void {
+    if (!account) return;
+    const program = tokenProgramOf(account.owner());
+    if (!program) return;
+    const balance = this.tokenBalances.read(this.svm, index, key.address, program, account.data());
+    if (balance) balances.push(balance);
   }
 
   // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
@@ -279,6 +346,66 @@ export class TransactionExecutor {
     for (const bytes of loaded.readonly) keys.push({ bytes, address: addressOf(bytes), writable: false });
     return keys;
   }
+}
+
+// Per key, whether it may be a token account: neither an invoked program nor a sysvar.
+function tokenCandidates(tx: WireTransaction, keys: readonly ResolvedKey[]): boolean[] {
+  const candidates = keys.map((key) => !key.address.startsWith("Sysvar"));
+  for (const instruction of tx.instructions) candidates[instruction.programIdIndex] = false;
+  return candidates;
+}
+
+const TOKEN_PROGRAM_KEYS = [TOKEN_PROGRAM, TOKEN_2022_PROGRAM].map((program) => ({
+  program,
+  bytes: Buffer.from(decodeAddressBytes(program)),
+}));
+
+// The token program owning an account, compared as bytes (no base58 per key on the hot path).
+function tokenProgramOf(owner: Uint8Array): Address | null {
+  for (const { program, bytes } of TOKEN_PROGRAM_KEYS) if (bytes.equals(owner)) return program;
+  return null;
+}
+
+// The addresses a v0 transaction loaded from lookup tables, as Agave's `loadedAddresses`.
+function loadedAddressesOf(tx: WireTransaction, keys: readonly ResolvedKey[]) {
+  const loaded = keys.slice(tx.accountKeys.length);
+  return {
+    writable: loaded.filter((key) => key.writable).map((key) => key.address),
+    readonly: loaded.filter((key) => !key.writable).map((key) => key.address),
+  };
+}
+
+function simulationOf(meta: TransactionMetadata, accountKeys: Address[]) {
+  return {
+    logs: meta.logs(),
+    unitsConsumed: meta.computeUnitsConsumed(),
+    innerInstructions: innerInstructionsOf(meta),
+    returnData: returnDataOf(meta),
+    accountKeys,
+  };
+}
+
+// A simulation refused before LiteSVM ran it.
+function failedSimulation(err: TransactionError, tx: WireTransaction, accounts: number): SandboxSimulation {
+  return {
+    err,
+    logs: [],
+    unitsConsumed: 0n,
+    innerInstructions: [],
+    returnData: null,
+    accountKeys: tx.accountKeys.map((key) => addressOf(key)),
+    accounts: new Array(accounts).fill(null),
+  };
+}
+
+function accountInfoOf(account: Account): AccountInfo | null {
+  if (account.lamports() === 0n) return null;
+  return {
+    lamports: account.lamports(),
+    owner: addressOf(account.owner()),
+    executable: account.executable(),
+    data: account.data(),
+  };
 }
 
 // Whether every signature verifies (only for copies of executed messages: LiteSVM checks the rest).

@@ -1,0 +1,136 @@
+/**
+ * The parts of a transaction's status meta that only execution knows and the stored row did not
+ * hold before migration 0014: token balances before and after, inner instructions, return data and
+ * the addresses loaded from lookup tables. Captured by the executor (meta-capture.ts), stored as
+ * JSON with the transaction, and answered by getTransaction in Agave's `UiTransactionStatusMeta` shapes.
+ */
+import type { Address } from "@solana/kit";
+import { parseAddress } from "../base58.js";
+
+/** One token account's balance, as Agave's `TransactionTokenBalance` holds it. */
+export interface TokenBalance {
+  accountIndex: number;
+  mint: Address;
+  owner: Address;
+  programId: Address;
+  amount: bigint;
+  decimals: number;
+}
+
+/** An instruction a program invoked, its keys as indexes into the transaction's account keys. */
+export interface InnerInstructionRecord {
+  programIdIndex: number;
+  accounts: number[];
+  data: Uint8Array;
+  stackHeight: number;
+}
+
+/** The inner instructions of the top-level instruction at `index` (only those that invoked any). */
+export interface InnerInstructionGroup {
+  index: number;
+  instructions: InnerInstructionRecord[];
+}
+
+export interface ReturnDataRecord {
+  programId: Address;
+  data: Uint8Array;
+}
+
+/** What execution adds to the stored transaction (see the module comment). */
+export interface TransactionMetaExtras {
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+  innerInstructions: InnerInstructionGroup[];
+  returnData: ReturnDataRecord | null;
+  loadedAddresses: { writable: Address[]; readonly: Address[] };
+}
+
+/** What rows stored before migration 0014 answer with: nothing was captured for them. */
+export function emptyMetaExtras(): TransactionMetaExtras {
+  return {
+    preTokenBalances: [],
+    postTokenBalances: [],
+    innerInstructions: [],
+    returnData: null,
+    loadedAddresses: { writable: [], readonly: [] },
+  };
+}
+
+/** The stored form: JSON, amounts as strings and bytes as base64. */
+export function encodeMetaExtras(extras: TransactionMetaExtras): string {
+  const balance = (b: TokenBalance) => [
+    b.accountIndex,
+    b.mint,
+    b.owner,
+    b.programId,
+    b.amount.toString(),
+    b.decimals,
+  ];
+  return JSON.stringify({
+    pre: extras.preTokenBalances.map(balance),
+    post: extras.postTokenBalances.map(balance),
+    inner: extras.innerInstructions.map((group) => [
+      group.index,
+      group.instructions.map((i) => [i.programIdIndex, i.accounts, base64(i.data), i.stackHeight]),
+    ]),
+    ret: extras.returnData ? [extras.returnData.programId, base64(extras.returnData.data)] : null,
+    loaded: [extras.loadedAddresses.writable, extras.loadedAddresses.readonly],
+  });
+}
+
+type StoredBalance = [number, string, string, string, string, number];
+type StoredInner = [number, [number, number[], string, number][]];
+interface StoredExtras {
+  pre: StoredBalance[];
+  post: StoredBalance[];
+  inner: StoredInner[];
+  ret: [string, string] | null;
+  loaded: [string[], string[]];
+}
+
+/** Reads the stored form back; a row stored before migration 0014 (null) reads as empty. */
+export function decodeMetaExtras(stored: string | null): TransactionMetaExtras {
+  if (stored === null) return emptyMetaExtras();
+  const json = JSON.parse(stored) as StoredExtras;
+  const balance = ([
+    accountIndex,
+    mint,
+    owner,
+    programId,
+    amount,
+    decimals,
+  ]: StoredBalance): TokenBalance => ({
+    accountIndex,
+    mint: parseAddress(mint),
+    owner: parseAddress(owner),
+    programId: parseAddress(programId),
+    amount: BigInt(amount),
+    decimals,
+  });
+  return {
+    preTokenBalances: json.pre.map(balance),
+    postTokenBalances: json.post.map(balance),
+    innerInstructions: json.inner.map(([index, instructions]) => ({
+      index,
+      instructions: instructions.map(([programIdIndex, accounts, data, stackHeight]) => ({
+        programIdIndex,
+        accounts,
+        data: fromBase64(data),
+        stackHeight,
+      })),
+    })),
+    returnData: json.ret ? { programId: parseAddress(json.ret[0]), data: fromBase64(json.ret[1]) } : null,
+    loadedAddresses: {
+      writable: json.loaded[0].map(parseAddress),
+      readonly: json.loaded[1].map(parseAddress),
+    },
+  };
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+function fromBase64(text: string): Uint8Array {
+  return new Uint8Array(Buffer.from(text, "base64"));
+}
