@@ -6,6 +6,7 @@
  * in 60 s windows (150 slots) aligned on genesis, as a node samples every 60 s.
  */
 import { ChainError } from "../errors.js";
+import { nodeIdentity } from "./rpc-cluster.js";
 import { addressArg, assertConfirmedCommitment, configArg, countArg, slotArg } from "./rpc-history-params.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOT_MS, SLOTS_PER_EPOCH } from "./slot-clock.js";
@@ -27,7 +28,7 @@ export function createScheduleMethods(
   chain: SandboxChain,
   withContext: (value: unknown) => Promise<unknown>,
 ): Record<string, Method> {
-  const identity = chain.genesisHash;
+  const identity = nodeIdentity(chain.genesisHash);
   const currentSlot = () => chain.getSlot();
   return {
     getSlotLeader: async (params) => {
