@@ -12,6 +12,7 @@ import { MAX_ACCOUNT_DATA_BYTES } from "../../src/chain/sandbox/account-cheatcod
 import { createCheatcodeMethods } from "../../src/chain/sandbox/cheatcodes.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
+import { oddsgate } from "../support/cli.js";
 import { startTestChain, type TestChain } from "./harness.js";
 
 interface RpcAnswer<T> {
@@ -136,6 +137,21 @@ describe("account cheatcodes", () => {
     await cheat(chain.rpcUrl, "surfnet_setAccount", [target, { lamports: 42 }]);
     expect(await heard).toBe(42);
   });
+
+  it("sets balances and resets accounts from the command line", async () => {
+    const env = { DATA_DIR: dir.dir, SOLANA_RPC_URL: chain.rpcUrl };
+    const wallet = (await generateKeyPairSigner()).address;
+    expect((await oddsgate(["chain", "set-balance", wallet, "2.5"], env)).stdout).toBe(
+      `${wallet} now holds 2.5 SOL\n`,
+    );
+    expect(await connection.getBalance(new PublicKey(wallet))).toBe(2_500_000_000);
+    await oddsgate(["chain", "set-token-balance", wallet, "USDC", "12.5"], env);
+    expect(await chain.chain.getTokenAccountBalance(await usdcAta(wallet))).toBe(12_500_000n);
+    await oddsgate(["chain", "reset-account", wallet], env);
+    expect(await connection.getAccountInfo(new PublicKey(wallet))).toBeNull();
+    const bad = await oddsgate(["chain", "set-balance", "nope", "1"], env).catch((error: unknown) => error);
+    expect((bad as { stderr: string }).stderr).toMatch(/^oddsgate: the address must be a base58 address/);
+  }, 60_000);
 
   it("refuses bad params with -32602 and data past Solana's largest account", async () => {
     const address = (await generateKeyPairSigner()).address;
