@@ -4,6 +4,7 @@
  * that is not one of PubSub's own, such as `__proto__` or `constructor`, gets -32601 Method not found.
  * A notification (a request without id, such as web3.js's keep-alive ping) still gets no answer.
  */
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { RPC_ERROR } from "../../src/chain/errors.js";
@@ -104,4 +105,96 @@ describe("PubSub frames that are not requests", () => {
     expect(await answersTo('{"jsonrpc":"2.0","method":"ping"}')).toEqual([]);
     expect(socket.readyState).toBe(WebSocket.OPEN);
   });
+});
+
+// The subscriptions added for logs, programs and roots (and signature configs), with hostile params.
+describe("PubSub subscribe methods under hostile params", () => {
+  const address = fc.constantFrom(
+    "11111111111111111111111111111111",
+    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+    "So11111111111111111111111111111111111111112",
+  );
+  const scalar = fc.oneof(
+    fc.string(),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant("1".repeat(3_000)),
+  );
+  const filter = fc.oneof(
+    fc.record({ dataSize: fc.oneof(fc.integer(), scalar) }),
+    fc.record({
+      memcmp: fc.record(
+        {
+          offset: fc.oneof(fc.integer(), scalar),
+          bytes: fc.oneof(address, scalar),
+          encoding: fc.oneof(fc.constantFrom("base58", "base64"), scalar),
+        },
+        { requiredKeys: [] },
+      ),
+    }),
+    scalar,
+  );
+  const config = fc.record(
+    {
+      encoding: fc.oneof(fc.constantFrom("base64", "base58", "jsonParsed", "base64+zstd"), scalar),
+      commitment: fc.oneof(fc.constantFrom("processed", "confirmed", "finalized"), scalar),
+      filters: fc.oneof(fc.array(filter, { maxLength: 6 }), scalar),
+      dataSlice: fc.oneof(fc.record({ offset: fc.integer(), length: fc.integer() }), scalar),
+      enableReceivedNotification: fc.oneof(fc.boolean(), scalar),
+    },
+    { requiredKeys: [] },
+  );
+  const logsFilter = fc.oneof(
+    fc.constantFrom("all", "allWithVotes"),
+    fc.record({ mentions: fc.oneof(fc.array(fc.oneof(address, scalar), { maxLength: 3 }), scalar) }),
+    scalar,
+  );
+  const request = fc.oneof(
+    fc.record({
+      method: fc.constant("logsSubscribe"),
+      params: fc.tuple(logsFilter, fc.oneof(config, scalar)),
+    }),
+    fc.record({
+      method: fc.constant("programSubscribe"),
+      params: fc.tuple(fc.oneof(address, scalar), fc.oneof(config, scalar)),
+    }),
+    fc.record({ method: fc.constant("rootSubscribe"), params: fc.array(scalar, { maxLength: 2 }) }),
+    fc.record({
+      method: fc.constant("signatureSubscribe"),
+      params: fc.tuple(fc.constant("1".repeat(64)), fc.oneof(config, scalar)),
+    }),
+    fc.record({
+      method: fc.constantFrom("logsUnsubscribe", "programUnsubscribe", "rootUnsubscribe"),
+      params: fc.array(fc.oneof(fc.integer(), scalar), { maxLength: 2 }),
+    }),
+  );
+
+  it("answers each with a subscription, a boolean or -32602, and keeps the socket open", async () => {
+    let id = 1_000;
+    await fc.assert(
+      fc.asyncProperty(request, async ({ method, params }) => {
+        const [answer] = await answersTo(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params })).then(
+          (all) => all.filter((frame) => (frame as { id?: unknown }).id === id),
+        );
+        const { result, error } = answer as { result?: unknown; error?: { code: number } };
+        if (error)
+          expect(error.code, JSON.stringify({ method, params }).slice(0, 300)).toBe(RPC_ERROR.invalidParams);
+        else expect(["number", "boolean"]).toContain(typeof result);
+        if (typeof result === "number" && method.endsWith("Subscribe")) {
+          await answersTo(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: ++id,
+              method: method.replace("Subscribe", "Unsubscribe"),
+              params: [result],
+            }),
+          );
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(socket.readyState).toBe(WebSocket.OPEN);
+  }, 120_000);
 });

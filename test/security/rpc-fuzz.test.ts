@@ -278,3 +278,67 @@ describe("every JSON-RPC method under hostile params", () => {
     expect((answer.body as { error: { code: number } }).error.code).toBe(-32700);
   }, 120_000);
 });
+
+// Account cheatcodes (development): params shaped like surfpool's updates, their fields hostile.
+describe("account cheatcodes under hostile params", () => {
+  const field = fc.oneof(number, scalar, hugeString, deep, address, known);
+  const hex = fc.oneof(
+    fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes).toString("hex")),
+    fc.string({ unit: fc.constantFrom(..."0123456789abcdefgxX "), maxLength: 200 }),
+  );
+  const accountUpdate = fc.record(
+    {
+      lamports: field,
+      data: fc.oneof(hex, field),
+      owner: fc.oneof(address, known, base58Garbage, scalar),
+      executable: fc.oneof(fc.boolean(), scalar),
+      rentEpoch: field,
+    },
+    { requiredKeys: [] },
+  );
+  const authority = fc.oneof(address, fc.constant("null"), base58Garbage, scalar);
+  const tokenUpdate = fc.record(
+    {
+      amount: field,
+      delegate: authority,
+      state: fc.oneof(fc.constantFrom("uninitialized", "initialized", "frozen", "closed"), scalar),
+      delegatedAmount: field,
+      closeAuthority: authority,
+    },
+    { requiredKeys: [] },
+  );
+  const target = fc.oneof({ weight: 4, arbitrary: address }, known, base58Garbage, scalar);
+  const call = fc.oneof(
+    fc.tuple(fc.constant("surfnet_setAccount"), fc.tuple(target, fc.oneof(accountUpdate, value))),
+    fc.tuple(
+      fc.constant("surfnet_setTokenAccount"),
+      fc.tuple(
+        target,
+        fc.oneof(known, address, scalar),
+        fc.oneof(tokenUpdate, value),
+        fc.oneof(known, scalar),
+      ),
+    ),
+    fc.tuple(
+      fc.constant("surfnet_resetAccount"),
+      fc.tuple(target, fc.oneof(fc.record({ includeOwnedAccounts: fc.oneof(fc.boolean(), scalar) }), value)),
+    ),
+  );
+
+  it("answers each with a result or -32602, never an internal error, and keeps running", async () => {
+    await fc.assert(
+      fc.asyncProperty(call, fc.integer({ min: 0, max: 1e9 }), async ([method, p], id) => {
+        const body = toJson({ jsonrpc: "2.0", id, method, params: p });
+        const answer = await send(body);
+        expect(answer.ms).toBeLessThan(ANSWER_MS);
+        if (Buffer.byteLength(body) > RPC_LIMITS.bodyBytes) return expect(answer.status).toBe(413);
+        expect(answer.status).toBe(200);
+        expectWellFormed(answer.body, id);
+      }),
+      { numRuns: 400 },
+    );
+    expect((await send(toJson({ jsonrpc: "2.0", id: 1, method: "getHealth" }))).body).toMatchObject({
+      result: "ok",
+    });
+  }, 180_000);
+});

@@ -7,6 +7,7 @@
  * words. A production chain does not register them (rpc-methods.ts): they are unknown methods there.
  */
 import { ChainError } from "../errors.js";
+import { createAccountCheatcodeMethods } from "./account-cheatcodes.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { MAX_CHAIN_MS, SLOT_MS, SLOTS_PER_EPOCH } from "./slot-clock.js";
 
@@ -125,9 +126,10 @@ function noParams(params: unknown[]): void {
   if (params.length > 0) throw invalid("this method takes no parameters");
 }
 
-/** The clock cheatcodes over `chain`, by method name. */
+/** The clock and account cheatcodes (account-cheatcodes.ts) over `chain`, by method name. */
 export function createCheatcodeMethods(chain: SandboxChain): Record<string, CheatcodeMethod> {
   return {
+    ...createAccountCheatcodeMethods(chain),
     surfnet_timeTravel: async (params) => {
       await chain.travelTo(travelInstantOf(chain, timeTravelTargetOf(params)));
       return epochInfoOf(chain);

@@ -9,7 +9,7 @@
 import type { Address, Signature } from "@solana/kit";
 import { addressOf } from "../base58.js";
 import { ChainError, RPC_ERROR, type TransactionError } from "../errors.js";
-import { parseWireTransaction } from "../wire.js";
+import { parseWireTransaction, transactionId } from "../wire.js";
 import type { ChainStore } from "./chain-store.js";
 import type { CommitBatch, StoredAccount, StoredTransaction } from "./commit-batch.js";
 import type { ChainLeaseLostError } from "./lease.js";
@@ -33,7 +33,8 @@ export interface ChainLogger {
 /** What one commit changed, for subscribers. */
 export interface CommitEvent {
   slot: bigint;
-  transactions: { signature: string; err: TransactionError | null }[];
+  /** Each landed transaction with its logs and wire bytes (for PubSub's logs and mentions). */
+  transactions: { signature: string; err: TransactionError | null; logs: string[]; wire: Uint8Array }[];
   accounts: Map<string, StoredAccount | null>;
 }
 
@@ -70,6 +71,7 @@ function emptyGroup(): UncommittedGroup {
 export class CommitPipeline {
   private readonly verifier = new SignatureVerifier();
   private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private readonly receivedListeners = new Set<(signature: Signature) => void>();
   private queue: Job[] = [];
   private draining: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -124,6 +126,12 @@ export class CommitPipeline {
     return () => this.listeners.delete(listener);
   }
 
+  /** Calls `listener` with the signature of every send taken into the queue; returns its remover. */
+  onReceived(listener: (signature: Signature) => void): () => void {
+    this.receivedListeners.add(listener);
+    return () => this.receivedListeners.delete(listener);
+  }
+
   /** Queues a wire transaction; resolves with its signature once it has landed durably. */
   send(wire: Uint8Array, skipPreflight: boolean): Promise<Signature> {
     return new Promise((resolve, reject) => {
@@ -147,8 +155,15 @@ export class CommitPipeline {
           this.wakeDrain();
         });
       }
+      // Only a send the queue takes is received (a halted or closing chain refuses it at once).
+      const taken = !this.halted && !this.closed;
       this.enqueue(job);
+      if (taken && this.receivedListeners.size > 0) this.announceReceived(transactionId(job.tx));
     });
+  }
+
+  private announceReceived(signature: Signature): void {
+    this.callEach(this.receivedListeners, signature, "received-transaction");
   }
 
   /** Writes accounts directly, bypassing transactions (genesis only); durable when it resolves. */
@@ -345,7 +360,12 @@ export class CommitPipeline {
     });
     this.publish({
       slot: group.slot,
-      transactions: batch.transactions.map((tx) => ({ signature: tx.signature, err: tx.err })),
+      transactions: batch.transactions.map(({ signature, err, logs, wire }) => ({
+        signature,
+        err,
+        logs,
+        wire,
+      })),
       accounts: batch.accounts,
     });
   }
@@ -371,11 +391,16 @@ export class CommitPipeline {
   }
 
   private publish(event: CommitEvent): void {
-    for (const listener of this.listeners) {
+    this.callEach(this.listeners, event, "commit");
+  }
+
+  // A listener's failure is logged: it must not fail the commit, nor the listeners after it.
+  private callEach<T>(listeners: Set<(value: T) => void>, value: T, what: string): void {
+    for (const listener of listeners) {
       try {
-        listener(event);
+        listener(value);
       } catch (error) {
-        this.logger?.error({ err: error }, "sandbox chain commit listener failed");
+        this.logger?.error({ err: error }, `sandbox chain ${what} listener failed`);
       }
     }
   }

@@ -104,6 +104,7 @@ type GenesisAccount = StoredAccount & { address: Address };
 
 /** Installs those of `wanted` the chain does not hold yet; returns how many. */
 async function installMissing(chain: SandboxChain, wanted: readonly GenesisAccount[]): Promise<number> {
+  chain.recordGenesis(wanted);
   const existing = await chain.getMultipleAccounts(wanted.map((account) => account.address));
   const missing = wanted.filter((_, i) => existing[i] === null);
   if (missing.length > 0) await chain.installAccounts(missing);

@@ -1,18 +1,62 @@
 /**
- * The PubSub's JSON-RPC methods: `signatureSubscribe`, `accountSubscribe`, `slotSubscribe` and their
- * unsubscribes, with their params checked and the per-socket subscription limit applied.
+ * The PubSub's JSON-RPC methods: `signatureSubscribe`, `accountSubscribe`, `slotSubscribe`,
+ * `rootSubscribe`, `logsSubscribe`, `programSubscribe` and their unsubscribes, with their params
+ * checked (pubsub-params.ts) and the per-socket subscription limit applied.
  */
 import { ChainError, RPC_ERROR } from "../errors.js";
-import type { Subscriber, SubscriptionRegistry } from "./pubsub-registry.js";
-import { type AccountEncoding, assertAddressParam, assertSignatureParam } from "./rpc-encoding.js";
+import {
+  configOf,
+  isAccountEncoding,
+  logsFilterOf,
+  notifyReceivedOf,
+  programParamsOf,
+} from "./pubsub-params.js";
+import type { Subscriber, Subscription, SubscriptionKind, SubscriptionRegistry } from "./pubsub-registry.js";
+import { assertAddressParam, assertSignatureParam } from "./rpc-encoding.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 
-const UNSUBSCRIBE = {
+const UNSUBSCRIBE: Record<string, SubscriptionKind> = {
   signatureUnsubscribe: "signature",
   accountUnsubscribe: "account",
   slotUnsubscribe: "slot",
-} as const;
-const ACCOUNT_ENCODINGS = new Set<unknown>(["base64", "base58", "jsonParsed", "base64+zstd"]);
+  rootUnsubscribe: "root",
+  logsUnsubscribe: "logs",
+  programUnsubscribe: "program",
+};
+
+/** Reads a subscribe method's params into the subscription it asks for (signatures apart). */
+type SubscriptionReader = (subscriber: Subscriber, params: unknown[]) => Subscription;
+
+const SUBSCRIBE: Record<string, SubscriptionReader> = {
+  slotSubscribe: (subscriber, params) => {
+    noParams(params);
+    return { kind: "slot", subscriber };
+  },
+  rootSubscribe: (subscriber, params) => {
+    noParams(params);
+    return { kind: "root", subscriber };
+  },
+  accountSubscribe: (subscriber, params) => {
+    const address = params[0];
+    if (typeof address !== "string") throw ChainError.invalidParams("Invalid params: expected a pubkey");
+    assertAddressParam(address);
+    const config = configOf(params[1]);
+    const encoding = config.encoding ?? "base64";
+    if (!isAccountEncoding(encoding)) throw ChainError.invalidParams("Invalid params: unknown encoding");
+    return { kind: "account", subscriber, address, encoding };
+  },
+  logsSubscribe: (subscriber, params) => {
+    const mentions = logsFilterOf(params[0]);
+    configOf(params[1]);
+    return { kind: "logs", subscriber, mentions };
+  },
+  programSubscribe: (subscriber, params) => ({ kind: "program", subscriber, ...programParamsOf(params) }),
+};
+
+// Solana's slot and root subscriptions take no params (Agave: "No parameters were expected").
+function noParams(params: unknown[]): void {
+  if (params.length > 0) throw ChainError.invalidParams("Invalid parameters: No parameters were expected");
+}
 
 export class PubSubMethods {
   constructor(
@@ -23,14 +67,25 @@ export class PubSubMethods {
 
   /** Answers one request: a subscription id, or whether an unsubscribe ended one; throws ChainError. */
   async call(subscriber: Subscriber, method: string, params: unknown[]): Promise<number | boolean> {
-    // Only PubSub's own methods: `__proto__` or `constructor` is no unsubscribe method but not found.
-    const unsubscribeKind = Object.hasOwn(UNSUBSCRIBE, method)
-      ? UNSUBSCRIBE[method as keyof typeof UNSUBSCRIBE]
-      : undefined;
+    // Only PubSub's own methods: `__proto__` or `constructor` is no method but not found.
+    const unsubscribeKind = Object.hasOwn(UNSUBSCRIBE, method) ? UNSUBSCRIBE[method] : undefined;
     if (unsubscribeKind) return this.unsubscribe(subscriber, unsubscribeKind, params[0]);
-    if (method !== "slotSubscribe" && method !== "accountSubscribe" && method !== "signatureSubscribe") {
+    const read = Object.hasOwn(SUBSCRIBE, method) ? SUBSCRIBE[method] : undefined;
+    if (!read && method !== "signatureSubscribe") {
       throw new ChainError(RPC_ERROR.methodNotFound, "Method not found");
     }
+    this.assertRoom(subscriber);
+    // Params are checked before an id is taken: a refused subscription uses none.
+    if (read) {
+      const subscription = read(subscriber, params);
+      const id = this.registry.nextId();
+      this.registry.add(id, subscription);
+      return id;
+    }
+    return this.subscribeSignature(subscriber, params);
+  }
+
+  private assertRoom(subscriber: Subscriber): void {
     if (this.registry.countOf(subscriber) >= this.subscriptionsPerSocket) {
       // Solana's own words and code for its node-wide subscription limit.
       throw new ChainError(
@@ -38,14 +93,9 @@ export class PubSubMethods {
         `Internal Error: Subscription refused. This socket holds ${this.subscriptionsPerSocket} subscriptions, the limit; unsubscribe first`,
       );
     }
-    const id = this.registry.nextId();
-    if (method === "slotSubscribe") this.registry.add(id, { kind: "slot", subscriber });
-    else if (method === "accountSubscribe") this.subscribeAccount(subscriber, id, params);
-    else await this.subscribeSignature(subscriber, id, params[0]);
-    return id;
   }
 
-  private unsubscribe(subscriber: Subscriber, kind: string, id: unknown): boolean {
+  private unsubscribe(subscriber: Subscriber, kind: SubscriptionKind, id: unknown): boolean {
     if (typeof id !== "number") throw ChainError.invalidParams("Invalid params: expected a subscription id");
     const subscription = this.registry.get(id);
     if (!subscription || subscription.kind !== kind || subscription.subscriber !== subscriber) {
@@ -54,37 +104,25 @@ export class PubSubMethods {
     return this.registry.remove(id);
   }
 
-  private subscribeAccount(subscriber: Subscriber, id: number, params: unknown[]): void {
-    const address = params[0];
-    if (typeof address !== "string") throw ChainError.invalidParams("Invalid params: expected a pubkey");
-    assertAddressParam(address);
-    const config = params[1] ?? {};
-    if (typeof config !== "object" || Array.isArray(config)) {
-      throw ChainError.invalidParams("Invalid params: config must be an object");
-    }
-    const encoding = "encoding" in config ? config.encoding : "base64";
-    if (!isAccountEncoding(encoding)) throw ChainError.invalidParams("Invalid params: unknown encoding");
-    this.registry.add(id, { kind: "account", subscriber, address, encoding });
-  }
-
-  private async subscribeSignature(subscriber: Subscriber, id: number, signature: unknown): Promise<void> {
+  private async subscribeSignature(subscriber: Subscriber, params: unknown[]): Promise<number> {
+    const signature = params[0];
     if (typeof signature !== "string") throw ChainError.invalidParams("Invalid params: expected a signature");
     assertSignatureParam(signature);
+    const notifyReceived = notifyReceivedOf(configOf(params[1]));
+    const id = this.registry.nextId();
+    const subscription: Subscription = { kind: "signature", subscriber, signature, notifyReceived };
     const [status] = await this.chain.getSignatureStatuses([signature]);
     if (status) {
       // Already committed: a validator notifies at once (after the subscription id) and ends it.
       const result = { context: { slot: Number(status.slot) }, value: { err: status.err } };
-      setImmediate(() => this.registry.notify(id, { kind: "signature", subscriber, signature }, result));
-      return;
+      setImmediate(() => this.registry.notify(id, subscription, result));
+      return id;
     }
     // The socket may have closed, or filled up, while the status was read.
     if (!subscriber.open || this.registry.countOf(subscriber) >= this.subscriptionsPerSocket) {
       throw new ChainError(RPC_ERROR.internalError, "Internal Error: Subscription refused.");
     }
-    this.registry.add(id, { kind: "signature", subscriber, signature });
+    this.registry.add(id, subscription);
+    return id;
   }
-}
-
-function isAccountEncoding(value: unknown): value is AccountEncoding {
-  return ACCOUNT_ENCODINGS.has(value);
 }

@@ -89,6 +89,7 @@ export class SandboxChain implements Chain {
   /** What has landed, read from storage: address histories and blocks (the JSON-RPC's history methods). */
   readonly history: ChainHistory;
   private airdropBuilder: AirdropBuilder | null = null;
+  private readonly genesisAccounts = new Map<string, StoredAccount>();
   // The clock change in progress: changes are stored and applied one after the other.
   private clockChange: Promise<void> = Promise.resolve();
 
@@ -165,9 +166,28 @@ export class SandboxChain implements Chain {
     return this.pipeline.onCommit(listener);
   }
 
-  /** Writes accounts directly, bypassing transactions (genesis only); durable when it resolves. */
+  /** Calls `listener` with the signature of every transaction taken to execute; returns its remover. */
+  onReceived(listener: (signature: Signature) => void): () => void {
+    return this.pipeline.onReceived(listener);
+  }
+
+  /**
+   * Writes accounts directly, bypassing transactions (genesis, and development's account cheatcodes),
+   * through the commit path: durable when it resolves, and heard by commit listeners. An account
+   * with 0 lamports is deleted.
+   */
   installAccounts(accounts: StoredAccount[]): Promise<void> {
     return this.pipeline.install(accounts);
+  }
+
+  /** Remembers what genesis gives `accounts` (genesis.ts), for `genesisAccountOf`. */
+  recordGenesis(accounts: readonly StoredAccount[]): void {
+    for (const account of accounts) this.genesisAccounts.set(account.address, account);
+  }
+
+  /** The account genesis gave `address` (a venue account or a deferred market account), if any. */
+  genesisAccountOf(address: Address): StoredAccount | undefined {
+    return this.genesisAccounts.get(address) ?? this.executor.deferredAccounts.account(address);
   }
 
   /**
