@@ -316,7 +316,6 @@ export const ORDER_PARAMS = {
   ),
 };
 
-export type OrderParam = keyof typeof ORDER_PARAMS;
 /** The code each parameter is refused with when it is missing or malformed. */
 export const ORDER_PARAM_CODES = paramCodes(ORDER_PARAMS);
 /** The raw query, as strings (unknown parameters are ignored). */
