@@ -392,7 +392,8 @@ describe("MarketStreamHub connection rules", () => {
     const hub = await standaloneHub({
       pollMs: 100,
       pingMs: 100,
-      silenceMs: 400,
+      // Wide enough that the lively client answers in time on a loaded machine.
+      silenceMs: 1_500,
       maxMessagesPerSecond: 3,
       maxSubscriptions: 2,
     });

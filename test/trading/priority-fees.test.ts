@@ -613,7 +613,7 @@ describe("/priority-fees/stream connection rules", () => {
     stub = new StubChain();
     estimator = new PriorityFeeEstimator({ chain: stub });
     await estimator.refresh();
-    hub = new PriorityFeeStreamHub(estimator, { pingMs: 20, silenceMs: 60, maxMessagesPerSecond: 2 });
+    hub = new PriorityFeeStreamHub(estimator, { pingMs: 100, silenceMs: 1_500, maxMessagesPerSecond: 2 });
     hub.start();
     await app.register(websocket);
     app.get("/stream", { websocket: true }, (socket) => hub.accept(socket));

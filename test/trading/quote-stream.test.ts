@@ -139,7 +139,7 @@ describe("/quote-stream", () => {
   });
 
   it("closes a peer that stops answering pings, and keeps one that answers", async () => {
-    const hub = new QuoteStreamHub(t.server.trading.book, { pingMs: 100, silenceMs: 400 });
+    const hub = new QuoteStreamHub(t.server.trading.book, { pingMs: 100, silenceMs: 1_500 });
     hub.start();
     const { url, close } = await serveStream("/quote-stream", (socket) => hub.accept(socket));
     try {
