@@ -27,6 +27,17 @@ export function tokenAccountKind(owner: string, data: Uint8Array): "mint" | "acc
   return null;
 }
 
+/**
+ * Whether `data` is shaped like a token account of either token program (its owner not checked):
+ * lets a hot path skip reading the owner of accounts that cannot be one.
+ */
+export function hasTokenAccountShape(data: Uint8Array): boolean {
+  return (
+    data.length === TOKEN_ACCOUNT_SIZE ||
+    (data.length > ACCOUNT_TYPE_OFFSET && data[ACCOUNT_TYPE_OFFSET] === ACCOUNT_TYPE_ACCOUNT)
+  );
+}
+
 /** The amount of an initialized token account owned by `programId`; null when the data is not one. */
 export function tokenAccountAmount(programId: string, data: Uint8Array): bigint | null {
   if (tokenAccountKind(programId, data) !== "account" || !data[108]) return null;

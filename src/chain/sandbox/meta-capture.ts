@@ -5,7 +5,7 @@
  */
 import type { Address } from "@solana/kit";
 import { addressOf, decodeAddressBytes } from "../base58.js";
-import { decodeMint, decodeTokenAccount } from "../token-layout.js";
+import { decodeMint, tokenAccountAmount } from "../token-layout.js";
 import type { InnerInstruction, LiteSvm, TransactionMetadata } from "./svm.js";
 import type {
   InnerInstructionGroup,
@@ -14,16 +14,30 @@ import type {
   TokenBalance,
 } from "./transaction-meta.js";
 
+/** Names a token account's balance carries, kept with the bytes they were read from. */
+interface TokenAccountNames {
+  /** The account's mint and owner as stored (offsets 0..64). */
+  bytes: Uint8Array;
+  mint: Address;
+  owner: Address;
+}
+
+/** Token accounts whose names are kept: far more than one batch names, and a bounded memory. */
+const NAMED_ACCOUNTS_KEPT = 65_536;
+
 /**
- * Reads token balances out of accounts, caching each mint's decimals: a mint's decimals never
- * change, and a swap names the same few mints over and over.
+ * Reads token balances out of accounts, caching each mint's decimals (they never change) and each
+ * account's mint and owner names: a swap names the same few accounts over and over, and base58 of
+ * two keys per balance, before and after, was most of the cost of collecting them.
  */
 export class TokenBalanceReader {
   private readonly decimals = new Map<Address, number>();
+  private readonly names = new Map<Address, TokenAccountNames>();
 
-  /** Forgets the cached decimals (the chain's state was replaced). */
+  /** Forgets what it cached (the chain's state was replaced). */
   clear(): void {
     this.decimals.clear();
+    this.names.clear();
   }
 
   /** The balance of the token account `data` at key `accountIndex`, or null when it is not one. */
@@ -34,18 +48,28 @@ export class TokenBalanceReader {
     owner: Address,
     data: Uint8Array,
   ): TokenBalance | null {
-    const token = decodeTokenAccount(address, owner, data);
-    if (!token) return null;
-    const decimals = this.decimalsOf(svm, token.mint);
+    const amount = tokenAccountAmount(owner, data);
+    if (amount === null) return null;
+    const names = this.namesOf(address, data);
+    const decimals = this.decimalsOf(svm, names.mint);
     if (decimals === undefined) return null;
-    return {
-      accountIndex,
-      mint: token.mint,
-      owner: token.owner,
-      programId: owner,
-      amount: token.amount,
-      decimals,
+    return { accountIndex, mint: names.mint, owner: names.owner, programId: owner, amount, decimals };
+  }
+
+  // The names of the mint and owner `data` holds, from the cache while those bytes are unchanged
+  // (an owner can be reassigned, and an address closed and opened again for another mint).
+  private namesOf(address: Address, data: Uint8Array): TokenAccountNames {
+    const keys = data.subarray(0, 64);
+    const cached = this.names.get(address);
+    if (cached && Buffer.compare(cached.bytes, keys) === 0) return cached;
+    if (this.names.size >= NAMED_ACCOUNTS_KEPT) this.names.clear();
+    const named = {
+      bytes: Uint8Array.from(keys),
+      mint: addressOf(keys.subarray(0, 32)),
+      owner: addressOf(keys.subarray(32, 64)),
     };
+    this.names.set(address, named);
+    return named;
   }
 
   private decimalsOf(svm: LiteSvm, mint: Address): number | undefined {

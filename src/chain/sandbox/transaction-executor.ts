@@ -12,6 +12,7 @@ import { verifySignature } from "../ed25519.js";
 import { ChainError, TRANSACTION_ERROR_NAMES, type TransactionError } from "../errors.js";
 import { computeUnitPriceOf, transactionFee } from "../fees.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "../programs.js";
+import { hasTokenAccountShape } from "../token-layout.js";
 import {
   isStaticKeyWritable,
   messageHash,
@@ -197,13 +198,15 @@ export class TransactionExecutor {
     const before: (Account | null)[] = new Array(count);
     const preBalances: bigint[] = new Array(count);
     const preTokenBalances: TokenBalance[] = [];
+    // The token program owning each key that was a token account before: it owns it after too.
+    const tokenPrograms: (Address | null)[] = new Array(count).fill(null);
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
       if (key.writable || watched[i]) {
         const account = this.svm.getAccount(key.bytes);
         before[i] = key.writable ? account : null;
         preBalances[i] = account?.lamports() ?? 0n;
-        if (watched[i]) this.collectTokenBalance(preTokenBalances, i, key, account);
+        if (watched[i]) tokenPrograms[i] = this.collectTokenBalance(preTokenBalances, i, key, account);
       } else {
         before[i] = null;
         preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
@@ -255,7 +258,7 @@ export class TransactionExecutor {
       if (watched[i]) {
         const account = this.svm.getAccount(key.bytes);
         postBalances[i] = account?.lamports() ?? 0n;
-        this.collectTokenBalance(postTokenBalances, i, key, account);
+        this.collectTokenBalance(postTokenBalances, i, key, account, tokenPrograms[i]);
       } else {
         postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
       }
@@ -291,18 +294,27 @@ export class TransactionExecutor {
     return { signature, record, priced };
   }
 
-  // Adds the token balance of `account` at key `index` to `balances` when it is a token account.
+  /**
+   * Adds the token balance of `account` at key `index` to `balances` when it is a token account, and
+   * returns its token program (null when it is none). `program`, when known, saves reading the owner:
+   * a token program never hands its accounts to another owner.
+   */
   private collectTokenBalance(
     balances: TokenBalance[],
     index: number,
     key: ResolvedKey,
     account: Account | null,
-  ): void {
-    if (!account) return;
-    const program = tokenProgramOf(account.owner());
-    if (!program) return;
-    const balance = this.tokenBalances.read(this.svm, index, key.address, program, account.data());
+    program: Address | null = null,
+  ): Address | null {
+    if (!account) return null;
+    const data = account.data();
+    // Reading an owner out of LiteSVM costs several times reading the data: only for token-shaped data.
+    if (!hasTokenAccountShape(data)) return null;
+    const owner = program ?? tokenProgramOf(account.owner());
+    if (!owner) return null;
+    const balance = this.tokenBalances.read(this.svm, index, key.address, owner, data);
     if (balance) balances.push(balance);
+    return owner;
   }
 
   // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
