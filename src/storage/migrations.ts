@@ -263,6 +263,9 @@ const migrations: Record<string, Migration> = {
       // Every account key of every landed transaction (getSignaturesForAddress): read newest first
       // by (address, slot, position) through the primary key, never by a scan. `position` numbers
       // landed transactions in the order they executed, so it orders a slot's transactions.
+      // On SQLite the rows live in the key's own B-tree (WITHOUT ROWID): one write per row instead
+      // of a table row and an index entry, on the chain's commit path.
+      const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
       await db.schema
         .createTable("chain_address_signatures")
         .addColumn("address", "varchar(44)", (c) => c.notNull())
@@ -270,6 +273,7 @@ const migrations: Record<string, Migration> = {
         .addColumn("position", "bigint", (c) => c.notNull())
         .addColumn("signature", "varchar(88)", (c) => c.notNull())
         .addPrimaryKeyConstraint("chain_address_signatures_key", ["address", "slot", "position"])
+        .$call((table) => (postgres ? table : table.modifyEnd(sql`without rowid`)))
         .execute();
       await indexLandedTransactions(db);
     },

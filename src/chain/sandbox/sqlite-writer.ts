@@ -34,9 +34,14 @@ const insert = db.prepare(
   'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire", "message_hash", "meta") ' +
     "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
-const index = db.prepare(
-  'insert into "chain_address_signatures" ("address", "slot", "position", "signature") values (?, ?, ?, ?)',
+// Index rows go in many at a time: a transaction names a dozen keys, and each statement run has a cost.
+const INDEX_ROWS_PER_RUN = 64;
+const indexStatement = (rows) => db.prepare(
+  'insert into "chain_address_signatures" ("address", "slot", "position", "signature") values ' +
+    new Array(rows).fill("(?, ?, ?, ?)").join(", "),
 );
+const index = indexStatement(1);
+const indexMany = indexStatement(INDEX_ROWS_PER_RUN);
 const fence = db.prepare(
   'update "chain_lease" set "expires_at" = ' + workerData.nowMs + ' + ? where "id" = 1 and "holder" = ? and "epoch" = ?',
 );
@@ -53,7 +58,10 @@ const write = db.transaction((batch, lease) => {
     insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8], t[i + 9], t[i + 10]);
   }
   const s = batch.addressSignatures;
-  for (let i = 0; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);
+  const many = INDEX_ROWS_PER_RUN * 4;
+  let i = 0;
+  for (; i + many <= s.length; i += many) indexMany.run(s.slice(i, i + many));
+  for (; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);
 });
 let refusing = false;
 parentPort.on("message", (message) => {
