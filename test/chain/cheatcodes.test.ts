@@ -136,6 +136,8 @@ describe("account cheatcodes", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     await cheat(chain.rpcUrl, "surfnet_setAccount", [target, { lamports: 42 }]);
     expect(await heard).toBe(42);
+    // Nothing left subscribed: web3.js closes its socket (after its idle half second), before the chain stops.
+    while (chain.pubsubStats().sockets > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   });
 
   it("sets balances and resets accounts from the command line", async () => {
