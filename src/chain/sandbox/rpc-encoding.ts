@@ -1,6 +1,6 @@
 /**
- * Account encodings of the Solana JSON-RPC: `base64`, `base58` and `jsonParsed`, with SPL Token and
- * Token-2022 mints and token accounts parsed the way a real node parses them.
+ * Account encodings of the Solana JSON-RPC: `base64`, `base58`, `base64+zstd` and `jsonParsed`, with
+ * SPL Token and Token-2022 mints and token accounts parsed the way a real node parses them.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import { Base58Error, decodeAddressBytes, decodeSignatureBytes, encodeBase58 } from "../base58.js";
@@ -10,6 +10,7 @@ import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM } from "../programs.js";
 import { decodeMint, decodeTokenAccount, tokenAccountKind } from "../token-layout.js";
 import { uiAmountString } from "../ui-amount.js";
 import { parseTokenExtensions } from "./token-extensions.js";
+import { zstdCompress } from "./zstd.js";
 
 export type AccountEncoding = "base64" | "base58" | "jsonParsed" | "base64+zstd";
 
@@ -93,7 +94,7 @@ export function encodeAccount(
     return { ...base, data: [encodeBase58(data), "base58"] };
   }
   if (encoding === "base64+zstd") {
-    throw ChainError.invalidParams("base64+zstd encoding is not supported by this node; use base64");
+    return { ...base, data: [Buffer.from(zstdCompress(data)).toString("base64"), "base64+zstd"] };
   }
   return { ...base, data: [Buffer.from(data).toString("base64"), "base64"] };
 }
