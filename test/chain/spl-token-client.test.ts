@@ -238,7 +238,7 @@ describe("sandbox chain with unmodified @solana/spl-token as the client", () => 
       "OGT",
       "https://example.invalid/ogt.json",
     );
-    await tokenMetadataUpdateFieldWithRentTransfer(
+    const fieldSignature = await tokenMetadataUpdateFieldWithRentTransfer(
       connection,
       payer,
       mint,
@@ -451,6 +451,16 @@ describe("sandbox chain with unmodified @solana/spl-token as the client", () => 
         name: "Oddsgate Test",
         symbol: "OGT",
         uri: "https://example.invalid/ogt.json",
+      },
+    });
+    expect(await parsedInstructions(fieldSignature)).toContainEqual({
+      program: "spl-token",
+      type: "updateTokenMetadataField",
+      info: {
+        metadata: mint.toBase58(),
+        updateAuthority: mintAuthority.publicKey.toBase58(),
+        field: "venue",
+        value: "oddsgate",
       },
     });
     const amount = (raw: string, ui: number, text: string) => ({

@@ -27,9 +27,11 @@ export function parseTokenExtensionInstruction(instruction: ResolvedInstruction)
     case 21:
       return getAccountDataSize(data, a(1));
     case 25:
+      // Bytes after the optional key are ignored, as the program unpacks it (spl-token's JS encoder
+      // writes 32 zero bytes after a "none").
       return {
         type: "initializeMintCloseAuthority",
-        info: { mint: a(1)[0], newAuthority: exactOptionalKey(data, 1) },
+        info: { mint: a(1)[0], newAuthority: optionalKey(data, 1) },
       };
     case 26:
       return transferFee(data, instruction);
@@ -67,13 +69,6 @@ function getAccountDataSize(data: DataReader, accounts: Address[]): Parsed {
     type: "getAccountDataSize",
     info: extensionTypes.length > 0 ? { mint: accounts[0], extensionTypes } : { mint: accounts[0] },
   };
-}
-
-// A COption<Pubkey> that must end the data, as the token program unpacks it.
-function exactOptionalKey(data: DataReader, offset: number): Address | null {
-  const key = optionalKey(data, offset);
-  if (data.length !== offset + (key ? 33 : 1)) throw new Unparsable();
-  return key;
 }
 
 // transfer_fee.rs. Its optional authorities take one byte when absent, 33 when present.
