@@ -4,7 +4,7 @@
  * programSubscribe, a data slice taken before compression. A third-party decoder (fzstd, not the
  * library the node compresses with) reads each back to the bytes `base64` answers with.
  */
-import { type Address, generateKeyPairSigner } from "@solana/kit";
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { decompress } from "fzstd";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -12,7 +12,7 @@ import { faucet } from "../../src/chain/faucet.js";
 import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
-import { rpcCall, startTestChain, type TestChain, usdcAccountOf } from "./harness.js";
+import { rpcCall, startTestChain, type TestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 
 const WAIT_MS = 10_000;
 // Every zstd frame starts with this magic number (little-endian 0xFD2FB528).
@@ -38,12 +38,15 @@ function base64Of(account: EncodedAccount): Buffer {
 describe("base64+zstd account encoding", () => {
   const dir = tempDir();
   let chain: TestChain;
+  let wallet: KeyPairSigner;
   let owner: Address;
   let usdc: Address;
 
   beforeAll(async () => {
     chain = await startTestChain({ DATA_DIR: dir.dir });
-    owner = (await generateKeyPairSigner()).address;
+    wallet = await generateKeyPairSigner();
+    owner = wallet.address;
+    await chain.chain.requestAirdrop(owner, 1_000_000_000n);
     await faucet(chain.chain, chain.signers, owner, USDC_MINT, 12_345_678n);
     usdc = await usdcAccountOf(owner);
   });
@@ -76,8 +79,9 @@ describe("base64+zstd account encoding", () => {
     ]);
     expect(unzstd(sliced.value).readBigUInt64LE(0)).toBe(12_345_678n);
 
+    const nobody = (await generateKeyPairSigner()).address;
     const many = await result<{ value: (EncodedAccount | null)[] }>("getMultipleAccounts", [
-      [USDC_MINT, usdc, owner],
+      [USDC_MINT, usdc, owner, nobody],
       { encoding: "base64+zstd" },
     ]);
     const mint = await result<{ value: EncodedAccount }>("getAccountInfo", [
@@ -86,8 +90,9 @@ describe("base64+zstd account encoding", () => {
     ]);
     expect(unzstd(many.value[0] as EncodedAccount)).toEqual(base64Of(mint.value));
     expect(unzstd(many.value[1] as EncodedAccount)).toEqual(bytes);
-    // The owner has no account of its own: null, as in every encoding.
-    expect(many.value[2]).toBeNull();
+    // A wallet holds no data: a frame of nothing. An address without an account: null, in every encoding.
+    expect(unzstd(many.value[2] as EncodedAccount)).toHaveLength(0);
+    expect(many.value[3]).toBeNull();
   });
 
   it("getProgramAccounts: each account compressed on its own", async () => {
@@ -105,6 +110,18 @@ describe("base64+zstd account encoding", () => {
     ]);
     expect(zipped.map((item) => item.pubkey)).toEqual([usdc]);
     expect(zipped.map((item) => unzstd(item.account))).toEqual(plain.map((item) => base64Of(item.account)));
+  });
+
+  it("simulateTransaction: the accounts asked for, as the transaction left them", async () => {
+    const recipient = (await generateKeyPairSigner()).address;
+    await faucet(chain.chain, chain.signers, recipient, USDC_MINT, 1n);
+    const wire = Buffer.from(await usdcTransfer(chain.chain, wallet, recipient, 345_678n)).toString("base64");
+    const simulated = await result<{ value: { err: unknown; accounts: EncodedAccount[] } }>(
+      "simulateTransaction",
+      [wire, { encoding: "base64", accounts: { addresses: [usdc], encoding: "base64+zstd" } }],
+    );
+    expect(simulated.value.err).toBeNull();
+    expect(unzstd(simulated.value.accounts[0] as EncodedAccount).readBigUInt64LE(64)).toBe(12_000_000n);
   });
 
   it("accountSubscribe and programSubscribe notify in base64+zstd", async () => {
