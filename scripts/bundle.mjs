@@ -25,6 +25,8 @@ const EXTERNAL = [
   "@fastify/swagger",
   "pg",
   "ioredis",
+  // Reads its .wasm file beside its own module.
+  "@bokuweb/zstd-wasm",
 ];
 
 const result = await build({

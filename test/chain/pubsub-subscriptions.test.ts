@@ -207,7 +207,6 @@ describe("PubSub logs, program, root and signature subscriptions", () => {
         ],
       ],
       ["programSubscribe", [TOKEN_PROGRAM, { filters: [{ memcmp: { offset: 0, bytes: "1".repeat(500) } }] }]],
-      ["programSubscribe", [TOKEN_PROGRAM, { encoding: "base64+zstd" }]],
       ["programSubscribe", ["not-an-address"]],
       ["rootSubscribe", [1]],
       ["signatureSubscribe", ["1".repeat(64), { enableReceivedNotification: "yes" }]],

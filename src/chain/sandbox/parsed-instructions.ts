@@ -1,37 +1,30 @@
 /**
  * Instructions in the `jsonParsed` encoding, as Agave's solana-transaction-status parses them: the
  * System program, SPL Token and Token-2022 (both answer as "spl-token", as Agave names them), the
- * Associated Token Account program and SPL Memo. Any other program, and any instruction these parsers
- * do not know (Token-2022 extensions, compute budget: Agave parses neither), answers partially
- * decoded: `{programId, accounts, data}` with base58 data.
+ * Associated Token Account program and SPL Memo; Token-2022's own instructions in
+ * parsed-token-extensions.ts. Any other program, and any instruction these parsers do not know,
+ * answers partially decoded: `{programId, accounts, data}` with base58 data.
  */
 import type { Address } from "@solana/kit";
-import { addressOf, encodeBase58 } from "../base58.js";
+import { encodeBase58 } from "../base58.js";
 import { ASSOCIATED_TOKEN_PROGRAM, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "../programs.js";
+import {
+  accountsOf,
+  DataReader,
+  type Info,
+  optionalKey,
+  type Parsed,
+  type ResolvedInstruction,
+  Unparsable,
+  withSigners,
+} from "./instruction-reader.js";
+import { parseTokenExtensionInstruction } from "./parsed-token-extensions.js";
 import { tokenAmount } from "./rpc-encoding.js";
 
 const MEMO_PROGRAMS = new Set<string>([
   "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
   "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
 ]);
-
-/** An instruction with its program and accounts resolved to addresses. */
-export interface ResolvedInstruction {
-  programId: Address;
-  accounts: Address[];
-  data: Uint8Array;
-  /** null for top-level instructions, as Agave answers them. */
-  stackHeight: number | null;
-}
-
-type Info = Record<string, unknown>;
-interface Parsed {
-  type: string;
-  info: Info;
-}
-
-// Thrown when data or accounts do not fit the instruction: the caller falls back to partial decoding.
-class Unparsable extends Error {}
 
 /** One instruction in Agave's `UiInstruction` shape for `jsonParsed`. */
 export function parseInstruction(instruction: ResolvedInstruction) {
@@ -61,50 +54,6 @@ function parseKnown(instruction: ResolvedInstruction): { program: string; parsed
   }
   if (MEMO_PROGRAMS.has(programId)) return { program: "spl-memo", parsed: parseMemo(instruction.data) };
   return null;
-}
-
-/** Bounded little-endian reads over instruction data; any read past the end is Unparsable. */
-class DataReader {
-  private readonly view: DataView;
-
-  constructor(private readonly data: Uint8Array) {
-    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  }
-
-  private need(offset: number, size: number): void {
-    if (offset + size > this.data.length) throw new Unparsable();
-  }
-
-  u8(offset: number): number {
-    this.need(offset, 1);
-    return this.view.getUint8(offset);
-  }
-
-  u32(offset: number): number {
-    this.need(offset, 4);
-    return this.view.getUint32(offset, true);
-  }
-
-  u64(offset: number): bigint {
-    this.need(offset, 8);
-    return this.view.getBigUint64(offset, true);
-  }
-
-  key(offset: number): Address {
-    this.need(offset, 32);
-    return addressOf(this.data.subarray(offset, offset + 32));
-  }
-
-  bytes(offset: number, length: number): Uint8Array {
-    this.need(offset, length);
-    return this.data.subarray(offset, offset + length);
-  }
-}
-
-// The accounts of an instruction, at least `count` of them (Agave's check_num_accounts).
-function accountsOf(instruction: ResolvedInstruction, count: number): Address[] {
-  if (instruction.accounts.length < count) throw new Unparsable();
-  return instruction.accounts;
 }
 
 // ---- System program (solana-transaction-status parse_system.rs) ----
@@ -193,27 +142,8 @@ const AUTHORITY_TYPES = [
   "pause",
 ];
 
-/**
- * The authority at `index`: alone it is `single`; followed by more accounts it is a multisig,
- * named `multisig`, and the rest are its `signers` (Agave's parse_signers).
- */
-function withSigners(info: Info, accounts: Address[], index: number, single: string, multisig: string): Info {
-  if (accounts.length > index + 1) {
-    info[multisig] = accounts[index];
-    info.signers = accounts.slice(index + 1);
-  } else {
-    info[single] = accounts[index];
-  }
-  return info;
-}
-
 function checkedAmount(data: DataReader) {
   return tokenAmount(data.u64(1), data.u8(9));
-}
-
-// An optional key as the token program encodes it in instruction data: a u8 tag, then the key.
-function optionalKey(data: DataReader, offset: number): Address | null {
-  return data.u8(offset) === 1 ? data.key(offset + 1) : null;
 }
 
 function parseToken(instruction: ResolvedInstruction): Parsed {
@@ -323,16 +253,12 @@ function parseToken(instruction: ResolvedInstruction): Parsed {
       const [account, mint] = a(2);
       return { type: "initializeAccount3", info: { account, mint, owner: data.key(1) } };
     }
-    case 21:
-      // Extension types after the tag are Token-2022's to name; only the plain request is parsed.
-      if (instruction.data.length !== 1) throw new Unparsable();
-      return { type: "getAccountDataSize", info: { mint: a(1)[0], extensionTypes: [] } };
     case 22:
       return { type: "initializeImmutableOwner", info: { account: a(1)[0] } };
     case 23:
       return { type: "amountToUiAmount", info: { mint: a(1)[0], amount: data.u64(1).toString() } };
     default:
-      throw new Unparsable();
+      return parseTokenExtensionInstruction(instruction);
   }
 }
 

@@ -86,10 +86,6 @@ export function programParamsOf(params: unknown[]): ProgramSubscriptionParams {
   const config = configOf(params[1]);
   const encoding = config.encoding ?? "base64";
   if (!isAccountEncoding(encoding)) throw invalid("unknown encoding");
-  // Refused now rather than ending the subscription at its first notification.
-  if (encoding === "base64+zstd") {
-    throw ChainError.invalidParams("base64+zstd encoding is not supported by this node; use base64");
-  }
   return { program, encoding, filters: filtersOf(config.filters), slice: sliceOf(config.dataSlice) };
 }
 

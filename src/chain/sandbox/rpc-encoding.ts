@@ -1,6 +1,6 @@
 /**
- * Account encodings of the Solana JSON-RPC: `base64`, `base58` and `jsonParsed`, with SPL Token and
- * Token-2022 mints and token accounts parsed the way a real node parses them.
+ * Account encodings of the Solana JSON-RPC: `base64`, `base58`, `base64+zstd` and `jsonParsed`, with
+ * SPL Token and Token-2022 mints and token accounts parsed the way a real node parses them.
  */
 import type { Address, Blockhash, Signature } from "@solana/kit";
 import { Base58Error, decodeAddressBytes, decodeSignatureBytes, encodeBase58 } from "../base58.js";
@@ -9,6 +9,8 @@ import { ChainError } from "../errors.js";
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM } from "../programs.js";
 import { decodeMint, decodeTokenAccount, tokenAccountKind } from "../token-layout.js";
 import { uiAmountString } from "../ui-amount.js";
+import { parseTokenExtensions } from "./token-extensions.js";
+import { zstdCompress } from "./zstd.js";
 
 export type AccountEncoding = "base64" | "base58" | "jsonParsed" | "base64+zstd";
 
@@ -92,7 +94,7 @@ export function encodeAccount(
     return { ...base, data: [encodeBase58(data), "base58"] };
   }
   if (encoding === "base64+zstd") {
-    throw ChainError.invalidParams("base64+zstd encoding is not supported by this node; use base64");
+    return { ...base, data: [Buffer.from(zstdCompress(data)).toString("base64"), "base64+zstd"] };
   }
   return { ...base, data: [Buffer.from(data).toString("base64"), "base64"] };
 }
@@ -141,47 +143,10 @@ function parseTokenData(address: Address, account: AccountInfo, decimalsOf: Deci
   return { program, parsed: { type: "account", info: { ...info, ...extensionsOf(account) } }, space };
 }
 
-// Token-2022 extensions follow the base layout (padded to 165 bytes) and its one-byte type tag.
-const EXTENSIONS_OFFSET = 166;
-// Extensions parsed here, by Token-2022's ExtensionType number: those with little or no state.
-const EXTENSION_PARSERS: Record<number, [string, ((value: Uint8Array) => Record<string, unknown>) | null]> = {
-  3: ["mintCloseAuthority", (v) => ({ closeAuthority: optionalPubkey(v, 0) })],
-  7: ["immutableOwner", null],
-  8: ["memoTransfer", (v) => ({ requireIncomingTransferMemos: v[0] === 1 })],
-  9: ["nonTransferable", null],
-  12: ["permanentDelegate", (v) => ({ delegate: optionalPubkey(v, 0) })],
-  13: ["nonTransferableAccount", null],
-  15: ["transferHookAccount", (v) => ({ transferring: v[0] === 1 })],
-  18: [
-    "metadataPointer",
-    (v) => ({ authority: optionalPubkey(v, 0), metadataAddress: optionalPubkey(v, 32) }),
-  ],
-};
-
-// An OptionalNonZeroPubkey: 32 zero bytes mean none.
-function optionalPubkey(value: Uint8Array, offset: number): string | null {
-  const key = value.subarray(offset, offset + 32);
-  return key.length === 32 && key.some((byte) => byte !== 0) ? encodeBase58(key) : null;
-}
-
-/**
- * A Token-2022 account's extensions as Agave lists them (`{extension, state}`); those not parsed
- * here answer as Agave's `unparseableExtension`. Nothing for SPL Token or an account without any.
- */
+/** A Token-2022 account's extensions (token-extensions.ts); nothing for SPL Token or an account without any. */
 function extensionsOf(account: AccountInfo): { extensions?: unknown[] } {
-  const data = account.data;
-  if (account.owner !== TOKEN_2022_PROGRAM || data.length <= EXTENSIONS_OFFSET) return {};
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const extensions: unknown[] = [];
-  for (let offset = EXTENSIONS_OFFSET; offset + 4 <= data.length; ) {
-    const type = view.getUint16(offset, true);
-    const length = view.getUint16(offset + 2, true);
-    if (type === 0 || offset + 4 + length > data.length) break;
-    const value = data.subarray(offset + 4, offset + 4 + length);
-    const [name, parse] = EXTENSION_PARSERS[type] ?? ["unparseableExtension", null];
-    extensions.push(parse ? { extension: name, state: parse(value) } : { extension: name });
-    offset += 4 + length;
-  }
+  if (account.owner !== TOKEN_2022_PROGRAM) return {};
+  const extensions = parseTokenExtensions(account.data);
   return extensions.length > 0 ? { extensions } : {};
 }
 
