@@ -7,7 +7,7 @@ import { z } from "zod";
 import { rfc3339Seconds } from "../upstream/relay.js";
 import { kalshiLiveData, kalshiMilestone } from "./live-data.js";
 import { ExchangeRequestError } from "./market-data.js";
-import { type Milestone, MilestoneBook } from "./milestones.js";
+import type { Milestone } from "./milestones.js";
 import { integer, offsetOf, page, parse, type SimulatorContext } from "./routes.js";
 
 /** Kalshi's bound on the ids of one batch. */
@@ -48,9 +48,7 @@ const same = (a: string | null, b: string) => a !== null && a.toLowerCase() === 
 
 /** Registers the milestone and live-data routes on `app` (mounted under the base path). */
 export function registerLiveDataRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
-  let built: MilestoneBook | undefined;
-  // Made on first use, as the exchange it reads is.
-  const book = () => (built ??= new MilestoneBook(ctx.exchange));
+  const book = () => ctx.milestones;
   const milestoneOf = (id: string): Milestone => {
     const milestone = book().get(id);
     if (!milestone) throw new ExchangeRequestError(404, "not_found", `milestone ${id} not found`);
