@@ -54,8 +54,8 @@ export function registerHistoricalRoutes(
   }));
 
   app.get<{ Params: { ticker: string } }>("/historical/markets/:ticker/candlesticks", async (request) => {
-    const market = historicalMarketOf(request.params.ticker);
     const q = parse(CandleQuery, request.query);
+    const market = historicalMarketOf(request.params.ticker);
     return {
       ticker: market.record.ticker,
       candlesticks: candlesticks(market, q.start_ts, q.end_ts, q.period_interval, ctx.now()).map(

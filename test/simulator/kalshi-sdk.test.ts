@@ -245,3 +245,61 @@ describe("MilestoneApi and LiveDataApi", () => {
     expect((await api.getLiveDatas([first.id])).data.live_datas).toHaveLength(1);
   });
 });
+
+describe("bounds", () => {
+  const refusal = async (path: string) => {
+    const response = await fetch(`${simulator.url}${path}`);
+    return {
+      status: response.status,
+      body: (await response.json()) as { error: { code: string; message: string } },
+    };
+  };
+
+  it.each([
+    [
+      "101 order books",
+      `/markets/orderbooks?${Array.from({ length: 101 }, (_, i) => `tickers=T${i}`).join("&")}`,
+    ],
+    ["a ticker of 129 characters", `/markets/orderbooks?tickers=${"T".repeat(129)}`],
+    [
+      "101 markets' candles",
+      `/markets/candlesticks?market_tickers=${Array.from({ length: 101 }, (_, i) => `T${i}`).join(",")}&start_ts=0&end_ts=60&period_interval=1`,
+    ],
+    ["a page of no structured targets", "/structured_targets?page_size=0"],
+    ["a cursor the exchange never issued", "/historical/markets?cursor=abc"],
+    ["a negative time", "/historical/trades?min_ts=-1"],
+    [
+      "a period Kalshi does not offer",
+      "/historical/markets/X/candlesticks?start_ts=0&end_ts=60&period_interval=5",
+    ],
+    ["an unknown collection status", "/multivariate_event_collections?status=maybe"],
+  ])("refuses %s with Kalshi's 400 body", async (_what, path) => {
+    const { status, body } = await refusal(path);
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("bad_request");
+  });
+
+  it("refuses a batch of candles over 10,000 as a whole, each market's range being allowed", async () => {
+    const tickers = live.markets
+      .slice(0, 3)
+      .map((m) => m.ticker)
+      .join(",");
+    const { status, body } = await refusal(
+      `/markets/candlesticks?market_tickers=${tickers}&start_ts=${NOW - 4_000 * 60}&end_ts=${NOW}&period_interval=1`,
+    );
+    expect(status).toBe(400);
+    expect(body.error.message).toMatch(/at most 10000/);
+  });
+
+  it("answers an unknown event's metadata and collection with Kalshi's 404 body", async () => {
+    for (const path of [
+      "/events/NOPE/metadata",
+      "/multivariate_event_collections/NOPE",
+      "/structured_targets/NOPE",
+    ]) {
+      const { status, body } = await refusal(path);
+      expect(status).toBe(404);
+      expect(body.error.code).toBe("not_found");
+    }
+  });
+});
