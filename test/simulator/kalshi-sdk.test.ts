@@ -243,6 +243,11 @@ describe("MilestoneApi and LiveDataApi", () => {
     expect((await api.getLiveDataByMilestone(first.id)).data.live_data.milestone_id).toBe(first.id);
     expect((await api.getLiveData(first.type, first.id)).data.live_data.milestone_id).toBe(first.id);
     expect((await api.getLiveDatas([first.id])).data.live_datas).toHaveLength(1);
+    const [winner] = first.primary_event_tickers;
+    const byEvent = (await api.getEventLiveData(winner!)).data.live_data;
+    const byId = (await api.getLiveDataByMilestone(first.id)).data.live_data;
+    expect(byEvent).toMatchObject({ type: first.type, details: byId.details });
+    expect(byEvent.is_historical).toBe(seconds(first.end_date!) <= NOW);
   });
 });
 
