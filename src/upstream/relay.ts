@@ -111,6 +111,9 @@ export interface TradesQuery {
 
 /** The relayed operations, independent of HTTP routing. */
 export class MarketRelay {
+  /** The cutoffs last read from the upstream (undefined before the first reading). */
+  private lastCutoffs: Cutoffs | null | undefined;
+
   constructor(
     private readonly upstream: Upstream,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
@@ -237,9 +240,17 @@ export class MarketRelay {
     return tickers;
   }
 
-  /** The upstream's cutoffs (kept a minute), or null when it has no historical tier. */
-  private cutoffs(): Promise<Cutoffs | null> {
-    return readCutoffs(this.upstream);
+  /**
+   * The upstream's cutoffs (kept a minute), or null when it has no historical tier. While the upstream
+   * fails to say, the last cutoffs it did say stand in: they only move forward, and slowly.
+   */
+  private async cutoffs(): Promise<Cutoffs | null> {
+    try {
+      this.lastCutoffs = await readCutoffs(this.upstream);
+    } catch (error) {
+      if (this.lastCutoffs === undefined) throw error;
+    }
+    return this.lastCutoffs;
   }
 
   /**

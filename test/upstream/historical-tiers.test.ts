@@ -167,3 +167,17 @@ describe("trades across the cutoff", () => {
     expect(JSON.stringify(stats)).not.toContain("historical/trades");
   });
 });
+
+describe("the cutoff unreadable", () => {
+  it("fails the call rather than answer the live tier alone, and reads it again on the next", async () => {
+    const client = new UpstreamClient({ baseUrl: tiered.url, timeoutMs: 30_000 });
+    clients.push(client);
+    const fresh = new MarketRelay(client, () => NOW);
+    const ticker = settledLongAgo?.markets[0]?.ticker as string;
+    tiered.faults.set({ kind: "status", status: 500, match: "historical/cutoff", times: 1 });
+    await expect(fresh.trades({ ticker, limit: 5 })).rejects.toMatchObject({ kind: "unavailable" });
+    const page = JSON.parse((await fresh.trades({ ticker, limit: 5 })).toString());
+    expect(page.trades).toHaveLength(5);
+    expect(page.trades.every((t: Json) => t.createdTime < CUTOFF)).toBe(true);
+  });
+});
