@@ -29,6 +29,15 @@ export const ConfigSchema = z.object({
   REDIS_URL: optionalUrl(["redis", "rediss"]),
   UPSTREAM_URL: optionalUrl(["http", "https"]),
   SIMULATOR_PORT: port.default(8090),
+  /**
+   * Days the simulator's live endpoints reach back (fractions allowed, down to a minute): markets settled
+   * and trades made before then are served only under `/historical`, as Kalshi keeps about three months.
+   */
+  SIMULATOR_LIVE_DAYS: z.coerce
+    .number()
+    .min(1 / 1440)
+    .max(36_500)
+    .default(90),
   /** The whole time a relayed upstream call may take, sending to last byte. */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /** Kalshi API key id; with UPSTREAM_PRIVATE_KEY_FILE, upstream requests are signed. */

@@ -23,6 +23,7 @@ type UpstreamSettings = Pick<
   | "HOST"
   | "UPSTREAM_URL"
   | "SIMULATOR_PORT"
+  | "SIMULATOR_LIVE_DAYS"
   | "UPSTREAM_TIMEOUT_MS"
   | "UPSTREAM_KEY_ID"
   | "UPSTREAM_PRIVATE_KEY_FILE"
@@ -52,7 +53,12 @@ export async function connectUpstream(
   if (!url) {
     // Loaded only when used: a deployment with a real upstream never needs the simulator's code.
     const { startSimulator } = await import("../simulator/index.js");
-    simulator = await startSimulator({ catalogue: demo, host: config.HOST, port: config.SIMULATOR_PORT });
+    simulator = await startSimulator({
+      catalogue: demo,
+      host: config.HOST,
+      port: config.SIMULATOR_PORT,
+      historyWindowSeconds: Math.round(config.SIMULATOR_LIVE_DAYS * 86_400),
+    });
     url = simulator.url;
   }
   const client = new UpstreamClient({

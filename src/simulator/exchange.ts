@@ -20,6 +20,8 @@ export interface Lifecycle {
   result: MarketResult;
   /** Basis points paid to YES when a scalar market settles with result "". */
   scalarOutcomePct: number | null;
+  /** When it was determined (Unix seconds), or null while it is not: what the historical cutoff reads. */
+  settledTs: number | null;
 }
 
 export interface SimulatedMarket {
@@ -47,6 +49,9 @@ const NEXT_STATUSES: Readonly<Record<MarketStatus, readonly MarketStatus[]>> = {
 
 export class LifecycleError extends Error {}
 
+/** The statuses of a settled market. */
+export const SETTLED_STATUSES: ReadonlySet<MarketStatus> = new Set(["determined", "finalized"]);
+
 /** The exchange's catalogue, indexed by ticker, with the current lifecycle of every market. */
 export class SimulatedExchange {
   readonly series: Series[];
@@ -71,6 +76,8 @@ export class SimulatedExchange {
           status: market.status,
           result: market.result,
           scalarOutcomePct: market.scalarOutcomePct,
+          // The catalogue says only that a market was settled: at its expiration, as Kalshi settles.
+          settledTs: SETTLED_STATUSES.has(market.status) ? market.expirationTime : null,
         },
       }));
       return { record, markets, strikes: eventStrikes(record.markets) };
@@ -82,11 +89,12 @@ export class SimulatedExchange {
 
   /**
    * Moves a market along its lifecycle. Determining it needs a result: "yes"/"no", or "" with a scalar
-   * payout. Throws LifecycleError for a move the lifecycle does not allow.
+   * payout. Throws LifecycleError for a move the lifecycle does not allow. `now` is when it happens.
    */
   changeLifecycle(
     ticker: string,
     change: { status: MarketStatus; result?: MarketResult; scalarOutcomePct?: number | null },
+    now: number,
   ): SimulatedMarket {
     const market = this.marketsByTicker.get(ticker);
     if (!market) throw new LifecycleError(`no market ${ticker}`);
@@ -105,6 +113,7 @@ export class SimulatedExchange {
       market.lifecycle.result = result;
       market.lifecycle.scalarOutcomePct = result === "" ? scalar : null;
     }
+    if (settles && market.lifecycle.settledTs === null) market.lifecycle.settledTs = now;
     market.lifecycle.status = change.status;
     return market;
   }

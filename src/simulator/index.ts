@@ -6,15 +6,21 @@
 import Fastify from "fastify";
 import type { CatalogueFile } from "../contract/markets.js";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
+import { registerComboRoutes } from "./combo-routes.js";
 import { SimulatedExchange } from "./exchange.js";
+import { registerExchangeInfoRoutes } from "./exchange-routes.js";
 import { FaultControls } from "./faults.js";
+import { registerHistoricalRoutes } from "./historical-routes.js";
+import { HistoryWindow } from "./history.js";
 import { registerLiveDataRoutes } from "./live-data-routes.js";
 import { ExchangeRequestError } from "./market-data.js";
+import { MilestoneBook } from "./milestones.js";
 import {
   registerControlRoutes,
   registerExchangeRoutes,
   type SimulatorContext,
   sendExchangeError,
+  TapePositions,
 } from "./routes.js";
 
 /** Where Kalshi serves trade-api v2, so the simulator's URL can stand in for Kalshi's unchanged. */
@@ -32,6 +38,8 @@ export interface SimulatorOptions {
   now?: () => number;
   /** The moment the catalogue's quotes describe (default: read from the catalogue). */
   moment?: number;
+  /** How far back the live endpoints reach, in seconds (default: 90 days, as Kalshi's); older is `/historical`. */
+  historyWindowSeconds?: number;
 }
 
 export interface RunningSimulator {
@@ -48,6 +56,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   // `oddsgate serve` starts the simulator before the venue is ready; building its exchange (the demo
   // catalogue generated and indexed, ~0.2 s) waits for the first request, after the venue is ready.
   let exchange: SimulatedExchange | undefined;
+  let milestones: MilestoneBook | undefined;
   const { catalogue, moment } = options;
   const faults = new FaultControls();
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -56,8 +65,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       exchange ??= new SimulatedExchange(typeof catalogue === "function" ? catalogue() : catalogue, moment);
       return exchange;
     },
+    get milestones() {
+      milestones ??= new MilestoneBook(this.exchange);
+      return milestones;
+    },
     faults,
     now,
+    history: new HistoryWindow(options.historyWindowSeconds),
   };
   // Hung and reset connections must not hold up close().
   const app = Fastify({ logger: false, forceCloseConnections: true, ...fastifyListenerOptions(HTTP_LIMITS) });
@@ -100,7 +114,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
   await app.register(
     async (exchangeApi) => {
-      registerExchangeRoutes(exchangeApi, ctx);
+      // One tape, so a trade id from either tier continues a listing in the other.
+      const tape = new TapePositions();
+      registerExchangeRoutes(exchangeApi, ctx, tape);
+      registerHistoricalRoutes(exchangeApi, ctx, tape);
+      registerExchangeInfoRoutes(exchangeApi, ctx);
+      registerComboRoutes(exchangeApi, ctx);
       registerLiveDataRoutes(exchangeApi, ctx);
     },
     { prefix: BASE_PATH },

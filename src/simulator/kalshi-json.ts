@@ -8,7 +8,8 @@ import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import type { Strike } from "./forecast.js";
 
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
+/** Unix seconds as Kalshi's RFC 3339 timestamps (whole seconds, Z). */
+export const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 /** Basis points as Kalshi's dollar string ("0.4200"). */
 export const dollars = (basisPoints: number) => (basisPoints / ONE_DOLLAR).toFixed(4);
 /** Whole contracts as a fixed-point count ("125.00"). */
@@ -128,6 +129,38 @@ export function kalshiEvent(
     open_interest_fp: record.openInterestFp,
     liquidity: record.liquidity,
     ...(markets ? { markets } : {}),
+  };
+}
+
+/** Colours a market is drawn in, as Kalshi's apps tell an event's outcomes apart: by position. */
+const MARKET_COLORS = [
+  "#1E88E5",
+  "#D81B60",
+  "#43A047",
+  "#FB8C00",
+  "#8E24AA",
+  "#00ACC1",
+  "#6D4C41",
+  "#546E7A",
+];
+
+/** GetEventMetadata's answer: the event's image, its markets' images and colours, its settlement sources. */
+export function kalshiEventMetadata(
+  event: SimulatedEvent,
+  series: Series | undefined,
+): Record<string, unknown> {
+  const { record } = event;
+  const image = record.imageUrl ?? "";
+  return {
+    image_url: image,
+    market_details: event.markets.map((market, i) => ({
+      market_ticker: market.record.ticker,
+      image_url: image,
+      color_code: MARKET_COLORS[i % MARKET_COLORS.length],
+    })),
+    settlement_sources: record.settlementSources ?? series?.settlementSources ?? [],
+    competition: record.competition,
+    competition_scope: record.competitionScope,
   };
 }
 

@@ -1,13 +1,14 @@
 /**
  * Kalshi trade-api v2's milestone and live-data routes over the simulator's catalogue: GetMilestones
- * (with its filters), GetMilestone, GetLiveData (with and without the type) and GetLiveDatas (the batch).
+ * (with its filters), GetMilestone, GetLiveData (with and without the type), GetLiveDatas (the batch)
+ * and GetEventLiveData.
  */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { rfc3339Seconds } from "../upstream/relay.js";
 import { kalshiLiveData, kalshiMilestone } from "./live-data.js";
 import { ExchangeRequestError } from "./market-data.js";
-import { type Milestone, MilestoneBook } from "./milestones.js";
+import type { Milestone } from "./milestones.js";
 import { integer, offsetOf, page, parse, type SimulatorContext } from "./routes.js";
 
 /** Kalshi's bound on the ids of one batch. */
@@ -43,14 +44,13 @@ const BatchQuery = z.object({
   include_player_stats: z.enum(["true", "false"]).optional(),
 });
 const LiveDataQuery = z.object({ include_player_stats: z.enum(["true", "false"]).optional() });
+const EventLiveDataQuery = z.object({ range: text.optional() });
 
 const same = (a: string | null, b: string) => a !== null && a.toLowerCase() === b.toLowerCase();
 
 /** Registers the milestone and live-data routes on `app` (mounted under the base path). */
 export function registerLiveDataRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
-  let built: MilestoneBook | undefined;
-  // Made on first use, as the exchange it reads is.
-  const book = () => (built ??= new MilestoneBook(ctx.exchange));
+  const book = () => ctx.milestones;
   const milestoneOf = (id: string): Milestone => {
     const milestone = book().get(id);
     if (!milestone) throw new ExchangeRequestError(404, "not_found", `milestone ${id} not found`);
@@ -91,6 +91,19 @@ export function registerLiveDataRoutes(app: FastifyInstance, ctx: SimulatorConte
   app.get<{ Params: { id: string } }>("/live_data/milestone/:id", async (request) => {
     parse(LiveDataQuery, request.query);
     return { live_data: kalshiLiveData(milestoneOf(request.params.id), ctx.now()) };
+  });
+
+  app.get<{ Params: { ticker: string } }>("/live_data/events/:ticker", async (request) => {
+    parse(EventLiveDataQuery, request.query);
+    const { ticker } = request.params;
+    // The event's own milestone (it is primary there) before one it is merely related to.
+    const milestone =
+      book().all.find((m) => m.primary.includes(ticker)) ??
+      book().all.find((m) => m.related.includes(ticker));
+    if (!milestone) throw new ExchangeRequestError(404, "not_found", `event ${ticker} has no live data`);
+    const now = ctx.now();
+    const { type, details } = kalshiLiveData(milestone, now);
+    return { live_data: { type, details, is_historical: now >= milestone.end } };
   });
 
   app.get<{ Params: { type: string; id: string } }>("/live_data/:type/milestone/:id", async (request) => {

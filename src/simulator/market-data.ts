@@ -217,3 +217,24 @@ export function forecastHistory(
   });
   return { forecast_history: history };
 }
+
+/**
+ * A candle as GetMarketCandlesticksHistorical sends it: dollar strings in place of cents and their
+ * `_dollars` twins, fixed-point counts in place of integers.
+ */
+export function historicalCandle(candle: Record<string, unknown>): Record<string, unknown> {
+  const dollarsOnly = (distribution: unknown) =>
+    Object.fromEntries(
+      Object.entries(distribution as Record<string, unknown>)
+        .filter(([name]) => name.endsWith("_dollars"))
+        .map(([name, value]) => [name.slice(0, -"_dollars".length), value]),
+    );
+  return {
+    end_period_ts: candle.end_period_ts,
+    yes_bid: dollarsOnly(candle.yes_bid),
+    yes_ask: dollarsOnly(candle.yes_ask),
+    price: dollarsOnly(candle.price),
+    volume: candle.volume_fp,
+    open_interest: candle.open_interest_fp,
+  };
+}

@@ -8,8 +8,17 @@ import { z } from "zod";
 import { MARKET_STATUSES, MarketResult, type MarketStatus } from "../contract/markets.js";
 import { LifecycleError, type SimulatedExchange, type SimulatedMarket } from "./exchange.js";
 import { type FaultControls, FaultRule } from "./faults.js";
-import { kalshiEvent, kalshiMarket, kalshiSeries } from "./kalshi-json.js";
+import type { HistoryWindow } from "./history.js";
+import {
+  contracts,
+  dollars,
+  kalshiEvent,
+  kalshiEventMetadata,
+  kalshiMarket,
+  kalshiSeries,
+} from "./kalshi-json.js";
 import { candlesticks, ExchangeRequestError, forecastHistory, listTrades } from "./market-data.js";
+import type { MilestoneBook } from "./milestones.js";
 
 export interface SimulatorContext {
   /** Built on first use: reading it may take a moment the first time. */
@@ -17,6 +26,10 @@ export interface SimulatorContext {
   faults: FaultControls;
   /** The exchange's clock, Unix seconds. */
   now: () => number;
+  /** Where the live tier ends and `/historical` begins. */
+  history: HistoryWindow;
+  /** The catalogue's milestones (games, readings), built on first use as the exchange is. */
+  readonly milestones: MilestoneBook;
 }
 
 /** Kalshi's coarse event states, as its `status` filter names them. */
@@ -33,7 +46,7 @@ const EVENT_STATES: Record<MarketStatus, string> = {
 const marketStates = (status: MarketStatus): string[] =>
   status === "inactive" ? [status, EVENT_STATES[status], "paused"] : [status, EVENT_STATES[status]];
 
-const notFound = (what: string) => new ExchangeRequestError(404, "not_found", `${what} not found`);
+export const notFound = (what: string) => new ExchangeRequestError(404, "not_found", `${what} not found`);
 
 /** A whole-number query value within bounds. */
 export const integer = (name: string, min: number, max: number) =>
@@ -42,14 +55,31 @@ export const integer = (name: string, min: number, max: number) =>
     .regex(/^\d+$/, `${name} must be a whole number`)
     .transform(Number)
     .refine((n) => n >= min && n <= max, `${name} must be from ${min} to ${max}`);
-const oneOf = (name: string, allowed: readonly number[]) =>
+export const oneOf = (name: string, allowed: readonly number[]) =>
   z
     .string()
     .transform(Number)
     .refine((n) => allowed.includes(n), `${name} must be one of ${allowed.join(", ")}`);
-const list = z.string().transform((v) => v.split(",").filter(Boolean));
-const flag = z.enum(["true", "false"]).transform((v) => v === "true");
-const seconds = (name: string) => integer(name, 0, 99_999_999_999);
+export const list = z.string().transform((v) => v.split(",").filter(Boolean));
+/** A comma list of at most `max` tickers. */
+export const tickerList = (name: string, max: number) =>
+  z
+    .string()
+    .max(max * (MAX_TICKER + 1))
+    .transform((v) => v.split(",").filter(Boolean))
+    .pipe(z.array(z.string().max(MAX_TICKER)).max(max, `${name}: at most ${max} tickers`));
+/** A list sent as repeated keys (how Kalshi's clients send arrays) or comma separated, at most `max` long. */
+export const repeated = <T extends z.ZodType<unknown, string>>(name: string, item: T, max: number) =>
+  z
+    .union([z.string(), z.array(z.string()).max(max)])
+    .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((entry) => entry.split(",")).filter(Boolean))
+    .pipe(z.array(item).min(1, `${name} must name at least one`).max(max, `${name}: at most ${max}`));
+/** Kalshi's opaque cursors, bounded. */
+export const cursorParam = z.string().max(128).optional();
+export const flag = z.enum(["true", "false"]).transform((v) => v === "true");
+export const seconds = (name: string) => integer(name, 0, 99_999_999_999);
+/** The longest ticker a query or path names: Kalshi's are far shorter. */
+export const MAX_TICKER = 128;
 
 const EventsQuery = z.object({
   limit: integer("limit", 1, 200).default(200),
@@ -58,28 +88,43 @@ const EventsQuery = z.object({
   status: list.optional(),
   series_ticker: z.string().optional(),
 });
-const MarketsQuery = z.object({
+/** The filters GetMarkets and GetHistoricalMarkets share. */
+export const MarketListQuery = z.object({
   limit: integer("limit", 1, 1000).default(100),
-  cursor: z.string().optional(),
-  event_ticker: z.string().optional(),
-  series_ticker: z.string().optional(),
+  cursor: cursorParam,
+  event_ticker: z.string().max(MAX_TICKER).optional(),
+  series_ticker: z.string().max(MAX_TICKER).optional(),
+  tickers: tickerList("tickers", 1000).optional(),
+  mve_filter: z.enum(["only", "exclude"]).optional(),
+});
+const MarketsQuery = MarketListQuery.extend({
   status: list.optional(),
-  tickers: list.optional(),
   min_close_ts: seconds("min_close_ts").optional(),
   max_close_ts: seconds("max_close_ts").optional(),
 });
-const TradesQuery = z.object({
-  ticker: z.string().optional(),
+export const TradesQuery = z.object({
+  ticker: z.string().max(MAX_TICKER).optional(),
   limit: integer("limit", 1, 1000).default(100),
   cursor: z.string().max(128).optional(),
   min_ts: seconds("min_ts").optional(),
   max_ts: seconds("max_ts").optional(),
+  is_block_trade: flag.optional(),
 });
 const OrderbookQuery = z.object({ depth: integer("depth", 0, 100).default(0) });
-const CandleQuery = z.object({
+export const CandleQuery = z.object({
   start_ts: seconds("start_ts"),
   end_ts: seconds("end_ts"),
   period_interval: oneOf("period_interval", [1, 60, 1440]),
+  include_latest_before_start: flag.default(false),
+});
+/** Kalshi's bounds on one batch: tickers, and candles across them. */
+const MAX_BATCH_TICKERS = 100;
+const MAX_BATCH_CANDLES = 10_000;
+const BatchCandleQuery = CandleQuery.extend({
+  market_tickers: tickerList("market_tickers", MAX_BATCH_TICKERS),
+});
+const BatchOrderbookQuery = z.object({
+  tickers: repeated("tickers", z.string().max(MAX_TICKER), MAX_BATCH_TICKERS),
 });
 const ForecastQuery = z.object({
   // Kalshi's clients send one key per percentile; a comma list is read too.
@@ -134,7 +179,7 @@ const CURSOR_SEARCH_MINUTES = 7 * 24 * 60;
  * Ids say nothing of their time, so served trades are remembered; an id not on record (served before a
  * restart, say) is looked for in its market's recent tape when the listing names one market.
  */
-class TapePositions {
+export class TapePositions {
   private readonly times = new Map<string, number>();
 
   remember(tradeId: string, time: number): void {
@@ -165,8 +210,8 @@ class TapePositions {
   }
 }
 
-/** Registers Kalshi's market-data routes on `app` (mounted under the base path). */
-export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorContext): void {
+/** Reading the exchange for a route: JSON of its records, and lookups that 404 as Kalshi does. */
+export function lookups(ctx: SimulatorContext) {
   // Read per request, not kept: the exchange is built on the first request (see startSimulator).
   const categoryOf = (seriesTicker: string) =>
     ctx.exchange.seriesByTicker.get(seriesTicker)?.category ?? null;
@@ -174,22 +219,112 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
     const strikes = ctx.exchange.eventsByTicker.get(market.record.eventTicker)?.strikes;
     return kalshiMarket(market, now, strikes?.byTicker.get(market.record.ticker));
   };
-  const marketsJson = (markets: readonly SimulatedMarket[]) => {
-    const now = ctx.now();
-    return markets.map((market) => marketJson(market, now));
-  };
-  const marketOf = (ticker: string) => {
+  /** A market of either tier. */
+  const anyMarketOf = (ticker: string) => {
     const market = ctx.exchange.marketsByTicker.get(ticker);
     if (!market) throw notFound(`market ${ticker}`);
     return market;
   };
-  const eventOf = (ticker: string, seriesTicker?: string) => {
-    const event = ctx.exchange.eventsByTicker.get(ticker);
-    if (!event || (seriesTicker !== undefined && event.record.seriesTicker !== seriesTicker)) {
-      throw notFound(seriesTicker ? `event ${ticker} of series ${seriesTicker}` : `event ${ticker}`);
-    }
-    return event;
+  return {
+    categoryOf,
+    marketJson,
+    marketsJson: (markets: readonly SimulatedMarket[]) => {
+      const now = ctx.now();
+      return markets.map((market) => marketJson(market, now));
+    },
+    anyMarketOf,
+    /** A market of the live tier: one settled before the cutoff is not found there, as on Kalshi. */
+    liveMarketOf: (ticker: string) => {
+      const market = anyMarketOf(ticker);
+      if (ctx.history.isHistorical(market, ctx.now())) throw notFound(`market ${ticker}`);
+      return market;
+    },
+    /** A market of the historical tier. */
+    historicalMarketOf: (ticker: string) => {
+      const market = anyMarketOf(ticker);
+      if (!ctx.history.isHistorical(market, ctx.now())) throw notFound(`historical market ${ticker}`);
+      return market;
+    },
+    eventOf: (ticker: string, seriesTicker?: string) => {
+      const event = ctx.exchange.eventsByTicker.get(ticker);
+      if (!event || (seriesTicker !== undefined && event.record.seriesTicker !== seriesTicker)) {
+        throw notFound(seriesTicker ? `event ${ticker} of series ${seriesTicker}` : `event ${ticker}`);
+      }
+      return event;
+    },
   };
+}
+
+/** Filters of Kalshi's market listings, shared by the live and historical tiers. */
+export function marketFilter(
+  ctx: SimulatorContext,
+  q: {
+    tickers?: string[] | undefined;
+    event_ticker?: string | undefined;
+    series_ticker?: string | undefined;
+  },
+) {
+  const tickers = q.tickers ? new Set(q.tickers) : undefined;
+  return ({ record }: SimulatedMarket) =>
+    (!tickers || tickers.has(record.ticker)) &&
+    (!q.event_ticker || record.eventTicker === q.event_ticker) &&
+    (!q.series_ticker ||
+      ctx.exchange.eventsByTicker.get(record.eventTicker)?.record.seriesTicker === q.series_ticker);
+}
+
+/**
+ * One page of the trade tape within [minTs, maxTs], newest first: what GetTrades and
+ * GetTradesHistorical answer, each within its tier's bounds.
+ */
+export function tradesPage(
+  ctx: SimulatorContext,
+  tape: TapePositions,
+  q: z.output<typeof TradesQuery>,
+  bounds: { minTs?: number | undefined; maxTs?: number | undefined },
+) {
+  const markets = q.ticker ? [lookups(ctx).anyMarketOf(q.ticker)] : ctx.exchange.markets;
+  const now = ctx.now();
+  const after = q.cursor ? tape.positionOf(q.cursor, markets, now) : undefined;
+  // Kalshi's block trades are negotiated off the book; the simulator prints none.
+  if (q.is_block_trade === true || (bounds.minTs ?? 0) > (bounds.maxTs ?? now))
+    return { trades: [], cursor: "" };
+  // One trade more than asked tells whether a next page exists: the cursor is offered only then.
+  const listed = listTrades({ markets, limit: q.limit + 1, cursor: after, ...bounds }, now).trades as {
+    trade_id: string;
+    created_time: string;
+  }[];
+  const trades = listed.slice(0, q.limit);
+  for (const trade of trades) tape.remember(trade.trade_id, Date.parse(trade.created_time) / 1000);
+  const last = trades[trades.length - 1];
+  return { trades, cursor: listed.length > q.limit && last ? last.trade_id : "" };
+}
+
+/** A market's resting book as Kalshi's `orderbook_fp`, `depth` levels a side (0: all); empty when none rests. */
+function orderbookFp(market: SimulatedMarket, now: number, depth: number) {
+  const book = market.dynamics.bookAt(now, market.lifecycle.status) ?? { yes: [], no: [] };
+  // Levels come best first; Kalshi's depth keeps that many a side, 0 all of them.
+  const levels = (side: [number, number][]) =>
+    side.slice(0, depth || side.length).map(([price, size]) => [dollars(price), contracts(size)]);
+  return { yes_dollars: levels(book.yes), no_dollars: levels(book.no) };
+}
+
+/**
+ * A market's candles for a query; with `include_latest_before_start`, the period ending just before the
+ * first one is put in front, as Kalshi does, when the market traded then.
+ */
+function candlesFor(market: SimulatedMarket, q: z.output<typeof CandleQuery>, now: number) {
+  const start = q.include_latest_before_start ? Math.max(0, q.start_ts - q.period_interval * 60) : q.start_ts;
+  return candlesticks(market, start, q.end_ts, q.period_interval, now);
+}
+
+/** Registers Kalshi's market-data routes on `app` (mounted under the base path). */
+export function registerExchangeRoutes(
+  app: FastifyInstance,
+  ctx: SimulatorContext,
+  tape: TapePositions,
+): void {
+  const { categoryOf, marketJson, marketsJson, liveMarketOf, eventOf } = lookups(ctx);
+  const isLive = (market: SimulatedMarket, now = ctx.now()) => !ctx.history.isHistorical(market, now);
 
   app.get("/series", async () => ({ series: ctx.exchange.series.map(kalshiSeries) }));
 
@@ -232,66 +367,84 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
     };
   });
 
+  app.get<{ Params: { ticker: string } }>("/events/:ticker/metadata", async (request) => {
+    const event = eventOf(request.params.ticker);
+    return kalshiEventMetadata(event, ctx.exchange.seriesByTicker.get(event.record.seriesTicker));
+  });
+
   app.get("/markets", async (request) => {
     const q = parse(MarketsQuery, request.query);
-    const tickers = q.tickers ? new Set(q.tickers) : undefined;
     const states = q.status ? new Set(q.status) : undefined;
-    const matching = ctx.exchange.markets.filter(({ record, lifecycle }) => {
-      const event = ctx.exchange.eventsByTicker.get(record.eventTicker);
-      return (
-        (!tickers || tickers.has(record.ticker)) &&
-        (!q.event_ticker || record.eventTicker === q.event_ticker) &&
-        (!q.series_ticker || event?.record.seriesTicker === q.series_ticker) &&
-        (!states || marketStates(lifecycle.status).some((state) => states.has(state))) &&
-        (q.min_close_ts === undefined || record.closeTime >= q.min_close_ts) &&
-        (q.max_close_ts === undefined || record.closeTime <= q.max_close_ts)
-      );
-    });
+    const now = ctx.now();
+    const filter = marketFilter(ctx, q);
+    const matching = ctx.exchange.markets.filter(
+      (market) =>
+        filter(market) &&
+        isLive(market, now) &&
+        (!states || marketStates(market.lifecycle.status).some((state) => states.has(state))) &&
+        (q.min_close_ts === undefined || market.record.closeTime >= q.min_close_ts) &&
+        (q.max_close_ts === undefined || market.record.closeTime <= q.max_close_ts),
+    );
     const { items, cursor } = page(matching, offsetOf(q.cursor), q.limit);
     return { markets: marketsJson(items), cursor };
   });
 
-  const tape = new TapePositions();
   app.get("/markets/trades", async (request) => {
     const q = parse(TradesQuery, request.query);
-    const markets = q.ticker ? [marketOf(q.ticker)] : ctx.exchange.markets;
-    const now = ctx.now();
-    const after = q.cursor ? tape.positionOf(q.cursor, markets, now) : undefined;
-    // One trade more than asked tells whether a next page exists: the cursor is offered only then.
-    const listed = listTrades(
-      { markets, limit: q.limit + 1, cursor: after, minTs: q.min_ts, maxTs: q.max_ts },
-      now,
-    ).trades as { trade_id: string; created_time: string }[];
-    const trades = listed.slice(0, q.limit);
-    for (const trade of trades) tape.remember(trade.trade_id, Date.parse(trade.created_time) / 1000);
-    const last = trades[trades.length - 1];
-    return { trades, cursor: listed.length > q.limit && last ? last.trade_id : "" };
+    // The live tape starts at the cutoff: older trades are served by /historical/trades.
+    const cutoff = ctx.history.cutoff(ctx.now());
+    return tradesPage(ctx, tape, q, { minTs: Math.max(q.min_ts ?? 0, cutoff), maxTs: q.max_ts });
   });
 
   app.get<{ Params: { ticker: string } }>("/markets/:ticker", async (request) => ({
-    market: marketJson(marketOf(request.params.ticker)),
+    market: marketJson(liveMarketOf(request.params.ticker)),
   }));
 
   app.get<{ Params: { ticker: string } }>("/markets/:ticker/orderbook", async (request) => {
-    const market = marketOf(request.params.ticker);
+    const market = liveMarketOf(request.params.ticker);
     const { depth } = parse(OrderbookQuery, request.query);
-    const book = market.dynamics.bookAt(ctx.now(), market.lifecycle.status);
-    if (!book) throw notFound(`order book of ${market.record.ticker} (${market.lifecycle.status})`);
-    // Levels come best first; Kalshi's depth keeps that many a side, 0 all of them.
-    const levels = (side: [number, number][]) =>
-      side.slice(0, depth || side.length).map(([price, size]) => [(price / 10_000).toFixed(4), `${size}.00`]);
-    return { orderbook_fp: { yes_dollars: levels(book.yes), no_dollars: levels(book.no) } };
+    if (!market.dynamics.bookAt(ctx.now(), market.lifecycle.status)) {
+      throw notFound(`order book of ${market.record.ticker} (${market.lifecycle.status})`);
+    }
+    return { orderbook_fp: orderbookFp(market, ctx.now(), depth) };
+  });
+
+  app.get("/markets/orderbooks", async (request) => {
+    const { tickers } = parse(BatchOrderbookQuery, request.query);
+    const now = ctx.now();
+    const markets = [...new Set(tickers)].map(liveMarketOf);
+    return {
+      orderbooks: markets.map((m) => ({ ticker: m.record.ticker, orderbook_fp: orderbookFp(m, now, 0) })),
+    };
+  });
+
+  app.get("/markets/candlesticks", async (request) => {
+    const q = parse(BatchCandleQuery, request.query);
+    const now = ctx.now();
+    const markets = [...new Set(q.market_tickers)].map(liveMarketOf);
+    // Kalshi bounds the candles of a batch as a whole; each market's range is bounded by candlesticks().
+    const periods = Math.floor((q.end_ts - Math.max(0, q.start_ts)) / (q.period_interval * 60)) + 1;
+    if (periods * markets.length > MAX_BATCH_CANDLES) {
+      throw new ExchangeRequestError(
+        400,
+        "bad_request",
+        `the batch covers ${periods * markets.length} candles; at most ${MAX_BATCH_CANDLES} may be asked for at once`,
+      );
+    }
+    return {
+      markets: markets.map((m) => ({ market_ticker: m.record.ticker, candlesticks: candlesFor(m, q, now) })),
+    };
   });
 
   app.get<{ Params: { series: string; ticker: string } }>(
     "/series/:series/markets/:ticker/candlesticks",
     async (request) => {
-      const market = marketOf(request.params.ticker);
+      const market = liveMarketOf(request.params.ticker);
       eventOf(market.record.eventTicker, request.params.series);
       const q = parse(CandleQuery, request.query);
       return {
         ticker: market.record.ticker,
-        candlesticks: candlesticks(market, q.start_ts, q.end_ts, q.period_interval, ctx.now()),
+        candlesticks: candlesFor(market, q, ctx.now()),
       };
     },
   );
@@ -302,11 +455,11 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SimulatorConte
       const event = eventOf(request.params.ticker, request.params.series);
       const q = parse(CandleQuery, request.query);
       const now = ctx.now();
+      // Markets settled before the cutoff have their candles under /historical only.
+      const live = event.markets.filter((m) => isLive(m, now));
       return {
-        market_tickers: event.markets.map((m) => m.record.ticker),
-        market_candlesticks: event.markets.map((m) =>
-          candlesticks(m, q.start_ts, q.end_ts, q.period_interval, now),
-        ),
+        market_tickers: live.map((m) => m.record.ticker),
+        market_candlesticks: live.map((m) => candlesFor(m, q, now)),
         adjusted_end_ts: Math.min(q.end_ts, now),
       };
     },
@@ -341,7 +494,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: SimulatorContex
   app.post<{ Params: { ticker: string } }>("/_sim/markets/:ticker/lifecycle", async (request) => {
     const change = parse(LifecycleBody, request.body);
     try {
-      const market = ctx.exchange.changeLifecycle(request.params.ticker, change);
+      const market = ctx.exchange.changeLifecycle(request.params.ticker, change, ctx.now());
       return { market: kalshiMarket(market, ctx.now()) };
     } catch (error) {
       if (error instanceof LifecycleError) throw new ExchangeRequestError(409, "conflict", error.message);

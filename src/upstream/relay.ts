@@ -2,9 +2,12 @@
  * Relay policy (contract §5): which upstream call each relayed operation makes, what may be cached,
  * and how upstream answers become ours. Forecast history and candlesticks pass the upstream's 200 body
  * through byte for byte; order books and trades are reshaped into the reference's camelCase/bids form.
+ * Candlesticks and trades reaching back before Kalshi's historical cutoff are read from both tiers and
+ * joined (tiers.ts).
  */
 import type { Upstream, UpstreamAnswer } from "./client.js";
 import { UpstreamError, UpstreamNotFoundError, type UpstreamSubject } from "./errors.js";
+import { type Cutoffs, candlesOf, jsonAnswer, liveCandle, parseBody, readCutoffs } from "./tiers.js";
 
 /** An answer younger than this may still gain late data upstream, so it is never cached. */
 const SETTLE_SECONDS = 60;
@@ -35,6 +38,10 @@ const MAX_JOINED_LIVE_DATA_BYTES = 8 * 1024 * 1024;
 /** A milestone id as the upstream writes them (Kalshi's are UUIDs): URL-safe, at most 128 characters. */
 export const MILESTONE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Pages of an event's milestones read at most: far more than any event has. */
+/** Historical markets of one event joined into its candlesticks at most (Kalshi's events have dozens). */
+const MAX_EVENT_HISTORICAL_MARKETS = 200;
+/** A trade cursor of ours that continues a listing in the historical tier: the prefix, then Kalshi's cursor. */
+const HISTORICAL_CURSOR = "h:";
 const MAX_MILESTONE_PAGES = 5;
 /** Live-data statuses after which nothing changes any more: a finished game, a final reading. */
 const FINAL_LIVE_STATUSES = new Set([
@@ -104,6 +111,9 @@ export interface TradesQuery {
 
 /** The relayed operations, independent of HTTP routing. */
 export class MarketRelay {
+  /** The cutoffs last read from the upstream (undefined before the first reading). */
+  private lastCutoffs: Cutoffs | null | undefined;
+
   constructor(
     private readonly upstream: Upstream,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
@@ -126,22 +136,121 @@ export class MarketRelay {
     return passThrough(answer, "event", `event ${eventTicker} has no forecast history upstream`);
   }
 
-  /** The upstream's candlesticks of one market, as the upstream sent them. */
+  /**
+   * The upstream's candlesticks of one market, as the upstream sent them; a market the live tier no
+   * longer has (settled before the cutoff) is read from the historical tier, in the live shape.
+   */
   async marketCandlesticks(seriesTicker: string, ticker: string, q: CandleQuery): Promise<UpstreamAnswer> {
     const path = `series/${encodeURIComponent(seriesTicker)}/markets/${encodeURIComponent(ticker)}/candlesticks`;
-    const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
-    return passThrough(answer, "market", `market ${ticker} has no candlesticks upstream`);
+    const { live, joinable } = await this.liveCandles(path, q);
+    const notFound = `market ${ticker} has no candlesticks upstream`;
+    if (!joinable) return passThrough(live, "market", notFound);
+    // A market is wholly in one tier: live candles, when there are any, are all of them.
+    if (live.status === 200 && candlesOf(parseBody(live)).length > 0) return live;
+    const historical = await this.historicalCandles(ticker, q);
+    return historical === null
+      ? passThrough(live, "market", notFound)
+      : jsonAnswer({ ticker, candlesticks: historical });
   }
 
-  /** The upstream's candlesticks of every market of an event, as the upstream sent them. */
+  /**
+   * The upstream's candlesticks of every market of an event, as the upstream sent them; when the range
+   * reaches before the cutoff, the event's historical markets follow the live ones, in the live shape.
+   */
   async eventCandlesticks(
     seriesTicker: string,
     eventTicker: string,
     q: CandleQuery,
   ): Promise<UpstreamAnswer> {
     const path = `series/${encodeURIComponent(seriesTicker)}/events/${encodeURIComponent(eventTicker)}/candlesticks`;
-    const answer = await this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) });
-    return passThrough(answer, "event", `event ${eventTicker} has no candlesticks upstream`);
+    const { live, joinable } = await this.liveCandles(path, q);
+    const notFound = `event ${eventTicker} has no candlesticks upstream`;
+    if (!joinable) return passThrough(live, "event", notFound);
+    const liveBody = (live.status === 200 ? parseBody(live) : {}) as Record<string, unknown>;
+    const liveTickers = Array.isArray(liveBody.market_tickers) ? (liveBody.market_tickers as unknown[]) : [];
+    const liveCandles = Array.isArray(liveBody.market_candlesticks) ? liveBody.market_candlesticks : [];
+    const missing = (await this.historicalMarketsOf(eventTicker)).filter((t) => !liveTickers.includes(t));
+    if (missing.length === 0) return passThrough(live, "event", notFound);
+    const historical: unknown[][] = [];
+    for (let i = 0; i < missing.length; i += BATCHES_AT_ONCE) {
+      const batch = missing.slice(i, i + BATCHES_AT_ONCE);
+      for (const candles of await Promise.all(batch.map((t) => this.historicalCandles(t, q)))) {
+        historical.push(candles ?? []);
+      }
+    }
+    return jsonAnswer({
+      market_tickers: [...liveTickers, ...missing],
+      market_candlesticks: [...liveCandles, ...historical],
+      adjusted_end_ts: liveBody.adjusted_end_ts ?? Math.min(q.endTs, this.nowSeconds()),
+    });
+  }
+
+  /**
+   * The live tier's answer for a candle range, and whether the historical tier may hold more of it:
+   * when the range reaches before the cutoff and the live tier found nothing wrong but the market.
+   */
+  private async liveCandles(
+    path: string,
+    q: CandleQuery,
+  ): Promise<{ live: UpstreamAnswer; joinable: boolean }> {
+    const [cutoffs, live] = await Promise.all([
+      this.cutoffs(),
+      this.upstream.get(path, candleQuery(q), { cacheable: this.isSettled(q.endTs) }),
+    ]);
+    return { live, joinable: reachesBefore(q, cutoffs) && (live.status === 404 || live.status === 200) };
+  }
+
+  /** A historical market's candles in the live shape, or null when the historical tier has no such market. */
+  private async historicalCandles(ticker: string, q: CandleQuery): Promise<unknown[] | null> {
+    const answer = await this.upstream.get(
+      `historical/markets/${encodeURIComponent(ticker)}/candlesticks`,
+      candleQuery(q),
+      // Historical candles never change once served.
+      { cacheable: true },
+    );
+    if (answer.status === 404) return null;
+    const body = parseBody(passThrough(answer, "market", `market ${ticker} has no candlesticks upstream`));
+    return candlesOf(body).map(liveCandle);
+  }
+
+  /** The tickers of an event's markets that only the historical tier serves. */
+  private async historicalMarketsOf(eventTicker: string): Promise<string[]> {
+    const query = new URLSearchParams({
+      event_ticker: eventTicker,
+      limit: String(MAX_EVENT_HISTORICAL_MARKETS),
+    });
+    const answer = await this.upstream.get("historical/markets", query, { maxAgeMs: MILESTONES_MAX_AGE_MS });
+    if (answer.status === 404) return [];
+    const { markets } = (parseBody(
+      passThrough(answer, "event", `event ${eventTicker} has no markets upstream`),
+    ) ?? {}) as { markets?: unknown };
+    if (!Array.isArray(markets)) {
+      throw new UpstreamError(
+        "unavailable",
+        "the upstream exchange sent historical markets without a markets list",
+      );
+    }
+    const tickers = markets.map((m) => (m as { ticker?: unknown } | null)?.ticker);
+    if (!tickers.every((t): t is string => typeof t === "string" && t.length > 0 && t.length <= 128)) {
+      throw new UpstreamError(
+        "unavailable",
+        "the upstream exchange sent a historical market without a ticker",
+      );
+    }
+    return tickers;
+  }
+
+  /**
+   * The upstream's cutoffs (kept a minute), or null when it has no historical tier. While the upstream
+   * fails to say, the last cutoffs it did say stand in: they only move forward, and slowly.
+   */
+  private async cutoffs(): Promise<Cutoffs | null> {
+    try {
+      this.lastCutoffs = await readCutoffs(this.upstream);
+    } catch (error) {
+      if (this.lastCutoffs === undefined) throw error;
+    }
+    return this.lastCutoffs;
   }
 
   /**
@@ -157,23 +266,64 @@ export class MarketRelay {
     // Kalshi's own `depth`; the book is cut here too, as levels merge once read as 4-digit prices.
     const query = depth > 0 ? new URLSearchParams({ depth: String(depth) }) : undefined;
     const answer = await this.upstream.get(`markets/${encodeURIComponent(ticker)}/orderbook`, query);
-    const body = parseJson(passThrough(answer, "orderbook", `market ${ticker} has no order book`));
+    const body = parseBody(passThrough(answer, "orderbook", `market ${ticker} has no order book`));
     const book = reshaped(() => toReferenceBook(body));
     return depth > 0
       ? { ...book, yes_bids: bestBids(book.yes_bids, depth), no_bids: bestBids(book.no_bids, depth) }
       : book;
   }
 
-  /** Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. */
+  /**
+   * Trades, newest first, as `{trades, cursor}` in the reference's camelCase shape. The live tape is
+   * read first; once it runs out, a listing reaching before the trades cutoff goes on into the
+   * historical tape, and a page that ends there carries a cursor of ours (`h:` and Kalshi's cursor).
+   */
   async trades(q: TradesQuery): Promise<Buffer> {
+    const notFound = `market ${q.ticker ?? ""} has no trades upstream`;
+    if (q.cursor?.startsWith(HISTORICAL_CURSOR)) {
+      const cursor = q.cursor.slice(HISTORICAL_CURSOR.length);
+      const page = await this.tradePage("historical/trades", { ...q, cursor: cursor || undefined }, notFound);
+      return tradesBody(page.trades, historicalCursor(page.cursor));
+    }
+    const [cutoffs, live] = await Promise.all([
+      this.cutoffs(),
+      this.tradePage("markets/trades", q, notFound),
+    ]);
+    if (live.cursor !== null || cutoffs === null || (q.minTs ?? 0) >= cutoffs.tradesCreated) {
+      return tradesBody(live.trades, live.cursor);
+    }
+    // Each trade is in one tier: the historical tape ends within the cutoff's second, the live one starts in it.
+    const maxTs = Math.min(q.maxTs ?? Number.POSITIVE_INFINITY, Math.floor(cutoffs.tradesCreated));
+    const room = q.limit - live.trades.length;
+    // With the page full, one historical trade is enough to tell whether a next page exists.
+    const older = await this.tradePage(
+      "historical/trades",
+      { ...q, cursor: undefined, maxTs, limit: Math.max(room, 1) },
+      notFound,
+    );
+    if (room === 0) return tradesBody(live.trades, older.trades.length > 0 ? HISTORICAL_CURSOR : null);
+    const seen = new Set(live.trades.map((t) => (t as { tradeId: string }).tradeId));
+    const joined = [
+      ...live.trades,
+      ...older.trades.filter((t) => !seen.has((t as { tradeId: string }).tradeId)),
+    ];
+    return tradesBody(joined, historicalCursor(older.cursor));
+  }
+
+  /** One page of a tape (`markets/trades` or `historical/trades`), reshaped. */
+  private async tradePage(
+    path: string,
+    q: TradesQuery,
+    notFound: string,
+  ): Promise<{ trades: unknown[]; cursor: string | null }> {
     const query = new URLSearchParams({ limit: String(q.limit) });
     if (q.ticker) query.set("ticker", q.ticker);
     if (q.cursor) query.set("cursor", q.cursor);
     if (q.minTs !== undefined) query.set("min_ts", String(q.minTs));
     if (q.maxTs !== undefined) query.set("max_ts", String(q.maxTs));
-    const answer = await this.upstream.get("markets/trades", query);
-    const page = parseJson(passThrough(answer, "market", `market ${q.ticker ?? ""} has no trades upstream`));
-    return Buffer.from(JSON.stringify(reshaped(() => toReferenceTrades(page))));
+    const answer = await this.upstream.get(path, query);
+    const page = parseBody(passThrough(answer, "market", notFound));
+    return reshaped(() => toReferenceTrades(page));
   }
 
   /** Live data of milestones by id (at most 100), as the upstream sent it; kept once every one is final. */
@@ -210,7 +360,7 @@ export class MarketRelay {
       }
     }
     if (answers.length === 1) return answers[0] as UpstreamAnswer;
-    const liveDatas = answers.flatMap((answer) => liveDatasOf(parseJson(answer)));
+    const liveDatas = answers.flatMap((answer) => liveDatasOf(parseBody(answer)));
     return {
       status: 200,
       contentType: "application/json; charset=utf-8",
@@ -251,6 +401,20 @@ export class MarketRelay {
   private isSettled(endTs: number): boolean {
     return endTs + SETTLE_SECONDS <= this.nowSeconds();
   }
+}
+
+/** Whether a candle range may hold candles of markets settled before the cutoff: a period ends after its market settles. */
+function reachesBefore(q: CandleQuery, cutoffs: Cutoffs | null): boolean {
+  return cutoffs !== null && q.startTs < cutoffs.marketSettled + q.periodInterval * 60;
+}
+
+function tradesBody(trades: unknown[], cursor: string | null): Buffer {
+  return Buffer.from(JSON.stringify({ trades, cursor }));
+}
+
+/** Our cursor for a historical page's `cursor`: null at the end of the tape. */
+function historicalCursor(cursor: string | null): string | null {
+  return cursor === null ? null : `${HISTORICAL_CURSOR}${cursor}`;
 }
 
 function candleQuery(q: CandleQuery): URLSearchParams {
@@ -310,7 +474,7 @@ function milestonePage(
 ): { ids: string[]; cursor: string | undefined } {
   const read = milestonePages.get(answer);
   if (read) return read;
-  const body = parseJson(answer);
+  const body = parseBody(answer);
   const { milestones, cursor } = (body ?? {}) as { milestones?: unknown; cursor?: unknown };
   if (!Array.isArray(milestones)) {
     throw new UpstreamError("unavailable", "the upstream exchange sent milestones without a milestones list");
@@ -328,14 +492,6 @@ function milestonePage(
   const page = { ids, cursor: typeof cursor === "string" && cursor !== "" ? cursor : undefined };
   milestonePages.set(answer, page);
   return page;
-}
-
-function parseJson(answer: UpstreamAnswer): unknown {
-  try {
-    return JSON.parse(answer.body.toString("utf8"));
-  } catch {
-    throw new UpstreamError("unavailable", "the upstream exchange answered with a body that is not JSON");
-  }
 }
 
 /**
