@@ -87,6 +87,11 @@ export function applyAccountUpdate(account: AccountInfo, update: Config): Accoun
   const executable = update.executable ?? account.executable;
   if (typeof executable !== "boolean") throw invalid("executable must be a boolean");
   const data = update.data === undefined ? account.data : hexData(update.data);
+  // LiteSVM loads an executable account as a program when it is set: arbitrary bytes fail or stall
+  // it. A program's own account may change its lamports; programs are deployed through a loader.
+  const reshaped = !account.executable || owner !== account.owner || update.data !== undefined;
+  if (executable && reshaped)
+    throw invalid("executable accounts cannot be created or changed here; deploy programs");
   return { lamports, owner, executable, data };
 }
 
