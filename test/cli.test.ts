@@ -21,6 +21,7 @@ import { openStorage } from "../src/storage/database.js";
 import { BACKENDS, tempDir } from "./support/backends.js";
 import { CLI_BIN, CLI_MAIN, childEnv, oddsgate, oddsgateProcess } from "./support/cli.js";
 import { miniCatalogue } from "./support/fixtures.js";
+import { freePortRun } from "./support/ports.js";
 import { TEST_ANCHOR } from "./support/server.js";
 
 /** A Kalshi trade-api v2 `GET /events?with_nested_markets=true` body. */
@@ -176,7 +177,7 @@ describe("oddsgate serve", () => {
   it("serves the demo catalogue from a fresh data dir with no configuration", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePortRun(1);
     const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, "serve", "--port", String(port)], {
       env: childEnv({ DATA_DIR: dir, LOG_LEVEL: "warn" }),
       stdio: "ignore",

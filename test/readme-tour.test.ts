@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oddsgate } from "./support/cli.js";
+import { freePortRun } from "./support/ports.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
 const README_HOST = "http://127.0.0.1:8080";
@@ -41,7 +42,7 @@ let cli: Record<string, string>;
 beforeAll(async () => {
   // The sandbox's JSON-RPC and PubSub (RPC_PORT + 1) on ports the CLI is told, as `serve` would use;
   // the demo's pools, as `npm start` makes them.
-  const rpcPort = 30_000 + 2 * Math.floor(Math.random() * 10_000);
+  const rpcPort = await freePortRun(2);
   venue = await startTestServer({ settings: { RPC_PORT: String(rpcPort), DEMO_CATALOGUE: "true" } });
   cli = {
     DATA_DIR: venue.settings.DATA_DIR as string,

@@ -14,6 +14,7 @@ import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { freePortRun } from "../support/ports.js";
 import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
 const BUNDLE = path.resolve("dist/cli/main.js");
@@ -32,8 +33,8 @@ describe("the bundled command", () => {
     // The bundle, not tsc's own output of main.ts (which would import the rest of dist/ one by one).
     expect(readFileSync(BUNDLE, "utf8")).toContain("__createRequire");
     const dir = tempDir();
-    const port = 22_000 + Math.floor(Math.random() * 9_000);
-    const rpcPort = port + 10_000;
+    const port = await freePortRun(3);
+    const rpcPort = port + 1;
     const url = `http://127.0.0.1:${port}`;
     const chain = new RpcChain({ url: `http://127.0.0.1:${rpcPort}` });
     try {

@@ -8,10 +8,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisMarketFeed } from "../../src/markets/redis-market-feed.js";
+import { freePortRun } from "../support/ports.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
 import { type Frame, hubInstance, recordingClient, ScriptedTape, whenTrue } from "./support.js";
@@ -208,7 +208,7 @@ describe.skipIf(!redisAvailable)("/api/v1/ws when Redis loses its logs", () => {
 
 /** A redis-server of the test's own, without persistence, on a free port; `restart` brings it back empty. */
 async function startRedisServer() {
-  const port = await freePort();
+  const port = await freePortRun(1);
   let child: ChildProcess | undefined;
   const launch = async () => {
     const started = spawn(
@@ -243,15 +243,4 @@ async function startRedisServer() {
     },
     stop,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  server.close();
-  await once(server, "close");
-  return port;
 }

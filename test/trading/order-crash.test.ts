@@ -16,6 +16,7 @@ import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.j
 import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
 import { signWithKit } from "../support/kit.js";
+import { freePortRun } from "../support/ports.js";
 import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
 const MAIN = path.resolve("src/cli/main.ts");
@@ -37,8 +38,8 @@ const startVenue = (dataDir: string, port: number, rpcPort: number) =>
 describe("order settlement across a kill -9", () => {
   it("settles every order exactly once after a restart, and conserves supply", async () => {
     const dir = tempDir();
-    const port = 21_000 + Math.floor(Math.random() * 10_000);
-    const rpcPort = port + 10_000;
+    const port = await freePortRun(3);
+    const rpcPort = port + 1;
     const url = `http://127.0.0.1:${port}`;
     try {
       let venue = await startVenue(dir.dir, port, rpcPort);
