@@ -69,7 +69,8 @@ async function answer<T>(response: Response, as: "json" | "text"): Promise<T> {
   }
   if (response.status === 401) {
     // With a key offered, the key itself was refused: the prompt says so rather than just asking again.
-    if (apiKey.value) keyRefused.value = msg;
+    // A body left unread (its view went away and aborted it) does not replace the venue's own words.
+    if (apiKey.value && (code !== "http_error" || !keyRefused.value)) keyRefused.value = msg;
     needsKey.value = true;
   }
   if (UPSTREAM_CODES.has(code)) reportUpstream("api", true, Date.now(), msg);
