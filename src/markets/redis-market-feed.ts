@@ -576,15 +576,20 @@ export class RedisMarketFeed implements MarketFeed {
     } else this.hand(channel, [...missed.filter((entry) => !first || entry.seq < first.seq), ...entries]);
   }
 
-  /** Gives the hub entries that follow its head, and remembers the trades among them. */
+  /**
+   * Gives the hub entries that follow its head, and remembers the trades among them. A trade this
+   * instance already handed on is left out: a new log's start can hold it again when the leader
+   * that re-read the tape never heard it go out before Redis lost the old log.
+   */
   private hand(channel: MarketChannel, entries: readonly Heard[]): void {
     const last = entries[entries.length - 1];
     if (!last) return;
     const log = this.log(channel);
     log.head = last.seq;
     const now = Date.now();
-    for (const entry of entries) if (entry.id !== undefined) this.heardTrades.set(entry.id, now);
-    this.listener?.entries(channel, entries);
+    const fresh = entries.filter((entry) => entry.id === undefined || !this.heardTrades.has(entry.id));
+    for (const entry of fresh) if (entry.id !== undefined) this.heardTrades.set(entry.id, now);
+    if (fresh.length > 0) this.listener?.entries(channel, fresh);
   }
 
   /** Drops trade ids heard longer ago than they are remembered (the map is in the order heard). */
