@@ -1,12 +1,13 @@
 /**
  * Commits the sandbox chain's batches to SQLite from a worker thread with its own connection to the
  * same database file, so that SQLite's work (and the WAL's fsyncs at checkpoints) runs beside the
- * main thread's transaction execution instead of blocking it. A batch is one SQLite transaction in
- * WAL mode with synchronous=NORMAL, as on the main connection: when `commit` resolves, the batch
- * survives a crash of the process. Commits may be sent before the previous one has finished (they are
- * written in the order sent); once one fails, the worker refuses every commit after it until it is
- * told to resume, because those were executed on top of the failed one's effects. Each batch's
- * transaction first proves that this process still holds the chain's lease (see lease.ts), on the
+ * main thread's transaction execution instead of blocking it. A batch is written in one SQLite
+ * transaction in WAL mode with synchronous=NORMAL, as on the main connection (together with the
+ * batches sent while the one before was being written): when `commit` resolves, the batch survives a
+ * crash of the process. Commits may be sent before the previous one has finished (they are written
+ * in the order sent); once one fails, it and those written with it fail, and the worker refuses every
+ * commit after them until it is told to resume, because those were executed on top of their effects.
+ * Each batch first proves that this process still holds the chain's lease (see lease.ts), on the
  * worker's connection, so nothing is written once another process has taken over. The worker is
  * plain JavaScript (evaluated, not loaded from a file) so that it runs the same under tsx, vitest
  * and the compiled build.
@@ -19,7 +20,7 @@ import { ChainLeaseLostError, type LeaseFence, SQLITE_NOW_MS } from "./lease.js"
 // Runs in the worker. Rows arrive as flat arrays of column values, already encoded: strings and
 // numbers cost little to copy between threads, byte arrays and nested objects much more.
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
+const { parentPort, receiveMessageOnPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma("journal_mode = WAL");
@@ -46,7 +47,7 @@ const fence = db.prepare(
   'update "chain_lease" set "expires_at" = ' + workerData.nowMs + ' + ? where "id" = 1 and "holder" = ? and "epoch" = ?',
 );
 class LeaseLost extends Error {}
-const write = db.transaction((batch, lease) => {
+function write(batch, lease) {
   if (fence.run(lease.ttlMs, lease.holder, lease.epoch).changes !== 1) {
     throw new LeaseLost("another instance took over the sandbox chain's lease (this holder " + lease.holder + ", epoch " + lease.epoch + ")");
   }
@@ -62,9 +63,14 @@ const write = db.transaction((batch, lease) => {
   let i = 0;
   for (; i + many <= s.length; i += many) indexMany.run(s.slice(i, i + many));
   for (; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);
+}
+// The commits that queued up while the last one was written go in one SQLite transaction: a page of
+// the address index that several of them touch is written once, not once per commit.
+const writeAll = db.transaction((messages) => {
+  for (const message of messages) write(message.batch, message.lease);
 });
 let refusing = false;
-parentPort.on("message", (message) => {
+function handle(message) {
   if (message.kind === "close") {
     db.close();
     parentPort.close();
@@ -78,19 +84,29 @@ parentPort.on("message", (message) => {
     parentPort.postMessage({ id: message.id, ok: false, message: "an earlier commit failed" });
     return;
   }
+  const commits = [message];
+  let next = receiveMessageOnPort(parentPort);
+  while (next && next.message.kind === undefined) {
+    commits.push(next.message);
+    next = receiveMessageOnPort(parentPort);
+  }
   try {
-    write(message.batch, message.lease);
-    parentPort.postMessage({ id: message.id, ok: true });
+    writeAll(commits);
+    for (const commit of commits) parentPort.postMessage({ id: commit.id, ok: true });
   } catch (error) {
     refusing = true;
-    parentPort.postMessage({
-      id: message.id,
-      ok: false,
-      message: String((error && error.message) || error),
-      leaseLost: error instanceof LeaseLost,
-    });
+    for (const commit of commits) {
+      parentPort.postMessage({
+        id: commit.id,
+        ok: false,
+        message: String((error && error.message) || error),
+        leaseLost: error instanceof LeaseLost,
+      });
+    }
   }
-});
+  if (next) handle(next.message);
+}
+parentPort.on("message", handle);
 `;
 
 const BUSY_TIMEOUT_MS = 5000;
