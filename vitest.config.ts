@@ -1,5 +1,4 @@
 import { defineConfig } from "vitest/config";
-import LongestFirst from "./test/support/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -12,8 +11,6 @@ export default defineConfig({
     // Files side by side even on two cores: most of a venue test's time is spent waiting (sockets,
     // the chain's 400 ms slots, child processes), not computing.
     maxWorkers: 3,
-    // The longest files first, also on a clean clone without vitest's cache of durations.
-    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default"],
