@@ -4,6 +4,8 @@
  * programSubscribe, a data slice taken before compression. A third-party decoder (fzstd, not the
  * library the node compresses with) reads each back to the bytes `base64` answers with.
  */
+
+import { randomBytes } from "node:crypto";
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { decompress } from "fzstd";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -155,6 +157,51 @@ describe("base64+zstd account encoding", () => {
     expect(unzstd(notifications.get("account") as EncodedAccount)).toEqual(bytes);
     expect(unzstd(notifications.get("program") as EncodedAccount)).toEqual(bytes);
     socket.close();
+  });
+
+  it("getProgramAccounts: answers other requests while it compresses a large scan", async () => {
+    // 600 accounts of 100 KB (60 MB) of a program's own, of random nibbles (half compressible, the
+    // slow case for zstd): compressing them takes most of a second.
+    const program = (await generateKeyPairSigner()).address;
+    const data = Buffer.from(randomBytes(100_000).map((byte) => byte & 15));
+    const accounts = await Promise.all(
+      Array.from({ length: 600 }, async () => ({
+        address: (await generateKeyPairSigner()).address,
+        lamports: 1_000_000_000n,
+        owner: program,
+        executable: false,
+        data,
+      })),
+    );
+    await chain.chain.installAccounts(accounts);
+
+    // Its answer's headers leave the node once the whole answer is encoded: until then, a node that
+    // never yields answers nothing else.
+    let encoded = false;
+    const scan = fetch(chain.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "getProgramAccounts",
+        params: [program, { encoding: "base64+zstd" }],
+      }),
+    }).then((response) => {
+      encoded = true;
+      return response.json() as Promise<{ result: { pubkey: string; account: EncodedAccount }[] }>;
+    });
+    let answeredDuringScan = 0;
+    while (!encoded) {
+      const health = await rpcCall(chain.rpcUrl, "getHealth", []);
+      expect(health.result).toBe("ok");
+      if (!encoded) answeredDuringScan++;
+    }
+    const value = (await scan).result;
+    expect(value).toHaveLength(600);
+    expect(unzstd((value[0] as { account: EncodedAccount }).account)).toEqual(data);
+    // Without turns of the event loop, a health check sent after the scan would wait for all of it.
+    expect(answeredDuringScan).toBeGreaterThan(1);
   });
 });
 

@@ -4,6 +4,7 @@
  * in Agave's shapes and bounded as public RPC nodes bound them (docs/reference/chain.md).
  */
 import type { Address } from "@solana/kit";
+import { forEachInSlices } from "../../slices.js";
 import { addressOf } from "../base58.js";
 import type { TokenAccountFilter } from "../chain.js";
 import { ChainError } from "../errors.js";
@@ -102,10 +103,12 @@ async function getProgramAccounts(chain: SandboxChain, shared: Shared, params: P
   // Checked before the scan, so a bad encoding or slice is refused however many accounts match.
   shared.encode(program, config, "base58");
   const found = programAccountsMatching(chain, program, filters);
-  const value = found.map(({ address, account }) => ({
-    pubkey: address,
-    account: shared.encode(address, config, "base58")(account),
-  }));
+  // In slices: base64+zstd of the most a scan answers with (MAX_PROGRAM_ACCOUNT_BYTES) is seconds of
+  // CPU, which would otherwise hold every other request (and each account read is a copy already).
+  const value: { pubkey: Address; account: unknown }[] = [];
+  await forEachInSlices(found, ({ address, account }) => {
+    value.push({ pubkey: address, account: shared.encode(address, config, "base58")(account) });
+  });
   return wrap ? shared.withContext(value) : value;
 }
 
