@@ -80,6 +80,12 @@ class ValueReader {
     return Number(this.view.getBigInt64(offset, true));
   }
 
+  /** An f64, as a string: Agave writes a multiplier with Rust's `to_string`, never in exponent form. */
+  f64Text(offset: number): string {
+    const value = this.view.getFloat64(offset, true);
+    return Number.isFinite(value) ? plainDecimal(value) : String(value);
+  }
+
   /** A Borsh string (u32 length, UTF-8 bytes) at `offset`, and the offset after it. */
   string(offset: number): [string, number] {
     const length = this.view.getUint32(offset, true);
@@ -133,8 +139,8 @@ interface ExtensionParser {
   state?: (value: ValueReader) => Record<string, unknown>;
 }
 
-// By ExtensionType number. The confidential-transfer extensions and the scaled UI amount are not
-// parsed here: they answer as `unparseableExtension`.
+// By ExtensionType number. The confidential-transfer extensions (4, 5, 16, 17, 24) are not parsed
+// here: they answer as `unparseableExtension`.
 const PARSERS: Record<number, ExtensionParser> = {
   1: {
     name: "transferFeeConfig",
@@ -208,6 +214,16 @@ const PARSERS: Record<number, ExtensionParser> = {
     size: 72,
     state: (v) => ({ mint: v.key(0), group: v.key(32), memberNumber: v.u64(64) }),
   },
+  25: {
+    name: "scaledUiAmountConfig",
+    size: 56,
+    state: (v) => ({
+      authority: v.optionalKey(0),
+      multiplier: v.f64Text(32),
+      newMultiplierEffectiveTimestamp: v.i64(40),
+      newMultiplier: v.f64Text(48),
+    }),
+  },
   26: {
     name: "pausableConfig",
     size: 33,
@@ -252,4 +268,23 @@ export function parseTokenExtensions(data: Uint8Array): Record<string, unknown>[
     offset = end;
   }
   return extensions;
+}
+
+// A finite number's decimal digits without an exponent (1e-7 → "0.0000001"), as Rust prints an f64.
+function plainDecimal(value: number): string {
+  const text = String(value);
+  if (!/e/i.test(text)) return text;
+  const [mantissa = "", exponentText = "0"] = text.split(/e/i);
+  const exponent = Number(exponentText);
+  const negative = mantissa.startsWith("-");
+  const [whole = "", fraction = ""] = mantissa.replace("-", "").split(".");
+  const digits = whole + fraction;
+  const point = whole.length + exponent;
+  const plain =
+    point <= 0
+      ? `0.${"0".repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + "0".repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return negative ? `-${plain}` : plain;
 }
