@@ -80,6 +80,19 @@ class ValueReader {
     return Number(this.view.getBigInt64(offset, true));
   }
 
+  /** Bytes as base64: how Agave shows ElGamal keys and ciphertexts (their Display). */
+  base64(offset: number, length: number): string {
+    if (offset + length > this.bytes.length) throw new RangeError("bytes past the extension's end");
+    return Buffer.from(this.bytes.subarray(offset, offset + length)).toString("base64");
+  }
+
+  /** Like `base64`, but null for all-zero bytes (an optional ElGamal key, none set). */
+  optionalBase64(offset: number, length: number): string | null {
+    return this.bytes.subarray(offset, offset + length).every((byte) => byte === 0)
+      ? null
+      : this.base64(offset, length);
+  }
+
   /** An f64, as a string: Agave writes a multiplier with Rust's `to_string`, never in exponent form. */
   f64Text(offset: number): string {
     const value = this.view.getFloat64(offset, true);
@@ -139,8 +152,7 @@ interface ExtensionParser {
   state?: (value: ValueReader) => Record<string, unknown>;
 }
 
-// By ExtensionType number. The confidential-transfer extensions (4, 5, 16, 17, 24) are not parsed
-// here: they answer as `unparseableExtension`.
+// By ExtensionType number.
 const PARSERS: Record<number, ExtensionParser> = {
   1: {
     name: "transferFeeConfig",
@@ -155,6 +167,33 @@ const PARSERS: Record<number, ExtensionParser> = {
   },
   2: { name: "transferFeeAmount", size: 8, state: (v) => ({ withheldAmount: v.u64(0) }) },
   3: { name: "mintCloseAuthority", size: 32, state: (v) => ({ closeAuthority: v.optionalKey(0) }) },
+  4: {
+    name: "confidentialTransferMint",
+    size: 65,
+    state: (v) => ({
+      authority: v.optionalKey(0),
+      autoApproveNewAccounts: v.bool(32),
+      auditorElgamalPubkey: v.optionalBase64(33, 32),
+    }),
+  },
+  5: {
+    name: "confidentialTransferAccount",
+    size: 295,
+    state: (v) => ({
+      approved: v.bool(0),
+      elgamalPubkey: v.base64(1, 32),
+      pendingBalanceLo: v.base64(33, 64),
+      pendingBalanceHi: v.base64(97, 64),
+      availableBalance: v.base64(161, 64),
+      decryptableAvailableBalance: v.base64(225, 36),
+      allowConfidentialCredits: v.bool(261),
+      allowNonConfidentialCredits: v.bool(262),
+      pendingBalanceCreditCounter: v.u64(263),
+      maximumPendingBalanceCreditCounter: v.u64(271),
+      expectedPendingBalanceCreditCounter: v.u64(279),
+      actualPendingBalanceCreditCounter: v.u64(287),
+    }),
+  },
   6: {
     name: "defaultAccountState",
     size: 1,
@@ -183,6 +222,21 @@ const PARSERS: Record<number, ExtensionParser> = {
     state: (v) => ({ authority: v.optionalKey(0), programId: v.optionalKey(32) }),
   },
   15: { name: "transferHookAccount", size: 1, state: (v) => ({ transferring: v.bool(0) }) },
+  16: {
+    name: "confidentialTransferFeeConfig",
+    size: 129,
+    state: (v) => ({
+      authority: v.optionalKey(0),
+      withdrawWithheldAuthorityElgamalPubkey: v.base64(32, 32),
+      harvestToMintEnabled: v.bool(64),
+      withheldAmount: v.base64(65, 64),
+    }),
+  },
+  17: {
+    name: "confidentialTransferFeeAmount",
+    size: 64,
+    state: (v) => ({ withheldAmount: v.base64(0, 64) }),
+  },
   18: {
     name: "metadataPointer",
     size: 64,
@@ -213,6 +267,16 @@ const PARSERS: Record<number, ExtensionParser> = {
     name: "tokenGroupMember",
     size: 72,
     state: (v) => ({ mint: v.key(0), group: v.key(32), memberNumber: v.u64(64) }),
+  },
+  24: {
+    name: "confidentialMintBurn",
+    size: 196,
+    state: (v) => ({
+      confidentialSupply: v.base64(0, 64),
+      decryptableSupply: v.base64(64, 36),
+      supplyElgamalPubkey: v.base64(100, 32),
+      pendingBurn: v.base64(132, 64),
+    }),
   },
   25: {
     name: "scaledUiAmountConfig",
