@@ -98,7 +98,7 @@ describe("Token-2022 extension state", () => {
     });
 
     const counters = Buffer.alloc(32);
-    [1n, 65_536n, 3n, 2n].forEach((value, i) => counters.writeBigUInt64LE(value, i * 8));
+    for (const [i, value] of [1n, 65_536n, 3n, 2n].entries()) counters.writeBigUInt64LE(value, i * 8);
     const account = Buffer.concat([
       Buffer.from([1]),
       bytes(32, 10),
