@@ -283,7 +283,7 @@ describe.skipIf(!postgresAvailable)("two instances on one PostgreSQL database", 
   /** Runs the chain, with verification off. */
   let first: TestServer;
   let venue: Venue;
-  /** Uses the first's chain, with verification on. */
+  /** Uses the first's chain and upstream, with verification on. */
   let second: RunningServer;
 
   beforeAll(async () => {
@@ -303,6 +303,9 @@ describe.skipIf(!postgresAvailable)("two instances on one PostgreSQL database", 
           ...first.settings,
           PORT: "0",
           SOLANA_RPC_URL: first.server.chain.rpcUrl,
+          // One upstream for both, as a deployment has: whichever keeper settles an order prices it
+          // on the book the order was quoted on (each embedded simulator's book moves on its own).
+          UPSTREAM_URL: first.server.upstream.url,
           WALLET_VERIFICATION: "true",
         },
       ),
