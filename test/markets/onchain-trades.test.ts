@@ -508,7 +508,7 @@ describe.skipIf(!postgresAvailable)("on-chain trades on two instances sharing Po
   const postgres = BACKENDS.find((backend) => backend.name === "postgres") as Backend;
   /** Runs the chain and fills the orders. */
   let first: TestServer;
-  /** Uses the first's chain; orders issued through it are filled by the first. */
+  /** Uses the first's chain and upstream; orders issued through it are filled by the first. */
   let second: RunningServer;
 
   beforeAll(async () => {
@@ -516,8 +516,17 @@ describe.skipIf(!postgresAvailable)("on-chain trades on two instances sharing Po
       backend: postgres,
       settings: { DEMO_CATALOGUE: "true", VENUE_SEED: "onchain-trades-pg" },
     });
+    // One upstream for both, as a deployment has: an order is settled on the book it was quoted on.
     second = await startServer(
-      loadConfig({}, { ...first.settings, PORT: "0", SOLANA_RPC_URL: first.server.chain.rpcUrl }),
+      loadConfig(
+        {},
+        {
+          ...first.settings,
+          PORT: "0",
+          SOLANA_RPC_URL: first.server.chain.rpcUrl,
+          UPSTREAM_URL: first.server.upstream.url,
+        },
+      ),
     );
   }, 180_000);
   afterAll(async () => {
