@@ -63,6 +63,12 @@ export interface StartOptions {
    * needs (the chain accounts of tokenized markets): until then `/health-check/ready` answers 503.
    */
   beforeStartupWork?: (server: RunningServer) => Promise<void> | void;
+  /**
+   * A catalog built from a copy of this storage (another venue started on the same database file):
+   * the first load reads only the rows written since it and takes over its unchanged markets, as a
+   * reload does, instead of building every market again; storage that does not add up to it is read whole.
+   */
+  catalogSeed?: Catalog;
 }
 
 /**
@@ -121,7 +127,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   });
   lifecycle.defer("chain", () => chain.close());
 
-  const catalog = new CatalogHolder();
+  const catalog = new CatalogHolder(options.catalogSeed);
   const chainAccounts = new StartupWork();
   const health = new HealthMonitor(
     {

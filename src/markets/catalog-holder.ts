@@ -24,6 +24,9 @@ export class CatalogHolder {
   private loadsSinceWhole = 0;
   private readonly listeners: ((catalog: Catalog) => void)[] = [];
 
+  /** `seed`: a catalog of the same storage built elsewhere, which the first load starts from. */
+  constructor(private seed?: Catalog) {}
+
   /** The catalog, or undefined until the first load finishes. */
   get current(): Catalog | undefined {
     return this.catalog;
@@ -51,7 +54,8 @@ export class CatalogHolder {
    * WHOLE_READ_EVERY such reloads.
    */
   async load(db: Kysely<Tables>): Promise<Catalog> {
-    const previous = this.catalog;
+    const previous = this.catalog ?? this.seed;
+    this.seed = undefined;
     const changesOnly = previous !== undefined && this.loadsSinceWhole < WHOLE_READ_EVERY;
     let catalog = changesOnly ? await readChanges(db, previous) : undefined;
     this.loadsSinceWhole += 1;
