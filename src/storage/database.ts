@@ -86,6 +86,8 @@ export interface ChainTransactionsTable {
   message_hash: string | null;
   /** JSON of what execution alone knows (chain/sandbox/transaction-meta.ts); null before migration 0014. */
   meta: string | null;
+  /** How many transactions landed before it: orders the chain's transactions (backfilled by migration 0015). */
+  position: number | string | bigint;
 }
 
 /** The one row (id 1) naming the process that runs the sandbox chain; see chain/sandbox/lease.ts. */
@@ -207,12 +209,18 @@ export interface OnchainTradesTable {
 }
 
 /** One account key of one landed transaction: a wallet's history (getSignaturesForAddress). */
-export interface ChainAddressSignaturesTable {
+/** Every address a landed transaction named, numbered (chain_address_transactions refers to it by id). */
+export interface ChainAddressesTable {
+  id: Generated<number | string | bigint>;
   address: string;
+}
+
+/** One row per account key of each landed transaction: an address's history, read newest first. */
+export interface ChainAddressTransactionsTable {
+  address_id: number | string | bigint;
   slot: number | string | bigint;
-  /** How many transactions landed before it: orders a slot's transactions. */
+  /** How many transactions landed before it (chain_transactions.position). */
   position: number | string | bigint;
-  signature: string;
 }
 
 export interface Tables {
@@ -223,7 +231,8 @@ export interface Tables {
   api_keys: ApiKeysTable;
   chain_accounts: ChainAccountsTable;
   chain_transactions: ChainTransactionsTable;
-  chain_address_signatures: ChainAddressSignaturesTable;
+  chain_addresses: ChainAddressesTable;
+  chain_address_transactions: ChainAddressTransactionsTable;
   chain_lease: ChainLeaseTable;
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;

@@ -287,6 +287,53 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("chain_transactions").addColumn("meta", "text").execute();
     },
   },
+  "0015_address_ids": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The address index keyed by small integers: each address is stored once (chain_addresses),
+      // and a history row is (address id, slot, position), a tenth of 0013's row with the address
+      // and signature as text. Every commit writes a row per account key on the leaf of that key's
+      // history, so the rows' size is most of what a commit writes. A transaction's signature is
+      // found through its (slot, position), which now sits in chain_transactions.
+      const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+      await db.schema
+        .createTable("chain_addresses")
+        .addColumn("id", postgres ? "bigserial" : "integer", (c) => c.primaryKey())
+        .addColumn("address", "varchar(44)", (c) => c.notNull().unique())
+        .execute();
+      await db.schema
+        .createTable("chain_address_transactions")
+        .addColumn("address_id", "bigint", (c) => c.notNull())
+        .addColumn("slot", "bigint", (c) => c.notNull())
+        .addColumn("position", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("chain_address_transactions_key", ["address_id", "slot", "position"])
+        .$call((table) => (postgres ? table : table.modifyEnd(sql`without rowid`)))
+        .execute();
+      await db.schema.alterTable("chain_transactions").addColumn("position", "bigint").execute();
+      await db.schema
+        .createIndex("chain_address_signatures_signature")
+        .on("chain_address_signatures")
+        .column("signature")
+        .execute();
+      await sql`update "chain_transactions" set "position" = (select min("s"."position") from "chain_address_signatures" as "s" where "s"."signature" = "chain_transactions"."signature")`.execute(
+        db,
+      );
+      await sql`insert into "chain_addresses" ("address") select "address" from "chain_address_signatures" group by "address" order by min("position")`.execute(
+        db,
+      );
+      await sql`insert into "chain_address_transactions" ("address_id", "slot", "position") select "a"."id", "s"."slot", "s"."position" from "chain_address_signatures" as "s" join "chain_addresses" as "a" on "a"."address" = "s"."address"`.execute(
+        db,
+      );
+      await db.schema.dropTable("chain_address_signatures").execute();
+      // A slot's transactions in the order they executed, and a history row's transaction.
+      await db.schema.dropIndex("chain_transactions_slot").execute();
+      await db.schema
+        .createIndex("chain_transactions_position")
+        .on("chain_transactions")
+        .columns(["slot", "position"])
+        .execute();
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

@@ -48,6 +48,7 @@ for (const backend of BACKENDS) {
           logs: "[]",
           balances: '{"pre":[],"post":[]}',
           wire: Buffer.from(first).toString("base64"),
+          position: 1_000_000,
         })
         .execute();
 

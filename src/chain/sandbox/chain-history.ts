@@ -1,14 +1,13 @@
 /**
  * The sandbox chain's history as stored: a wallet's transactions newest first (through
- * `chain_address_signatures`, written in the same commit as the transactions), the transactions of
+ * `chain_address_transactions`, written in the same commit as the transactions), the transactions of
  * one slot in the order they executed, and transaction counts per slot window. Every read is bounded
- * by an index: the address table's primary key (address, slot, position) or chain_transactions' slot.
+ * by an index: the history's primary key (address id, slot, position) or chain_transactions'
+ * (slot, position).
  */
 import { type Kysely, sql } from "kysely";
 import type { Tables } from "../../storage/database.js";
-import { encodeBase58 } from "../base58.js";
 import type { TransactionError } from "../errors.js";
-import { parseWireTransaction } from "../wire.js";
 
 /** Where a transaction sits in the chain: its slot, then how many transactions landed before it. */
 export interface ChainPosition {
@@ -40,27 +39,30 @@ export class ChainHistory {
   /** `address`'s transactions, newest first, between the query's bounds. */
   async forAddress(address: string, query: AddressHistoryQuery): Promise<AddressHistoryEntry[]> {
     let select = this.db
-      .selectFrom("chain_address_signatures as a")
-      .innerJoin("chain_transactions as t", "t.signature", "a.signature")
-      .select(["a.signature", "a.slot", "t.err", "t.block_time", "t.wire"])
+      .selectFrom("chain_addresses as a")
+      .innerJoin("chain_address_transactions as h", "h.address_id", "a.id")
+      .innerJoin("chain_transactions as t", (join) =>
+        join.onRef("t.slot", "=", "h.slot").onRef("t.position", "=", "h.position"),
+      )
+      .select(["t.signature", "h.slot", "t.err", "t.block_time", "t.wire"])
       .where("a.address", "=", address)
-      .orderBy("a.slot", "desc")
-      .orderBy("a.position", "desc")
+      .orderBy("h.slot", "desc")
+      .orderBy("h.position", "desc")
       .limit(query.limit);
     const { before, until } = query;
     if (before) {
       select = select.where((eb) =>
         eb.or([
-          eb("a.slot", "<", Number(before.slot)),
-          eb.and([eb("a.slot", "=", Number(before.slot)), eb("a.position", "<", Number(before.position))]),
+          eb("h.slot", "<", Number(before.slot)),
+          eb.and([eb("h.slot", "=", Number(before.slot)), eb("h.position", "<", Number(before.position))]),
         ]),
       );
     }
     if (until) {
       select = select.where((eb) =>
         eb.or([
-          eb("a.slot", ">", Number(until.slot)),
-          eb.and([eb("a.slot", "=", Number(until.slot)), eb("a.position", ">", Number(until.position))]),
+          eb("h.slot", ">", Number(until.slot)),
+          eb.and([eb("h.slot", "=", Number(until.slot)), eb("h.position", ">", Number(until.position))]),
         ]),
       );
     }
@@ -74,44 +76,25 @@ export class ChainHistory {
     }));
   }
 
-  /**
-   * Where the landed transaction `signature` sits, or null if none landed: found through its fee
-   * payer's history, which holds every transaction it paid for.
-   */
+  /** Where the landed transaction `signature` sits, or null if none landed. */
   async positionOf(signature: string): Promise<ChainPosition | null> {
     const landed = await this.db
       .selectFrom("chain_transactions")
-      .select(["slot", "wire"])
+      .select(["slot", "position"])
       .where("signature", "=", signature)
       .executeTakeFirst();
-    if (!landed) return null;
-    const row = await this.db
-      .selectFrom("chain_address_signatures")
-      .select("position")
-      .where("address", "=", feePayerOf(landed.wire))
-      .where("slot", "=", landed.slot)
-      .where("signature", "=", signature)
-      .executeTakeFirst();
-    return row ? { slot: BigInt(landed.slot), position: BigInt(row.position) } : null;
+    return landed ? { slot: BigInt(landed.slot), position: BigInt(landed.position) } : null;
   }
 
   /** The signatures of the transactions that landed in `slot`, in the order they executed. */
   async signaturesInSlot(slot: bigint): Promise<string[]> {
     const landed = await this.db
       .selectFrom("chain_transactions")
-      .select(["signature", "wire"])
+      .select("signature")
       .where("slot", "=", Number(slot))
+      .orderBy("position")
       .execute();
-    if (landed.length === 0) return [];
-    const payers = [...new Set(landed.map((row) => feePayerOf(row.wire)))];
-    const positions = await this.db
-      .selectFrom("chain_address_signatures")
-      .select(["signature", "position"])
-      .where("address", "in", payers)
-      .where("slot", "=", Number(slot))
-      .execute();
-    const order = new Map(positions.map((row) => [row.signature, Number(row.position)]));
-    return landed.map((row) => row.signature).sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+    return landed.map((row) => row.signature);
   }
 
   /**
@@ -132,10 +115,4 @@ export class ChainHistory {
       .execute();
     return new Map(rows.map((row) => [BigInt(row.slot_window), Number(row.count)]));
   }
-}
-
-// The fee payer (first account key) of a base64 wire transaction.
-function feePayerOf(wire: string): string {
-  const key = parseWireTransaction(new Uint8Array(Buffer.from(wire, "base64"))).accountKeys[0];
-  return key ? encodeBase58(key) : "";
 }

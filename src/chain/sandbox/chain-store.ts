@@ -11,14 +11,14 @@ import { parseAddress } from "../base58.js";
 import type { TransactionError } from "../errors.js";
 import { messageHash, parseWireTransaction } from "../wire.js";
 import {
-  ACCOUNT_COLUMNS,
-  ADDRESS_SIGNATURE_COLUMNS,
   type CommitBatch,
+  type CommitStatement,
   type CommittedStatus,
+  commitStatementText,
   encodeBatch,
   type StoredAccount,
   type StoredTransaction,
-  TRANSACTION_COLUMNS,
+  VALUES_PER_ROW,
 } from "./commit-batch.js";
 import { type ChainLease, ChainLeaseLostError } from "./lease.js";
 import type { ClockShift } from "./slot-clock.js";
@@ -67,7 +67,7 @@ export class ChainStore {
   private numbered: boolean | undefined;
   private writer: SqliteWriter | null;
   private readonly lease: ChainLease | undefined;
-  /** The position the next committed transaction takes (chain_address_signatures). */
+  /** The position the next committed transaction takes (chain_transactions.position). */
   private nextPosition = 0;
 
   constructor(
@@ -249,32 +249,32 @@ export class ChainStore {
         throw error instanceof ChainLeaseLostError ? lease.lose() : error;
       });
     }
-    const { accounts: upserts, deletions, transactions, addressSignatures } = encodeBatch(batch);
+    const { accounts: upserts, deletions, transactions, addresses, history } = encodeBatch(batch);
     await this.db.transaction().execute(async (trx) => {
       await lease.fence(trx);
-      for (const group of chunks(upserts, ROWS_PER_STATEMENT * ACCOUNT_COLUMNS.length)) {
-        await trx.executeQuery(this.statement("upsertAccounts", group));
-      }
-      for (const group of chunks(deletions, ROWS_PER_STATEMENT)) {
-        await trx.executeQuery(this.statement("deleteAccounts", group));
-      }
-      for (const group of chunks(transactions, ROWS_PER_STATEMENT * TRANSACTION_COLUMNS.length)) {
-        await trx.executeQuery(this.statement("insertTransactions", group));
-      }
-      for (const group of chunks(addressSignatures, ROWS_PER_STATEMENT * ADDRESS_SIGNATURE_COLUMNS.length)) {
-        await trx.executeQuery(this.statement("insertAddressSignatures", group));
+      const rows: [CommitStatement, unknown[]][] = [
+        ["upsertAccounts", upserts],
+        ["deleteAccounts", deletions],
+        ["insertTransactions", transactions],
+        ["insertAddresses", addresses],
+        ["insertHistory", history],
+      ];
+      for (const [kind, values] of rows) {
+        for (const group of chunks(values, ROWS_PER_STATEMENT * VALUES_PER_ROW[kind])) {
+          await trx.executeQuery(this.statement(kind, group));
+        }
       }
     });
   }
 
   // The commit's statements are written once per shape (kind and row count) and reused: building
   // them through the query builder on every commit cost more than SQLite's own work.
-  private statement(kind: StatementKind, parameters: unknown[]): CompiledQuery {
-    const rows = parameters.length / COLUMNS_OF[kind];
+  private statement(kind: CommitStatement, parameters: unknown[]): CompiledQuery {
+    const rows = parameters.length / VALUES_PER_ROW[kind];
     const cacheKey = `${kind}:${rows}`;
     let text = this.statements.get(cacheKey);
     if (text === undefined) {
-      text = statementText(kind, rows, this.placeholder());
+      text = commitStatementText(kind, rows, this.placeholder());
       this.statements.set(cacheKey, text);
     }
     return CompiledQuery.raw(text, parameters);
@@ -288,47 +288,4 @@ export class ChainStore {
     }
     return this.numbered ? (index) => `$${index + 1}` : () => "?";
   }
-}
-
-type StatementKind = "upsertAccounts" | "deleteAccounts" | "insertTransactions" | "insertAddressSignatures";
-
-// Values each row of a statement binds.
-const COLUMNS_OF: Record<StatementKind, number> = {
-  upsertAccounts: ACCOUNT_COLUMNS.length,
-  deleteAccounts: 1,
-  insertTransactions: TRANSACTION_COLUMNS.length,
-  insertAddressSignatures: ADDRESS_SIGNATURE_COLUMNS.length,
-};
-
-function valuesList(rows: number, columns: number, placeholder: (index: number) => string): string {
-  const tuples: string[] = [];
-  for (let row = 0; row < rows; row++) {
-    const cells: string[] = [];
-    for (let column = 0; column < columns; column++) cells.push(placeholder(row * columns + column));
-    tuples.push(`(${cells.join(", ")})`);
-  }
-  return tuples.join(", ");
-}
-
-function statementText(kind: StatementKind, rows: number, placeholder: (index: number) => string): string {
-  if (kind === "upsertAccounts") {
-    return (
-      `insert into "chain_accounts" (${ACCOUNT_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
-      `${valuesList(rows, ACCOUNT_COLUMNS.length, placeholder)} on conflict ("address") do update set ` +
-      ACCOUNT_COLUMNS.slice(1)
-        .map((c) => `"${c}" = "excluded"."${c}"`)
-        .join(", ")
-    );
-  }
-  if (kind === "deleteAccounts") {
-    return `delete from "chain_accounts" where "address" in (${Array.from({ length: rows }, (_, i) => placeholder(i)).join(", ")})`;
-  }
-  const [table, columns] =
-    kind === "insertTransactions"
-      ? ["chain_transactions", TRANSACTION_COLUMNS]
-      : ["chain_address_signatures", ADDRESS_SIGNATURE_COLUMNS];
-  return (
-    `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) values ` +
-    valuesList(rows, columns.length, placeholder)
-  );
 }

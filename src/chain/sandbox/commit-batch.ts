@@ -69,17 +69,24 @@ export const TRANSACTION_COLUMNS = [
   "wire",
   "message_hash",
   "meta",
+  "position",
 ] as const;
 
-/** The columns of `chain_address_signatures`, in the order `encodeBatch` lays out its values. */
-export const ADDRESS_SIGNATURE_COLUMNS = ["address", "slot", "position", "signature"] as const;
+/**
+ * The values of one history row as `encodeBatch` lays them out: the address, then the slot and
+ * position of its transaction (stored as `chain_address_transactions`, the address by its id).
+ */
+export const HISTORY_ROW_VALUES = 3;
 
 /** A batch encoded for binding: flat arrays of column values, in each table's column order. */
 export interface EncodedBatch {
   accounts: unknown[];
   deletions: string[];
   transactions: unknown[];
-  addressSignatures: unknown[];
+  /** The distinct addresses the batch's transactions name (each stored once, in chain_addresses). */
+  addresses: string[];
+  /** Their history rows, HISTORY_ROW_VALUES values each. */
+  history: unknown[];
 }
 
 /** A batch as rows of column values, ready to bind. */
@@ -99,7 +106,8 @@ export function encodeBatch(batch: CommitBatch): EncodedBatch {
     }
   }
   const transactions: unknown[] = [];
-  for (const tx of batch.transactions) {
+  const first = batch.firstPosition ?? 0;
+  batch.transactions.forEach((tx, i) => {
     transactions.push(
       tx.signature,
       Number(tx.slot),
@@ -112,21 +120,88 @@ export function encodeBatch(batch: CommitBatch): EncodedBatch {
       base64(tx.wire),
       tx.messageHash,
       tx.meta ? encodeMetaExtras(tx.meta) : null,
+      first + i,
     );
-  }
-  return { accounts, deletions, transactions, addressSignatures: addressRows(batch) };
+  });
+  return { accounts, deletions, transactions, ...historyRows(batch) };
 }
 
 // One row per distinct account key of each transaction (the history getSignaturesForAddress reads),
 // numbered in the order they executed.
-function addressRows(batch: CommitBatch): unknown[] {
-  const rows: unknown[] = [];
+function historyRows(batch: CommitBatch): { addresses: string[]; history: unknown[] } {
+  const addresses = new Set<string>();
+  const history: unknown[] = [];
   const first = batch.firstPosition ?? 0;
   batch.transactions.forEach((tx, i) => {
     const slot = Number(tx.slot);
-    for (const address of new Set(tx.accountKeys)) rows.push(address, slot, first + i, tx.signature);
+    for (const address of new Set(tx.accountKeys)) {
+      addresses.add(address);
+      history.push(address, slot, first + i);
+    }
   });
-  return rows;
+  return { addresses: [...addresses], history };
+}
+
+/** The statements a commit runs; each is written for a number of rows. */
+export type CommitStatement =
+  | "upsertAccounts"
+  | "deleteAccounts"
+  | "insertTransactions"
+  | "insertAddresses"
+  | "insertHistory";
+
+/** Values each row of a statement binds, in `encodeBatch`'s layout. */
+export const VALUES_PER_ROW: Record<CommitStatement, number> = {
+  upsertAccounts: ACCOUNT_COLUMNS.length,
+  deleteAccounts: 1,
+  insertTransactions: TRANSACTION_COLUMNS.length,
+  insertAddresses: 1,
+  insertHistory: HISTORY_ROW_VALUES,
+};
+
+/**
+ * The text of `kind` for `rows` rows, with the dialect's placeholders (`?` on SQLite, `$n` on
+ * PostgreSQL): the one source of the commit's SQL, for the store and the SQLite writer's worker.
+ */
+export function commitStatementText(
+  kind: CommitStatement,
+  rows: number,
+  placeholder: (index: number) => string,
+): string {
+  const list = (cell: (index: number, column: number) => string) => {
+    const columns = VALUES_PER_ROW[kind];
+    const tuples: string[] = [];
+    for (let row = 0; row < rows; row++) {
+      const cells: string[] = [];
+      for (let column = 0; column < columns; column++) cells.push(cell(row * columns + column, column));
+      tuples.push(`(${cells.join(", ")})`);
+    }
+    return tuples.join(", ");
+  };
+  const plain = (index: number) => placeholder(index);
+  const quoted = (columns: readonly string[]) => columns.map((c) => `"${c}"`).join(", ");
+  switch (kind) {
+    case "upsertAccounts":
+      return (
+        `insert into "chain_accounts" (${quoted(ACCOUNT_COLUMNS)}) values ${list(plain)} on conflict ("address") do update set ` +
+        ACCOUNT_COLUMNS.slice(1)
+          .map((c) => `"${c}" = "excluded"."${c}"`)
+          .join(", ")
+      );
+    case "deleteAccounts":
+      return `delete from "chain_accounts" where "address" in (${Array.from({ length: rows }, (_, i) => placeholder(i)).join(", ")})`;
+    case "insertTransactions":
+      return `insert into "chain_transactions" (${quoted(TRANSACTION_COLUMNS)}) values ${list(plain)}`;
+    case "insertAddresses":
+      return `insert into "chain_addresses" ("address") values ${list(plain)} on conflict ("address") do nothing`;
+    case "insertHistory":
+      // Each address by its id; PostgreSQL types a bare VALUES parameter as text, hence the casts.
+      return (
+        `insert into "chain_address_transactions" ("address_id", "slot", "position") ` +
+        `select "a"."id", "v"."column2", "v"."column3" from (values ${list((index, column) => (column === 0 ? placeholder(index) : `cast(${placeholder(index)} as bigint)`))}) as "v" ` +
+        `join "chain_addresses" as "a" on "a"."address" = "v"."column1"`
+      );
+  }
 }
 
 function base64(bytes: Uint8Array): string {

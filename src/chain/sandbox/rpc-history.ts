@@ -1,6 +1,6 @@
 /**
  * The history methods of the sandbox's JSON-RPC, answered as Agave's rpc.rs answers them from its
- * blockstore: getSignaturesForAddress (chain_address_signatures, chain-history.ts), getBlock,
+ * blockstore: getSignaturesForAddress (chain_address_transactions, chain-history.ts), getBlock,
  * getBlocks, getBlocksWithLimit and getBlockTime. The sandbox makes one block per 400 ms slot and
  * skips none (slot-clock.ts): every slot from genesis to the current one is a block, with or without
  * transactions, its blockhash derived as the chain derives it. Slots ahead of the chain are -32004,

@@ -14,7 +14,13 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { type CommitBatch, encodeBatch } from "./commit-batch.js";
+import {
+  type CommitBatch,
+  type CommitStatement,
+  commitStatementText,
+  encodeBatch,
+  VALUES_PER_ROW,
+} from "./commit-batch.js";
 import { ChainLeaseLostError, type LeaseFence, SQLITE_NOW_MS } from "./lease.js";
 
 // Runs in the worker. Rows arrive as flat arrays of column values, already encoded: strings and
@@ -25,24 +31,23 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma("journal_mode = WAL");
 db.pragma("synchronous = NORMAL");
-const upsert = db.prepare(
-  'insert into "chain_accounts" ("address", "lamports", "owner", "executable", "data") values (?, ?, ?, ?, ?) ' +
-    'on conflict ("address") do update set "lamports" = "excluded"."lamports", "owner" = "excluded"."owner", ' +
-    '"executable" = "excluded"."executable", "data" = "excluded"."data"',
-);
-const remove = db.prepare('delete from "chain_accounts" where "address" = ?');
-const insert = db.prepare(
-  'insert into "chain_transactions" ("signature", "slot", "block_time", "err", "fee", "compute_units", "logs", "balances", "wire", "message_hash", "meta") ' +
-    "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-);
-// Index rows go in many at a time: a transaction names a dozen keys, and each statement run has a cost.
-const INDEX_ROWS_PER_RUN = 64;
-const indexStatement = (rows) => db.prepare(
-  'insert into "chain_address_signatures" ("address", "slot", "position", "signature") values ' +
-    new Array(rows).fill("(?, ?, ?, ?)").join(", "),
-);
-const index = indexStatement(1);
-const indexMany = indexStatement(INDEX_ROWS_PER_RUN);
+const sql = workerData.statements;
+const upsert = db.prepare(sql.upsertAccount);
+const remove = db.prepare(sql.deleteAccount);
+const insert = db.prepare(sql.insertTransaction);
+// Address and history rows go in many at a time: a transaction names a dozen keys, and each
+// statement run has a cost.
+const MANY = workerData.rowsPerRun;
+const oneAddress = db.prepare(sql.insertAddress);
+const manyAddresses = db.prepare(sql.insertAddresses);
+const oneHistoryRow = db.prepare(sql.insertHistoryRow);
+const manyHistoryRows = db.prepare(sql.insertHistoryRows);
+function runInGroups(values, perRow, one, many) {
+  const group = MANY * perRow;
+  let i = 0;
+  for (; i + group <= values.length; i += group) many.run(values.slice(i, i + group));
+  for (; i < values.length; i += perRow) one.run(values.slice(i, i + perRow));
+}
 const fence = db.prepare(
   'update "chain_lease" set "expires_at" = ' + workerData.nowMs + ' + ? where "id" = 1 and "holder" = ? and "epoch" = ?',
 );
@@ -55,14 +60,9 @@ function write(batch, lease) {
   for (let i = 0; i < a.length; i += 5) upsert.run(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4]);
   for (const address of batch.deletions) remove.run(address);
   const t = batch.transactions;
-  for (let i = 0; i < t.length; i += 11) {
-    insert.run(t[i], t[i + 1], t[i + 2], t[i + 3], t[i + 4], t[i + 5], t[i + 6], t[i + 7], t[i + 8], t[i + 9], t[i + 10]);
-  }
-  const s = batch.addressSignatures;
-  const many = INDEX_ROWS_PER_RUN * 4;
-  let i = 0;
-  for (; i + many <= s.length; i += many) indexMany.run(s.slice(i, i + many));
-  for (; i < s.length; i += 4) index.run(s[i], s[i + 1], s[i + 2], s[i + 3]);
+  for (let i = 0; i < t.length; i += sql.transactionValues) insert.run(t.slice(i, i + sql.transactionValues));
+  runInGroups(batch.addresses, 1, oneAddress, manyAddresses);
+  runInGroups(batch.history, sql.historyValues, oneHistoryRow, manyHistoryRows);
 }
 // The commits that queued up while the last one was written go in one SQLite transaction: a page of
 // the address index that several of them touch is written once, not once per commit.
@@ -110,6 +110,24 @@ parentPort.on("message", handle);
 `;
 
 const BUSY_TIMEOUT_MS = 5000;
+// Rows per run of the address and history statements.
+const ROWS_PER_RUN = 64;
+
+// The worker's statements, from the text the store's own commits use.
+function workerStatements() {
+  const text = (kind: CommitStatement, rows: number) => commitStatementText(kind, rows, () => "?");
+  return {
+    upsertAccount: text("upsertAccounts", 1),
+    deleteAccount: text("deleteAccounts", 1),
+    insertTransaction: text("insertTransactions", 1),
+    transactionValues: VALUES_PER_ROW.insertTransactions,
+    insertAddress: text("insertAddresses", 1),
+    insertAddresses: text("insertAddresses", ROWS_PER_RUN),
+    insertHistoryRow: text("insertHistory", 1),
+    insertHistoryRows: text("insertHistory", ROWS_PER_RUN),
+    historyValues: VALUES_PER_ROW.insertHistory,
+  };
+}
 
 interface Pending {
   resolve(): void;
@@ -129,7 +147,14 @@ export class SqliteWriter {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { file, driver, busyTimeoutMs: BUSY_TIMEOUT_MS, nowMs: SQLITE_NOW_MS },
+      workerData: {
+        file,
+        driver,
+        busyTimeoutMs: BUSY_TIMEOUT_MS,
+        nowMs: SQLITE_NOW_MS,
+        statements: workerStatements(),
+        rowsPerRun: ROWS_PER_RUN,
+      },
     });
     // Only a commit in flight keeps the process alive.
     this.worker.unref();
