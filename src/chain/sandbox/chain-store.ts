@@ -39,6 +39,12 @@ const ROWS_PER_STATEMENT = 400;
 // Commits sent to the SQLite writer before the first of them has finished: the main thread goes on
 // executing while the writer works, instead of waiting for each commit in turn.
 const PIPELINED_COMMITS = 4;
+// While the SQLite writer commits the chain, the WAL checkpoints its commits call for run on its
+// thread: the shared connection checkpoints only past this many WAL pages (SQLite's default is
+// 1,000), so its checkpoints, which copy and sync pages, seldom block the event loop, and the WAL
+// stays bounded while the chain is idle and the rest of the venue writes.
+const SHARED_CONNECTION_CHECKPOINT_PAGES = 10_000;
+const SQLITE_CHECKPOINT_PAGES = 1_000;
 
 // The message hash of a stored base64 wire transaction (for rows stored before the hash was).
 function storedMessageHash(wire: string): string {
@@ -78,11 +84,23 @@ export class ChainStore {
     this.writer = options.sqliteFile && options.lease ? new SqliteWriter(options.sqliteFile) : null;
   }
 
+  /** A store on `db` whose commits, on an SQLite file with a lease, go through a worker thread. */
+  static async open(db: Kysely<Tables>, options: ChainStoreOptions = {}): Promise<ChainStore> {
+    const store = new ChainStore(db, options);
+    if (store.writer) await store.checkpointSharedConnectionPast(SHARED_CONNECTION_CHECKPOINT_PAGES);
+    return store;
+  }
+
   /** Stops the commit worker, if any (after the commits already started). */
   async close(): Promise<void> {
     const writer = this.writer;
     this.writer = null;
     await writer?.close();
+    if (writer) await this.checkpointSharedConnectionPast(SQLITE_CHECKPOINT_PAGES);
+  }
+
+  private async checkpointSharedConnectionPast(pages: number): Promise<void> {
+    await sql`pragma wal_autocheckpoint = ${sql.lit(pages)}`.execute(this.db);
   }
 
   /** The stored genesis parameters, storing `proposed` first on a fresh database (first writer wins). */
@@ -238,12 +256,13 @@ export class ChainStore {
   async commit(batch: CommitBatch): Promise<void> {
     const lease = this.lease;
     if (!lease) throw new Error("this chain store has no lease: it cannot commit");
-    if (this.writer && !this.writer.usable) {
-      // The worker failed: fall back to the shared connection.
-      this.writer = null;
-    }
     batch.firstPosition = this.nextPosition;
     this.nextPosition += batch.transactions.length;
+    if (this.writer && !this.writer.usable) {
+      // The worker failed: fall back to the shared connection, which checkpoints as it did.
+      this.writer = null;
+      await this.checkpointSharedConnectionPast(SQLITE_CHECKPOINT_PAGES);
+    }
     if (this.writer) {
       return this.writer.commit(batch, lease.fenceToken()).catch((error: unknown) => {
         throw error instanceof ChainLeaseLostError ? lease.lose() : error;

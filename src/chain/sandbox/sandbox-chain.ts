@@ -133,7 +133,7 @@ export class SandboxChain implements Chain {
     await lease.acquire();
     let store: ChainStore | undefined;
     try {
-      store = new ChainStore(options.storage.db, { sqliteFile: sqliteFileOf(options.storage), lease });
+      store = await ChainStore.open(options.storage.db, { sqliteFile: sqliteFileOf(options.storage), lease });
       const genesis = await store.settleGenesis({
         genesisHash: encodeBase58(crypto.getRandomValues(new Uint8Array(32))),
         genesisMs: clock.now(),
