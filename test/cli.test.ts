@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeSetsHeapGrowth, SERVE_NODE_FLAGS } from "../src/cli/serve.js";
 import { venueFailure } from "../src/cli/support.js";
 import { OddsgateApiError } from "../src/client/http.js";
@@ -19,7 +19,7 @@ import { loadCatalogue, resolveDemoAnchor, saveCatalogue } from "../src/markets/
 import { startSimulator } from "../src/simulator/index.js";
 import { openStorage } from "../src/storage/database.js";
 import { BACKENDS, tempDir } from "./support/backends.js";
-import { CLI_BIN, CLI_MAIN, childEnv, oddsgate, oddsgateProcess } from "./support/cli.js";
+import { assertFreshBuild, CLI_BIN, childEnv, oddsgate, oddsgateProcess } from "./support/cli.js";
 import { miniCatalogue } from "./support/fixtures.js";
 import { freePortRun } from "./support/ports.js";
 import { TEST_ANCHOR } from "./support/server.js";
@@ -162,6 +162,7 @@ describe("oddsgate import errors", () => {
 });
 
 describe("oddsgate serve", () => {
+  beforeAll(assertFreshBuild);
   it("is started by npm start with the node flags that bound V8's young generation", () => {
     const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { scripts: { start: string } };
     expect(manifest.scripts.start).toContain(`node ${SERVE_NODE_FLAGS.join(" ")} dist/cli/main.js serve`);
@@ -178,7 +179,7 @@ describe("oddsgate serve", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const port = await freePortRun(1);
-    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, "serve", "--port", String(port)], {
+    const child = spawn(process.execPath, [CLI_BIN, "serve", "--port", String(port)], {
       env: childEnv({ DATA_DIR: dir, LOG_LEVEL: "warn" }),
       stdio: "ignore",
     });
@@ -410,12 +411,13 @@ describe("oddsgate sync", () => {
 });
 
 describe("oddsgate for people", () => {
+  beforeAll(assertFreshBuild);
   it("prints its version, in process and from the built bin", async () => {
     const manifest = JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string };
     expect((await oddsgate(["--version"], {})).stdout).toBe(`${manifest.version}\n`);
     // The bin end to end: the bundle runs the command when node runs it (and only then).
     expect(fs.existsSync(CLI_BIN), `${CLI_BIN} is missing: run npm run build`).toBe(true);
-    expect((await oddsgateProcess(["--version"], {}, [CLI_BIN])).stdout).toBe(`${manifest.version}\n`);
+    expect((await oddsgateProcess(["--version"], {})).stdout).toBe(`${manifest.version}\n`);
   });
 
   it("says there is no venue, rather than 'fetch failed', when none listens", async () => {

@@ -6,18 +6,17 @@
  * restart. `npm run build` makes the bundle; CI builds it at install.
  */
 import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
 import type { Address } from "@solana/kit";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
+import { assertFreshBuild, CLI_BIN } from "../support/cli.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
 import { freePortRun } from "../support/ports.js";
 import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
-const BUNDLE = path.resolve("dist/cli/main.js");
 const VENUE_SEED = "bundle-test";
 const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
 const venues = new VenueProcesses();
@@ -25,13 +24,15 @@ const venues = new VenueProcesses();
 afterEach(() => venues.stopAll());
 
 const startBundle = (dataDir: string, port: number, rpcPort: number) =>
-  venues.start([BUNDLE], { dataDir, port, rpcPort, venueSeed: VENUE_SEED, until: "/health-check/ready" });
+  venues.start([CLI_BIN], { dataDir, port, rpcPort, venueSeed: VENUE_SEED, until: "/health-check/ready" });
+
+beforeAll(assertFreshBuild);
 
 describe("the bundled command", () => {
   it("serves the venue, settles a swap on its chain, and keeps it across a restart", async () => {
-    expect(existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`).toBe(true);
+    expect(existsSync(CLI_BIN), `${CLI_BIN} is missing: run npm run build`).toBe(true);
     // The bundle, not tsc's own output of main.ts (which would import the rest of dist/ one by one).
-    expect(readFileSync(BUNDLE, "utf8")).toContain("__createRequire");
+    expect(readFileSync(CLI_BIN, "utf8")).toContain("__createRequire");
     const dir = tempDir();
     const port = await freePortRun(3);
     const rpcPort = port + 1;

@@ -4,9 +4,8 @@
  * Every order ends closed exactly once (one fill, or one refund), the user's balances add up to the
  * fills, no escrow keeps anything, and every mint's supply equals the sum of its token accounts.
  */
-import path from "node:path";
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
@@ -15,11 +14,11 @@ import { openStorage } from "../../src/storage/database.js";
 import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.js";
 import { storedSupplies } from "../chain/harness.js";
 import { tempDir } from "../support/backends.js";
+import { assertFreshBuild, CLI_BIN } from "../support/cli.js";
 import { signWithKit } from "../support/kit.js";
 import { freePortRun } from "../support/ports.js";
 import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
-const MAIN = path.resolve("src/cli/main.ts");
 const VENUE_SEED = "order-crash-test";
 const dETH = demoTokens(VENUE_SEED).find((token) => token.symbol === "dETH")?.address as Address;
 const venues = new VenueProcesses();
@@ -27,13 +26,15 @@ const venues = new VenueProcesses();
 afterEach(() => venues.stopAll());
 
 const startVenue = (dataDir: string, port: number, rpcPort: number) =>
-  venues.start(["--import", "tsx", MAIN], {
+  venues.start([CLI_BIN], {
     dataDir,
     port,
     rpcPort,
     venueSeed: VENUE_SEED,
     until: "/health-check",
   });
+
+beforeAll(assertFreshBuild);
 
 describe("order settlement across a kill -9", () => {
   it("settles every order exactly once after a restart, and conserves supply", async () => {
