@@ -55,7 +55,12 @@ class Reader {
     for (let shift = 0; shift < 21; shift += 7) {
       const byte = this.byte();
       value |= (byte & 0x7f) << shift;
-      if ((byte & 0x80) === 0) return value;
+      if ((byte & 0x80) === 0) {
+        // As Agave's short_vec: one encoding per value (LiteSVM aborts the process on another) and u16.
+        if (shift > 0 && byte === 0) throw malformed("length prefix is not minimally encoded");
+        if (value > 0xffff) throw malformed("length prefix is beyond u16");
+        return value;
+      }
     }
     throw malformed("length prefix is too long");
   }
