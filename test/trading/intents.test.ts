@@ -194,6 +194,37 @@ describe("intents", () => {
   });
 });
 
+describe("concurrent intents on one route", () => {
+  it("settle each on what the others left: the venue never pays one price twice", async () => {
+    const amount = 40_000_000n;
+    const wallets = await Promise.all(Array.from({ length: 4 }, () => fundedWallet(amount)));
+    const quotes = await Promise.all(wallets.map((wallet) => intent(wallet.address, amount)));
+    const signed = await Promise.all(
+      wallets.map((wallet, index) => signWithKit(wallet, quotes[index]?.openTransaction as string)),
+    );
+    const price = await getJson<{ outAmount: string }>(
+      `/order?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=${amount}`,
+    );
+
+    const answers = await Promise.all(
+      quotes.map((quote, index) => submitIntent(t.url, quote, signed[index] as string)),
+    );
+    const fills: bigint[] = [];
+    for (const answer of answers) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      const status = await settledOrder(t.url, answer.body.openTransactionSignature as string);
+      expect(status.status).toBe("closed");
+      fills.push(BigInt(status.outAmount));
+    }
+    // Settled together, each was priced after the others' holds: one at the price before, then each
+    // for less than the one before it, as if they had come one after another.
+    fills.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    expect(fills[0]).toBe(BigInt(price.body.outAmount));
+    for (let index = 1; index < fills.length; index++)
+      expect(fills[index]).toBeLessThan(fills[index - 1] as bigint);
+  });
+});
+
 describe("refused intents", () => {
   it("stay watched in one status read a pass, however many callers leave pending", async () => {
     // Intents for more than the wallet holds: the chain refuses each at preflight, and each order

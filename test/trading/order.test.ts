@@ -395,6 +395,43 @@ describe("firm quotes settle on the chain", () => {
   });
 });
 
+describe("concurrent firm quotes", () => {
+  it("prices them one after another on one pool, as if each landed before the next: never twice on the same reserves", async () => {
+    const jto = demoTokens(VENUE_SEED).find((candidate) => candidate.symbol === "dJTO");
+    const amount = 1_000n * 10n ** BigInt(jto?.decimals ?? 0);
+    const wallets = await Promise.all(
+      Array.from({ length: 4 }, () => fundedWallet([[token("dJTO"), amount]])),
+    );
+    const query = { inputMint: token("dJTO"), outputMint: token("dmSOL"), amount, onlyDirectRoutes: "true" };
+    const pool = (await okOrder(query)).routePlan[0]?.marketKey as Address;
+    const reserves = [await tokenBalance(pool, token("dJTO")), await tokenBalance(pool, token("dmSOL"))];
+
+    const quotes = await Promise.all(
+      wallets.map((wallet) => okOrder({ ...query, userPublicKey: wallet.address })),
+    );
+    let [reserveIn, reserveOut] = reserves as [bigint, bigint];
+    const sequential: bigint[] = [];
+    for (const _ of quotes) {
+      const out = cpmmAmountOut(reserveIn, reserveOut, amount, 30);
+      sequential.push(out);
+      reserveIn += amount;
+      reserveOut -= out;
+    }
+    const outs = quotes.map((quote) => BigInt(quote.outAmount)).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    expect(outs).toEqual(sequential);
+
+    // Every transaction lands and pays exactly its quote; the vault pays what sequential trades would.
+    await Promise.all(
+      quotes.map((quote, index) => signAndSend(wallets[index] as KeyPairSigner, quote.transaction as string)),
+    );
+    for (const [index, quote] of quotes.entries())
+      expect(await tokenBalance(wallets[index]?.address as Address, token("dmSOL"))).toBe(
+        BigInt(quote.outAmount),
+      );
+    expect(await tokenBalance(pool, token("dmSOL"))).toBe(reserveOut);
+  });
+});
+
 describe("refusals", () => {
   const bad = async (query: Record<string, string | number | bigint>, code: string, status = 400) => {
     const response = await order(query);

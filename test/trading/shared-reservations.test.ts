@@ -68,6 +68,57 @@ function terms(on: CpmmPool, inAmount: bigint, extra: Partial<FirmQuoteTerms> = 
   };
 }
 
+describe.skipIf(!redisAvailable)("a quote priced before another held its pool, on either store", () => {
+  const { prefix, cleanup } = redisTestPrefix();
+  const redisStores: RedisReservations[] = [];
+  afterAll(async () => {
+    await Promise.all(redisStores.map((made) => made.close()));
+    await cleanup();
+  });
+  const stores: [string, (on: CpmmPool) => Promise<ReservationStore>][] = [
+    ["in process", async () => new FirmQuotes({ perWallet: 0, perClient: 0 })],
+    [
+      "in Redis",
+      async (on) => {
+        const made = await RedisReservations.connect({
+          url: REDIS_TEST_URL,
+          prefix: `${prefix}${redisStores.length}:`,
+          limits: { perWallet: 0, perClient: 0 },
+          pool: () => on,
+        });
+        redisStores.push(made);
+        return made;
+      },
+    ],
+  ];
+
+  it.each(stores)(
+    "%s: is refused as a conflict, and priced again holds what the first left",
+    async (_, open) => {
+      const on = pool();
+      const store = await open(on);
+      const sell = on.quote(SOL, 500_000n)?.outAmount ?? 0n;
+      // Two requests priced on the same reserves (each then awaited its checks), the first held first.
+      const [first, second] = [terms(on, 1_000_000n), terms(on, 1_000_000n)];
+      expect(second.outAmount).toBe(first.outAmount);
+      (await store.reserve(first.quote, 100n, 250n, first.legs, store.view())).attach([]);
+      await expect(store.reserve(second.quote, 100n, 250n, second.legs, store.view())).rejects.toThrow(
+        ReservationConflict,
+      );
+      // Refused before anything was held: the pool holds the first quote's output only.
+      expect(on.available(1)).toBe(1_000_000n - first.outAmount);
+      const again = terms(on, 1_000_000n);
+      expect(again.outAmount).toBeLessThan(first.outAmount);
+      (await store.reserve(again.quote, 100n, 250n, again.legs, store.view())).attach([]);
+      expect(on.available(1)).toBe(1_000_000n - first.outAmount - again.outAmount);
+      // A quote the other way, priced before all this, pays into the held side: the holds left its price.
+      const legs = [{ pool: on, outputMint: USDC_MINT, maxOut: sell, inAmount: 500_000n }];
+      const reverse = { ...first.quote, inputMint: SOL, inAmount: 500_000n, holds: [] };
+      await expect(store.reserve(reverse, 100n, 250n, legs, store.view())).resolves.toBeDefined();
+    },
+  );
+});
+
 describe.skipIf(!redisAvailable)("reservations in Redis, two stores on one prefix", () => {
   const { prefix, cleanup } = redisTestPrefix();
   const stores: RedisReservations[] = [];

@@ -106,9 +106,27 @@ export interface ReservationStore {
   ): Promise<ReservedQuote>;
 }
 
-/** A firm quote was priced without a hold another instance made meanwhile: price it again. */
+/** A firm quote was priced without a hold made meanwhile (here or on another instance): price it again. */
 export class ReservationConflict extends Error {
   override name = "ReservationConflict";
+}
+
+/**
+ * Whether each leg's pool still pays its priced output in full. A quote is priced before the awaits
+ * of its checks, and concurrent quotes may hold the same pools meanwhile: holding it at its old price
+ * would promise the curve's output twice. Asked with no await before the holds it guards.
+ */
+export function legsStillPay(legs: readonly PoolLeg[]): boolean {
+  return legs.every((leg) => {
+    const inputMint = leg.pool.mints[leg.pool.sideOf(leg.outputMint) === 0 ? 1 : 0] as Address;
+    return (leg.pool.quote(inputMint, leg.inAmount)?.outAmount ?? 0n) >= leg.maxOut;
+  });
+}
+
+/** Throws `ReservationConflict` unless every leg's pool still pays its priced output (`legsStillPay`). */
+export function checkLegsStillPay(legs: readonly PoolLeg[]): void {
+  if (!legsStillPay(legs))
+    throw new ReservationConflict("other firm quotes held output of its pools while it was priced");
 }
 
 /** One client's live firm quotes for one wallet, and the input they spend per mint (kept, not summed per request). */
@@ -242,18 +260,19 @@ export class FirmQuotes implements ReservationStore {
     this.sweepAt = Math.max(SWEEP_FLOOR, this.funds.size * 2);
   }
 
-  /** Always 0: in one process a quote is admitted and held with no await between, so nothing conflicts. */
+  /** Always 0: in one process no other instance's holds arrive; holds made here are checked in `reserve`. */
   view(): number {
     return 0;
   }
 
-  /** Admits a firm quote and holds its legs' output in their pools, with no await between. */
+  /** Admits a firm quote and holds its legs' output in their pools, with no await between (nor since they were checked). */
   async reserve(
     quote: FirmQuoteTerms & { balance: bigint },
     blockHeight: bigint,
     lastValidBlockHeight: bigint,
     legs: readonly PoolLeg[] = [],
   ): Promise<ReservedQuote> {
+    checkLegsStillPay(legs);
     const admitted = this.admit(quote, blockHeight, lastValidBlockHeight);
     const holds = legs.map((leg) =>
       leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),

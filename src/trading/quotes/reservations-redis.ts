@@ -19,6 +19,7 @@ import type { Redis } from "ioredis";
 import { connectRedisPair } from "../../storage/redis.js";
 import type { PoolHold, SyncMarket } from "../spot/market.js";
 import {
+  checkLegsStillPay,
   clientLimit,
   type FirmQuoteLimits,
   type FirmQuoteTerms,
@@ -337,6 +338,7 @@ export class RedisReservations implements ReservationStore {
       if (this.viewOf(leg.pool.key).changedAt > view)
         throw new ReservationConflict("another instance held output of this pool while it was priced");
     }
+    checkLegsStillPay(legs);
     const id = randomBytes(12).toString("hex");
     if (blockHeight > this.height) this.height = blockHeight;
     // Held here before Redis answers, so this instance's concurrent quotes price without them, as in one process.

@@ -1,3 +1,4 @@
+import { legsStillPay } from "../../quotes/firm-quotes.js";
 import type { VenueMarket } from "../../spot/market.js";
 import type { SyncRoute } from "../../spot/router.js";
 import type { TradingBook } from "../../spot/trading-book.js";
@@ -52,6 +53,9 @@ export async function planSpotSettlement(
     },
     book,
   );
+  // Priced before the await above: other settlements may have held these pools since.
+  const priced = legs.map((leg) => ({ ...leg, pool: leg.market, maxOut: leg.outAmount }));
+  if (!legsStillPay(priced)) return undefined;
   const holds = legs.map((leg) =>
     leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight, leg.inAmount),
   );
