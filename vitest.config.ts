@@ -5,6 +5,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Drops every test database and Redis key of the run at its end, whatever the tests left.
     globalSetup: ["test/support/global-setup.ts"],
+    // Every error of a reference operation a test meets carries a code of the reference's enum.
+    setupFiles: ["test/support/reference-codes-setup.ts"],
     // One module graph per worker, reused file after file: loading the venue's modules again for every
     // file was a fifth of the suite's CPU. No test keeps state in a module; each builds its own venue.
     isolate: false,

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { ApiError, ErrorBody } from "../contract/errors.js";
 import type { ZodApp } from "../http/types.js";
-import type { CatalogHolder } from "../markets/catalog-holder.js";
+import { type CatalogHolder, CatalogNotReadyError } from "../markets/catalog-holder.js";
 import { type HealthMonitor, HealthReport, notReadyReasons } from "./health.js";
 
 const HEALTH_CHECK = {
@@ -14,10 +14,11 @@ const HEALTH_CHECK = {
   tags: ["Operations"],
   summary: "Whether this listener answers, in one line",
   description:
-    "200 once the market catalogue has loaded (reads are answered), 503 `not_ready` before. The text says " +
+    "200 once the market catalogue has loaded (reads are answered), 503 `mint_info_not_initialized` " +
+    "before (the reference's codes, with `reason` `not_ready`). The text says " +
     "what is not in place: `ok`, `starting: chainAccounts` while start-up work runs in the background, " +
     "`degraded: redis, upstream` when a dependency is down (both when both hold). " +
-    "`/health-check/ready` answers 200 only when the instance can also trade. 503 `not_ready` too once " +
+    "`/health-check/ready` answers 200 only when the instance can also trade. 503 `amm_map_lagging` once " +
     "the instance will not recover while it runs (as `/health-check/live` says): its embedded sandbox " +
     "chain was fenced (another instance took the chain's lease), so nothing should be sent to it.",
   produces: ["text/plain"],
@@ -54,10 +55,13 @@ const HEALTH_READY = {
 /** Registers `/health-check`, `/health-check/live` and `/health-check/ready`. */
 export function registerHealthRoutes(app: ZodApp, deps: { catalog: CatalogHolder; health: HealthMonitor }) {
   app.get("/health-check", { schema: HEALTH_CHECK }, async (_request, reply) => {
-    // Before the catalogue: the contract's 503, with the catalogue's own message.
-    deps.catalog.require();
+    // The contract's 503, in the reference's codes (HealthCheckServiceUnavailableCode): the markets'
+    // mints are not known yet, or the instance's state has fallen behind for good.
+    if (!deps.catalog.current)
+      throw new ApiError("mint_info_not_initialized", new CatalogNotReadyError().message, "not_ready");
     const fatal = deps.health.fatalParts();
-    if (fatal.length > 0) throw new ApiError("not_ready", `not live: ${fatalReasons(fatal)}`);
+    if (fatal.length > 0)
+      throw new ApiError("amm_map_lagging", `not live: ${fatalReasons(fatal)}`, "not_ready");
     return reply.type("text/plain; charset=utf-8").send(await deps.health.summary());
   });
   app.get("/health-check/live", { schema: HEALTH_LIVE }, async () => {

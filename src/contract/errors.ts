@@ -123,12 +123,16 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** The service's one error class: a catalogue code plus a message naming what was wrong. */
+/**
+ * The service's one error class: a catalogue code plus a message naming what was wrong, and where a
+ * route answers in its reference's broader code, the venue's own exact one as `reason`.
+ */
 export class ApiError extends Error {
   override name = "ApiError";
   constructor(
     readonly code: ErrorCode,
     message: string,
+    readonly reason?: ErrorCode,
   ) {
     super(message);
   }
@@ -147,6 +151,12 @@ export const ErrorBody = z
   .object({
     code: z.string().describe("a code from the error catalogue"),
     msg: z.string().describe("what was wrong, for a person"),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        "the venue's own code, more exact than `code`, where the route answers in its reference's code (a trade route the reference has no such code for)",
+      ),
   })
   .meta({ id: "ErrorResponse" });
 export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -28,7 +28,8 @@ export const ROUTING_ERRORS = ["not_found", "method_not_allowed"] as const satis
 
 /** A JSON request body's refusals (a route may rename `invalid_json` to its reference's code). */
 const BODY = ["invalid_json", "payload_too_large", "unsupported_media_type"] as const;
-const BODY_RENAMED = ["payload_too_large", "unsupported_media_type"] as const;
+/** What a trade route's JSON body is refused with besides its reference's codes: its size (the reference declares no 413). */
+const BODY_LIMIT = ["payload_too_large"] as const;
 /** The catalogue's data is loaded at start and refreshed; until the first load a read is `not_ready`. */
 const CATALOGUE = ["not_ready", "internal"] as const;
 /** A relayed call to the upstream exchange. */
@@ -36,12 +37,10 @@ const UPSTREAM = ["upstream_rejected", "upstream_unavailable", "upstream_timeout
 /** The trade routes that quote wait for the pools and the chain's clock (reference: *ServiceUnavailableCode). */
 const QUOTING = ["amm_map_not_initialized", "amm_map_lagging"] as const;
 /**
- * The venue's own 503 for a trade route while its chain's state is not current (an embedded sandbox
- * whose lease another instance took): nothing is quoted or signed from it. No reference code says so.
+ * The venue's own 503 for a trade route whose reference declares none, while its chain's state is not
+ * current (an embedded sandbox whose lease another instance took): nothing is signed from it.
  */
 const CHAIN_NOT_CURRENT = ["not_ready"] as const;
-/** A firm quote the venue will not back (its own codes: no reference one covers them). */
-const FIRM_QUOTE = ["insufficient_funds", "too_many_firm_quotes"] as const;
 
 /** The reference's `/order` 400 codes that the catalogue holds, and the venue's own. */
 const ORDER_REFUSALS = [
@@ -116,8 +115,7 @@ const SWAP_REFUSALS = [
 
 const SWAP = [
   ...SWAP_REFUSALS,
-  ...BODY_RENAMED,
-  ...FIRM_QUOTE,
+  ...BODY_LIMIT,
   "amm_map_not_initialized",
   "blockhash_unavailable",
   ...CHAIN_NOT_CURRENT,
@@ -131,7 +129,7 @@ const SWAP = [
  */
 export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCode[]>>> = {
   // Every listener's.
-  health_check: ["not_ready", "internal"],
+  health_check: ["mint_info_not_initialized", "amm_map_lagging", "internal"],
   metrics: ["internal"],
   devFaucet: [...BODY, "not_ready", "internal"],
   // The prediction-market data API (contract §5).
@@ -167,7 +165,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
   tokens_with_decimals: ["mint_info_not_initialized", "internal"],
   tokens: ["mint_info_not_initialized", "internal"],
   venues: ["internal"],
-  order: [...ORDER_REFUSALS, ...FIRM_QUOTE, ...QUOTING, ...CHAIN_NOT_CURRENT, "failed_to_construct_order"],
+  order: [...ORDER_REFUSALS, ...QUOTING, "failed_to_construct_order"],
   quote: [
     "requested_input_amount_is_zero",
     "invalid_input_mint",
@@ -181,7 +179,6 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "price_impact_too_high",
     "invalid_price_impact_tolerance_pct",
     ...QUOTING,
-    ...CHAIN_NOT_CURRENT,
     "failed_to_compute_route",
   ],
   swap: SWAP,
@@ -202,7 +199,6 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "price_impact_too_high",
     "invalid_price_impact_tolerance_pct",
     ...QUOTING,
-    ...CHAIN_NOT_CURRENT,
     "failed_to_compute_route",
     "failed_to_construct_intent",
   ],
@@ -216,7 +212,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "invalid_open_transaction",
     "invalid_open_instruction_data",
     "open_transaction_simulation_failed",
-    ...BODY_RENAMED,
+    ...BODY_LIMIT,
     "blockhash_unavailable",
     "not_ready",
     "internal",
@@ -227,12 +223,88 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "invalid_outcome_mint",
     "prediction_market_already_initialized",
     "unknown_outcome_mint",
-    "too_many_firm_quotes",
     "not_ready",
     "internal",
   ],
   priority_fees: ["not_ready", "internal"],
   verify_wallet: ["internal"],
+};
+
+/**
+ * A firm quote the venue will not back for its wallet (its funds are promised to live quotes, or the
+ * client holds as many live quotes as it may): the reference has no code for it, and a 429 reads as
+ * the caller's rate limit; the nearest is the code of the wallet that cannot be quoted (`reason` says which).
+ */
+const FIRM_QUOTE_CODES = {
+  insufficient_funds: "invalid_user_public_key",
+  too_many_firm_quotes: "invalid_user_public_key",
+} as const satisfies Partial<Record<ErrorCode, ErrorCode>>;
+
+/**
+ * `/order` codes a swap's reference has no name for: what the quote's route plan holds (its mints,
+ * venues and amounts) is the leg's; where the output goes is the destination's.
+ */
+const SWAP_CODES: Partial<Record<ErrorCode, ErrorCode>> = {
+  // A body that is not a JSON object carries no quote, so no route.
+  invalid_json: "route_is_empty",
+  bad_request: "route_is_empty",
+  unsupported_media_type: "route_is_empty",
+  invalid_input_mint: "invalid_route_plan_leg",
+  invalid_output_mint: "invalid_route_plan_leg",
+  same_input_and_output_mint: "invalid_route_plan_leg",
+  requested_input_amount_is_zero: "invalid_route_plan_leg",
+  invalid_slippage_bps: "invalid_route_plan_leg",
+  invalid_dex: "invalid_route_plan_leg",
+  route_not_found: "invalid_route_plan_leg",
+  use_order_endpoint_for_prediction_markets: "invalid_route_plan_leg",
+  zero_out_amount: "invalid_out_amount",
+  invalid_platform_fee_bps: "invalid_platform_fee_amount",
+  platform_fee_account_not_specified: "invalid_fee_account",
+  invalid_destination_wallet: "invalid_destination_token_account",
+  ...FIRM_QUOTE_CODES,
+  internal: "failed_to_compute_swap",
+};
+
+/**
+ * The routes that quote answer 503 in their reference's two codes: the venue's own `not_ready` (its
+ * chain's state is not current) and `blockhash_unavailable` are the venue lagging the chain.
+ */
+const LAGGING = {
+  not_ready: "amm_map_lagging",
+  blockhash_unavailable: "amm_map_lagging",
+} as const satisfies Partial<Record<ErrorCode, ErrorCode>>;
+
+/**
+ * Per trade route, catalogue codes its reference has no name for, as the reference code meaning the
+ * same (the catalogue's code goes along as `reason`). A status the route's reference does not declare
+ * at all (429, 413, a 503 of `/submit-intent`) keeps the catalogue's code.
+ */
+export const ROUTE_RENAMES: Readonly<Partial<Record<string, Partial<Record<ErrorCode, ErrorCode>>>>> = {
+  "/order": { ...LAGGING, ...FIRM_QUOTE_CODES, internal: "failed_to_construct_order" },
+  "/intent": {
+    // An intent's reference has no zero_out_amount: a route that pays nothing is no route.
+    zero_out_amount: "route_not_found",
+    ...LAGGING,
+    internal: "failed_to_construct_intent",
+  },
+  // A body that is not a JSON object carries no open transaction.
+  "/submit-intent": {
+    invalid_json: "invalid_open_transaction",
+    bad_request: "invalid_open_transaction",
+    unsupported_media_type: "invalid_open_transaction",
+  },
+  "/order-status": { internal: "internal_server_error" },
+  "/quote": {
+    // A quote's reference has no zero_out_amount: a route that pays nothing is no route.
+    zero_out_amount: "route_not_found",
+    invalid_jito_sandwich_mitigation_account: "invalid_dex",
+    ...LAGGING,
+    internal: "failed_to_compute_route",
+  },
+  "/swap": SWAP_CODES,
+  "/swap-instructions": SWAP_CODES,
+  // The payer whose initialization cannot be held for it.
+  "/prediction-market-init": { insufficient_funds: "invalid_payer", too_many_firm_quotes: "invalid_payer" },
 };
 
 /** The code an error status is documented with for an operation `OPERATION_ERRORS` does not list. */

@@ -53,7 +53,8 @@ function nodeClientError(code: string): WireError | undefined {
 /** Turns any thrown value into a status and `{code, msg}` body; never leaks a stack trace. */
 export function toWireError(error: unknown): WireError {
   if (error instanceof ApiError) {
-    return { status: error.status, body: { code: error.code, msg: error.message } };
+    const { code, message: msg, reason } = error;
+    return { status: error.status, body: reason ? { code, msg, reason } : { code, msg } };
   }
   const candidate = error as { code?: unknown; statusCode?: unknown; message?: unknown; name?: unknown };
   const fastifyCode = typeof candidate?.code === "string" ? FASTIFY_CODES[candidate.code] : undefined;

@@ -23,6 +23,7 @@ import {
   GENERIC_ERRORS,
   OPERATION_ERRORS,
   REQUEST_ERRORS,
+  ROUTE_RENAMES,
   ROUTING_ERRORS,
   STREAM_ERRORS,
 } from "../contract/operation-errors.js";
@@ -95,14 +96,14 @@ class ApiDocuments {
         // A group's own routes, and the listener's (no group's), which every listener answers.
         if (!facts || (facts.group !== undefined && facts.group !== group)) continue;
         paths[path] ??= {};
-        (paths[path] as Record<string, JsonObject>)[method] = documentOperation(operation, facts);
+        (paths[path] as Record<string, JsonObject>)[method] = documentOperation(operation, facts, path);
       }
     }
     // The router's answers, for a path or a method no operation has: no operation's own.
     const responses = Object.fromEntries(
       ROUTING_ERRORS.map((code) => {
         const { name, why } = ROUTING_RESPONSES[code];
-        return [name, errorResponse(ERRORS[code].status, [code], why)];
+        return [name, errorResponse(ERRORS[code].status, [code], [], why)];
       }),
     );
     const document: JsonObject = {
@@ -248,7 +249,7 @@ function kindOf(value: unknown): string {
 }
 
 /** An operation of the full document as its group publishes it. */
-function documentOperation(operation: JsonObject, facts: RouteFacts): JsonObject {
+function documentOperation(operation: JsonObject, facts: RouteFacts, path: string): JsonObject {
   const result: JsonObject = { ...operation };
   const parameters = operation.parameters as JsonObject[] | undefined;
   if (parameters) {
@@ -276,8 +277,12 @@ function documentOperation(operation: JsonObject, facts: RouteFacts): JsonObject
     const { status } = ERRORS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
+  const renames = Object.entries(Object.hasOwn(ROUTE_RENAMES, path) ? (ROUTE_RENAMES[path] ?? {}) : {});
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    responses[String(status)] = errorResponse(status, byStatus.get(status) ?? []);
+    const codes = byStatus.get(status) ?? [];
+    // The venue's own codes this status's reference codes stand for, as `reason`.
+    const reasons = renames.filter(([, code]) => codes.includes(code)).map(([reason]) => reason as ErrorCode);
+    responses[String(status)] = errorResponse(status, codes, reasons);
   }
   result.responses = responses;
   return result;
@@ -301,8 +306,13 @@ function operationCodes(operationId: string, facts: RouteFacts, declared: readon
   return codes;
 }
 
-/** A `{code, msg}` response whose code is one of `codes`. */
-function errorResponse(status: number, codes: readonly ErrorCode[], why?: string): JsonObject {
+/** A `{code, msg}` response whose code is one of `codes`, and whose `reason`, when there is one, one of `reasons`. */
+function errorResponse(
+  status: number,
+  codes: readonly ErrorCode[],
+  reasons: readonly ErrorCode[] = [],
+  why?: string,
+): JsonObject {
   const phrase = STATUS_CODES[status] ?? "Error";
   const retry = status === 429 || status === 503;
   return {
@@ -319,7 +329,10 @@ function errorResponse(status: number, codes: readonly ErrorCode[], why?: string
         schema: {
           allOf: [{ $ref: `${SCHEMA_PREFIX}${ERROR_SCHEMA}` }],
           type: "object",
-          properties: { code: { type: "string", enum: codes } },
+          properties: {
+            code: { type: "string", enum: codes },
+            ...(reasons.length > 0 ? { reason: { type: "string", enum: reasons } } : {}),
+          },
         },
       },
     },

@@ -433,6 +433,6 @@ describe("before the catalogue has loaded", () => {
     expect(ready.json()).toEqual({ code: "not_ready", msg: "not ready: catalogue loading" });
     const health = await get(url, "/health-check");
     expect(health.status).toBe(503);
-    expect(health.json().code).toBe("not_ready");
+    expect(health.json()).toMatchObject({ code: "mint_info_not_initialized", reason: "not_ready" });
   });
 });

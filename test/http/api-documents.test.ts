@@ -119,11 +119,14 @@ function registeredRoutes(): string[] {
 }
 
 /** The codes an error response allows (its schema's `code` enum). */
-function documentedCodes(response: { content?: Record<string, { schema: Json }> }): string[] {
+function documentedCodes(
+  response: { content?: Record<string, { schema: Json }> },
+  property: "code" | "reason" = "code",
+): string[] {
   const schema = response.content?.["application/json"]?.schema as
-    | { properties?: { code?: { enum?: string[] } } }
+    | { properties?: Record<string, { enum?: string[] }> }
     | undefined;
-  return schema?.properties?.code?.enum ?? [];
+  return schema?.properties?.[property]?.enum ?? [];
 }
 
 describe("the OpenAPI documents", () => {
@@ -163,6 +166,11 @@ describe("the OpenAPI documents", () => {
           seen.add(code);
           expect(Object.hasOwn(ERRORS, code), code).toBe(true);
           if (status) expect(String(ERRORS[code as keyof typeof ERRORS].status), code).toBe(status);
+        }
+        // The venue's own codes a reference code stands for, documented as the body's `reason`.
+        for (const reason of documentedCodes(response as never, "reason")) {
+          seen.add(reason);
+          expect(Object.hasOwn(ERRORS, reason), reason).toBe(true);
         }
       }
     }

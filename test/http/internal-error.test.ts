@@ -55,11 +55,15 @@ describe("before the catalog has loaded", () => {
     const loading = await buildApp({ ...deps, catalog: new CatalogHolder() });
     const base = await loading.listen({ host: "127.0.0.1", port: 0 });
     try {
-      for (const path of ["/health-check", "/api/v1/events"]) {
+      // The health check in its reference's code (HealthCheckServiceUnavailableCode), the venue's as `reason`.
+      for (const [path, code] of [
+        ["/health-check", { code: "mint_info_not_initialized", reason: "not_ready" }],
+        ["/api/v1/events", { code: "not_ready" }],
+      ] as const) {
         const response = await fetch(`${base}${path}`);
         expect(response.status).toBe(503);
         expect(response.headers.get("retry-after")).toBe("1");
-        expect(await response.json()).toEqual({ code: "not_ready", msg: expect.stringContaining("loading") });
+        expect(await response.json()).toEqual({ ...code, msg: expect.stringContaining("loading") });
       }
     } finally {
       await loading.close();

@@ -71,7 +71,7 @@ describe("firm quotes issued while others are outstanding", () => {
     ]);
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     for (const answer of answers.filter((answer) => answer.status !== 200))
-      expect(answer.body.code, JSON.stringify(answer.body)).toBe("insufficient_funds");
+      expect(answer.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
   });
 
   it("prices quotes stacked on one pool as if each landed before the next: together never more than one trade of their sum", async () => {

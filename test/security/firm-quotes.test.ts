@@ -79,7 +79,7 @@ describe("firm quotes over HTTP", () => {
         priceImpactTolerancePct: 100,
       });
       expect(status).toBe(400);
-      expect(body.code).toBe("insufficient_funds");
+      expect(body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     }
     const quote = await order({ inputMint: WRAPPED_SOL_MINT, outputMint: USDC_MINT, amount: 1_000_000_000n });
     expect(quote.status, JSON.stringify(quote.body)).toBe(200);
@@ -103,7 +103,7 @@ describe("firm quotes over HTTP", () => {
       userPublicKey: user.address,
     });
     expect(second.status).toBe(400);
-    expect(second.body.code).toBe("insufficient_funds");
+    expect(second.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     expect(second.body.msg).toContain("holds 4000000");
     // What is left is still good for a smaller one.
     const third = await order({
@@ -149,8 +149,8 @@ describe("firm quotes over HTTP", () => {
       order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n, userPublicKey: user.address });
     for (let i = 0; i < 8; i++) expect((await ask(a)).status).toBe(200);
     const ninth = await ask(a);
-    expect(ninth.status).toBe(429);
-    expect(ninth.body.code).toBe("too_many_firm_quotes");
+    expect(ninth.status).toBe(400);
+    expect(ninth.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
     expect(ninth.body.msg).toContain(a.address);
     // This client holds a's 8 and a few of the tests above: more wallets reach the client's 24 soon.
     const others = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
@@ -161,8 +161,8 @@ describe("firm quotes over HTTP", () => {
       expect(admitted).toBeLessThanOrEqual(24 - 8 - 2);
       over = await ask([b, ...others][Math.floor(admitted / 7)] as KeyPairSigner);
     }
-    expect(over.status).toBe(429);
-    expect(over.body.code).toBe("too_many_firm_quotes");
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
     expect(over.body.msg).toContain("this client already holds 24");
     // Quotes without a user reserve nothing and stay unbounded.
     expect((await order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n })).status).toBe(200);
@@ -224,12 +224,12 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     // The victim's own client finds the funds promised, and takes the next turn at them.
     const own = await ask(keys.owner, 10_000_000_000n);
     expect(own.status).toBe(400);
-    expect(own.body.code).toBe("insufficient_funds");
+    expect(own.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     expect(own.body.msg).toContain("holds 1000000000 of");
     // Meanwhile the griefer renews nothing, not even a quote the rest of the balance would cover.
     const renewed = await ask(keys.griefer, 1_000_000n);
     expect(renewed.status).toBe(400);
-    expect(renewed.body.code).toBe("insufficient_funds");
+    expect(renewed.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     expect(renewed.body.msg).toContain("waits for them first");
   });
 
@@ -249,7 +249,8 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
         onlyDirectRoutes: "true",
       });
       statuses.push(status);
-      if (status !== 200) expect(body.code).toBe("insufficient_funds");
+      if (status !== 200)
+        expect(body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     }
     expect(statuses).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
   });
@@ -261,7 +262,7 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     const sell = (query: Record<string, string | bigint>, secret?: string) =>
       (secret ? orderAs(secret, query) : order(query)) as Promise<{
         status: number;
-        body: { code?: string; outAmount?: string };
+        body: { code?: string; reason?: string; outAmount?: string };
       }>;
     const victimQuery = { inputMint: dJUP, outputMint: USDC_MINT, amount: small, onlyDirectRoutes: "true" };
     const before = await sell(victimQuery);
@@ -285,10 +286,10 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
         secret,
       );
       if (status === 200) held += BigInt(body.outAmount ?? 0);
-      else refusals.push(body.code);
+      else refusals.push(`${body.code} (${body.reason})`);
     }
     expect(refusals.length).toBeGreaterThan(0);
-    expect(refusals.every((code) => code === "too_many_firm_quotes")).toBe(true);
+    expect(refusals.every((code) => code === "invalid_user_public_key (too_many_firm_quotes)")).toBe(true);
     expect(held * 10_000n).toBeLessThanOrEqual(reserveOut * 2_000n);
     // Priced as if every held quote lands first: at most (1 − 20%)² of the price before, less a fee's worth.
     const after = await sell(victimQuery);
@@ -333,8 +334,8 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     }
     expect(held * 10_000n).toBeLessThanOrEqual(reserveOut * 1_000n);
     const third = await ask(keys.hoarder);
-    expect(third.status).toBe(429);
-    expect(third.body.code).toBe("too_many_firm_quotes");
+    expect(third.status).toBe(400);
+    expect(third.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
     expect(third.body.msg).toContain("pool reserve");
     // Another client is counted on its own.
     expect((await ask(keys.other)).status).toBe(200);
@@ -365,8 +366,8 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
       expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
     }
     const ninth = await ask();
-    expect(ninth.status).toBe(429);
-    expect(ninth.body.code).toBe("too_many_firm_quotes");
+    expect(ninth.status).toBe(400);
+    expect(ninth.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
   });
 });
 

@@ -94,3 +94,57 @@ export function validateAgainstReference(schemaName: string, body: unknown): str
   if (validate(body)) return [];
   return (validate.errors ?? []).map(formatError);
 }
+
+/** Codes the contract gives every route, whatever its reference says (§4: a key in the query). */
+const CONTRACT_CODES: ReadonlySet<string> = new Set(["api_key_in_query"]);
+
+/** Per path, method and error status the reference declares: the codes its body may carry. */
+let errorCodes: Map<string, ReadonlySet<string>> | undefined;
+
+function referenceErrorCodes(): Map<string, ReadonlySet<string>> {
+  if (errorCodes) return errorCodes;
+  const document = JSON.parse(readFileSync(documentPath, "utf8")) as OpenApiDocument & {
+    paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  };
+  const schemas = document.components.schemas as Record<
+    string,
+    { properties?: { code?: unknown }; enum?: string[] }
+  >;
+  const named = (node: unknown) => {
+    const ref = (node as { $ref?: string } | undefined)?.$ref;
+    return ref ? schemas[ref.split("/").pop() as string] : undefined;
+  };
+  errorCodes = new Map();
+  for (const [path, operations] of Object.entries(document.paths))
+    for (const [method, operation] of Object.entries(operations))
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const content = (response as { content?: Record<string, { schema?: unknown }> }).content;
+        const body = named(content?.["application/json"]?.schema);
+        const codes = named(body?.properties?.code)?.enum;
+        if (codes) errorCodes.set(`${method.toUpperCase()} ${path} ${status}`, new Set(codes));
+      }
+  return errorCodes;
+}
+
+/** Whether the reference declares the codes of `status` for the operation at `method` `path`. */
+export function referenceDeclaresCodes(method: string, path: string, status: number): boolean {
+  return referenceErrorCodes().has(`${method.toUpperCase()} ${path} ${status}`);
+}
+
+/**
+ * Why an error response of a reference operation breaks its reference's enum of codes for that status
+ * (undefined when it does not, or the reference declares no codes for the status: a 429 or a 413
+ * keeps the venue's own).
+ */
+export function referenceCodeViolation(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+): string | undefined {
+  const codes = referenceErrorCodes().get(`${method.toUpperCase()} ${path} ${status}`);
+  if (!codes) return undefined;
+  const code = (body as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && (codes.has(code) || CONTRACT_CODES.has(code))) return undefined;
+  return `${method} ${path} answered ${status} ${JSON.stringify(code)}, not one of the reference's: ${[...codes].join(", ")}`;
+}

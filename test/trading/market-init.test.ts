@@ -259,8 +259,8 @@ describe("GET /prediction-market-init", () => {
     const payer = await newFundedWallet(t.url, chain, 1_000_000_000n);
     for (let i = 0; i < 8; i++) expect((await init(payer.address, market.yesMint)).status).toBe(200);
     const ninth = await init(payer.address, market.yesMint);
-    expect(ninth.status).toBe(429);
-    expect(((await ninth.json()) as { code: string }).code).toBe("too_many_firm_quotes");
+    expect(ninth.status).toBe(400);
+    expect(await ninth.json()).toMatchObject({ code: "invalid_payer", reason: "too_many_firm_quotes" });
     // Another payer, asked for by the same client, is counted on its own.
     const other = await newFundedWallet(t.url, chain, 1_000_000_000n);
     expect((await init(other.address, market.yesMint)).status).toBe(200);

@@ -162,6 +162,9 @@ describe("async-order parameters", () => {
     // At u64 max the buy is quoted (whole contracts, the rest returned) and refused cleanly for funds.
     const huge = await fetch(orderUrl({ ...buy, amount: "18446744073709551615" }));
     expect(huge.status).toBe(400);
-    expect(await huge.json()).toMatchObject({ code: "insufficient_funds" });
+    expect(await huge.json()).toMatchObject({
+      code: "invalid_user_public_key",
+      reason: "insufficient_funds",
+    });
   });
 });

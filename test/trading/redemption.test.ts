@@ -93,7 +93,7 @@ describe("redemption of a determined market", () => {
     const body = await huge.json();
     // The venue's own code for a firm quote the wallet cannot fund (the reference has none).
     expect(huge.status, JSON.stringify(body)).toBe(400);
-    expect(body).toMatchObject({ code: "insufficient_funds" });
+    expect(body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     const quote = await fetch(
       `${t.url}/order?inputMint=${winning}&outputMint=${USDC_MINT}&amount=18446744073709551615`,
     );

@@ -360,10 +360,10 @@ describe("the attacker's /swap", () => {
     const huge = { ...body, inAmount: U64_MAX, otherAmountThreshold: "0" };
     const answer = await post<object>("/swap", { userPublicKey: broke.address, quoteResponse: huge });
     expect(answer.status).toBe(400);
-    expect(answer.body.code).toBe("insufficient_funds");
+    expect(answer.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     const unfunded = await post<object>("/swap", { userPublicKey: broke.address, quoteResponse: body });
     expect(unfunded.status, JSON.stringify(unfunded.body)).toBe(400);
-    expect(unfunded.body.code).toBe("insufficient_funds");
+    expect(unfunded.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     // Nothing was held for them: the same quote still prices the same for a funded user.
     expect((await quoted(usdcToJup)).outAmount).toBe(body.outAmount);
   });

@@ -71,10 +71,14 @@ async function get(path: string, query: readonly (readonly [string, string])[]):
   return { status: response.status, body: (await response.json()) as Answer["body"] };
 }
 
-async function post(path: string, body: string | undefined): Promise<Answer> {
+async function post(
+  path: string,
+  body: string | undefined,
+  contentType = "application/json",
+): Promise<Answer> {
   const response = await fetch(`${t.url}${path}`, {
     method: "POST",
-    ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body }),
+    ...(body === undefined ? {} : { headers: { "content-type": contentType }, body }),
   });
   return { status: response.status, body: (await response.json()) as Answer["body"] };
 }
@@ -85,7 +89,11 @@ function expectRefusal(answer: Answer, schema: string, enumName: string, what: s
   expect(status, `${what}: ${JSON.stringify(body)}`).toBe(400);
   expect(referenceCodes(enumName).has(body.code as string), `${what}: ${body.code}`).toBe(true);
   expect(validateAgainstReference(schema, body), what).toEqual([]);
-  expect(Object.keys(body).sort(), what).toEqual(["code", "msg"]);
+  // `reason`, where present, is the venue's own exact code behind the reference's broader one.
+  expect(
+    Object.keys(body).filter((key) => key !== "reason"),
+    what,
+  ).toEqual(["code", "msg"]);
 }
 
 interface QueryRoute {
@@ -190,11 +198,12 @@ describe("GET /order-status", () => {
 
 describe("GET /prediction-market-init", () => {
   it("refuses a repeated parameter with that parameter's code", async () => {
-    for (const [name, code] of [
-      ["payer", "invalid_payer"],
-      ["outcomeMint", "invalid_outcome_mint"],
+    for (const [name, other, code] of [
+      ["payer", "outcomeMint", "invalid_payer"],
+      ["outcomeMint", "payer", "invalid_outcome_mint"],
     ] as const) {
       const answer = await get("/prediction-market-init", [
+        [other, "11111111111111111111111111111112"],
         [name, "1"],
         [name, "2"],
       ]);
@@ -206,6 +215,36 @@ describe("GET /prediction-market-init", () => {
       );
       expect(answer.body.code, name).toBe(code);
     }
+  });
+
+  it("requires both parameters, as the reference does: each missing is refused with its code", async () => {
+    const payer = "11111111111111111111111111111112";
+    for (const [query, code] of [
+      [[["outcomeMint", payer]], "invalid_payer"],
+      [[["payer", payer]], "invalid_outcome_mint"],
+    ] as const) {
+      const answer = await get(
+        "/prediction-market-init",
+        query.map(([k, v]) => [k, v]),
+      );
+      expectRefusal(
+        answer,
+        "PredictionMarketInitBadRequestResponse",
+        "PredictionMarketInitBadRequestCode",
+        code,
+      );
+      expect(answer.body.code, code).toBe(code);
+    }
+    const operation = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { parameters: { name: string; required?: boolean }[] } }>;
+    };
+    const parameters = operation.paths["/prediction-market-init"]?.get.parameters ?? [];
+    expect(
+      parameters
+        .filter((parameter) => parameter.required)
+        .map((parameter) => parameter.name)
+        .sort(),
+    ).toEqual(["outcomeMint", "payer"]);
   });
 });
 
@@ -261,6 +300,17 @@ describe("POST /submit-intent", () => {
       const answer = await post("/submit-intent", body);
       expectRefusal(answer, schema, codes, what);
       expect(answer.body.code, what).toBe("invalid_open_transaction");
+    }
+  });
+
+  it("refuses a body of another media type with invalid_open_transaction, the venue's 415 as its reason", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", ";;;"]) {
+      const answer = await post("/submit-intent", "{}", type);
+      expectRefusal(answer, schema, codes, type);
+      expect(answer.body, type).toMatchObject({
+        code: "invalid_open_transaction",
+        reason: "unsupported_media_type",
+      });
     }
   });
 
@@ -331,6 +381,14 @@ describe.each(["/swap", "/swap-instructions"])("POST %s", (path) => {
       const answer = await post(path, body);
       expectRefusal(answer, schema, codes, what);
       expect(answer.body.code, what).toBe("route_is_empty");
+    }
+  });
+
+  it("refuses a body of another media type with route_is_empty, the venue's 415 as its reason", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const answer = await post(path, "{}", type);
+      expectRefusal(answer, schema, codes, type);
+      expect(answer.body, type).toMatchObject({ code: "route_is_empty", reason: "unsupported_media_type" });
     }
   });
 

@@ -12,16 +12,18 @@
  *   IntentOutcomeUnknown            → not_ready (503: the reference has no code for "not confirmed yet")
  *   StorageUnavailable              → not_ready (503: the catalogue's code for a part that is down)
  *   FirmQuoteRefused(insufficient_funds)          → insufficient_funds
- *   FirmQuoteRefused(wallet_limit | client_limit) → too_many_firm_quotes (429)
+ *   FirmQuoteRefused(wallet_limit | client_limit) → too_many_firm_quotes
  *   UnsafeTransactionError          → the code of the account the order named that it names, else
  *                                     invalid_user_public_key (the transaction is the user's)
  *
- * and then, per route, a code its reference has no name for as the one that means the same there
- * (ROUTE_CODES): a route with no reference name for a status (429, 413, …) keeps the catalogue's.
+ * and then, per route, a code its reference has no name for as the one that means the same there, the
+ * catalogue's code kept as `reason` (ROUTE_RENAMES): a route with no reference name for a status (429,
+ * 413, …) keeps the catalogue's.
  */
 import type { FastifyError } from "fastify";
 import { NodeUnhealthyError } from "../../chain/errors.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
+import { ROUTE_RENAMES } from "../../contract/operation-errors.js";
 import { toWireError, validationMessage } from "../../http/errors.js";
 import {
   IntentOutcomeUnknown,
@@ -67,53 +69,6 @@ const SUBMIT_INTENT_CODES: Readonly<Record<IntentRefusal, ErrorCode>> = {
 };
 
 /**
- * `/order` codes a swap's reference has no name for: what the quote's route plan holds (its mints,
- * venues and amounts) is the leg's; where the output goes is the destination's.
- */
-const SWAP_CODES: Partial<Record<ErrorCode, ErrorCode>> = {
-  // A body that is not a JSON object carries no quote, so no route.
-  invalid_json: "route_is_empty",
-  bad_request: "route_is_empty",
-  invalid_input_mint: "invalid_route_plan_leg",
-  invalid_output_mint: "invalid_route_plan_leg",
-  same_input_and_output_mint: "invalid_route_plan_leg",
-  requested_input_amount_is_zero: "invalid_route_plan_leg",
-  invalid_slippage_bps: "invalid_route_plan_leg",
-  invalid_dex: "invalid_route_plan_leg",
-  route_not_found: "invalid_route_plan_leg",
-  use_order_endpoint_for_prediction_markets: "invalid_route_plan_leg",
-  zero_out_amount: "invalid_out_amount",
-  invalid_platform_fee_bps: "invalid_platform_fee_amount",
-  platform_fee_account_not_specified: "invalid_fee_account",
-  invalid_destination_wallet: "invalid_destination_token_account",
-  internal: "failed_to_compute_swap",
-};
-
-/** Per trade route, catalogue codes its reference has no name for, as the reference code meaning the same. */
-const ROUTE_CODES: Readonly<Partial<Record<string, Partial<Record<ErrorCode, ErrorCode>>>>> = {
-  // The venue's view of the chain lags it until the chain's clock is known.
-  "/order": { blockhash_unavailable: "amm_map_lagging", internal: "failed_to_construct_order" },
-  "/intent": {
-    // An intent's reference has no zero_out_amount: a route that pays nothing is no route.
-    zero_out_amount: "route_not_found",
-    blockhash_unavailable: "amm_map_lagging",
-    internal: "failed_to_construct_intent",
-  },
-  // A body that is not a JSON object carries no open transaction.
-  "/submit-intent": { invalid_json: "invalid_open_transaction", bad_request: "invalid_open_transaction" },
-  "/order-status": { internal: "internal_server_error" },
-  "/quote": {
-    // A quote's reference has no zero_out_amount: a route that pays nothing is no route.
-    zero_out_amount: "route_not_found",
-    invalid_jito_sandwich_mitigation_account: "invalid_dex",
-    blockhash_unavailable: "amm_map_lagging",
-    internal: "failed_to_compute_route",
-  },
-  "/swap": SWAP_CODES,
-  "/swap-instructions": SWAP_CODES,
-};
-
-/**
  * A schema failure on a trade route as the route's code for the parameter at fault (the first
  * issue's); undefined on other routes. The message names every parameter at fault.
  */
@@ -142,11 +97,11 @@ export function tradeApiError(
 ): ApiError | undefined {
   const mapped = domainError(error, request.query);
   const route = request.routeOptions.url;
-  const renames = route === undefined ? undefined : own(ROUTE_CODES, route);
+  const renames = route === undefined ? undefined : own(ROUTE_RENAMES, route);
   if (!renames) return mapped;
   const wire = toWireError(mapped ?? error);
   const code = own(renames, wire.body.code);
-  return code ? new ApiError(code, wire.body.msg) : mapped;
+  return code ? new ApiError(code, wire.body.msg, wire.body.code as ErrorCode) : mapped;
 }
 
 function domainError(error: unknown, query: unknown): ApiError | undefined {

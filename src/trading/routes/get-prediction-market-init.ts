@@ -8,12 +8,10 @@ import type { ZodApp } from "../../http/types.js";
 import { type MarketInitDesk, MarketInitRefused } from "../prediction/market-init.js";
 import { clientOf } from "./order-params.js";
 
+/** Both required, as the reference has them; missing, each is refused with its own code (routes/errors.ts). */
 const PredictionMarketInitQuery = z.object({
-  payer: z.string().optional().meta({ description: "Wallet that pays the initialization and signs, base58" }),
-  outcomeMint: z
-    .string()
-    .optional()
-    .meta({ description: "The yes or no mint of the market to initialize, base58" }),
+  payer: z.string().meta({ description: "Wallet that pays the initialization and signs, base58" }),
+  outcomeMint: z.string().meta({ description: "The yes or no mint of the market to initialize, base58" }),
 });
 
 const PredictionMarketInitResponse = z
@@ -44,8 +42,8 @@ export function getPredictionMarketInit(app: ZodApp, marketInit: MarketInitDesk 
       if (!marketInit) throw new ApiError("not_ready", "this venue does not initialize prediction markets");
       try {
         return await marketInit.initTransaction(
-          request.query.payer ?? "",
-          request.query.outcomeMint ?? "",
+          request.query.payer,
+          request.query.outcomeMint,
           clientOf(request),
         );
       } catch (error) {
