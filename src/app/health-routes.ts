@@ -10,8 +10,8 @@ import { type CatalogHolder, CatalogNotReadyError } from "../markets/catalog-hol
 import { type HealthMonitor, HealthReport, notReadyReasons } from "./health.js";
 
 const HEALTH_CHECK = {
-  operationId: "health_check",
-  tags: ["Operations"],
+  operationId: "handler_health_check",
+  tags: ["admin"],
   summary: "Whether this listener answers, in one line",
   description:
     "200 once the market catalogue has loaded (reads are answered), 503 `mint_info_not_initialized` " +
@@ -27,7 +27,7 @@ const HEALTH_CHECK = {
 
 const HEALTH_LIVE = {
   operationId: "health_live",
-  tags: ["Operations"],
+  tags: ["admin"],
   summary: "Whether the process should keep running: 200 with the health report, or 503",
   description:
     "For a liveness probe: answers at once from the last probes (never waits for a dependency). 200 " +
@@ -41,7 +41,7 @@ const HEALTH_LIVE = {
 
 const HEALTH_READY = {
   operationId: "health_ready",
-  tags: ["Operations"],
+  tags: ["admin"],
   summary: "Whether this instance can take trades",
   description:
     "For a load balancer or readiness probe: 200 with the health report when the catalogue is loaded, " +

@@ -129,7 +129,7 @@ const SWAP = [
  */
 export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCode[]>>> = {
   // Every listener's.
-  health_check: ["mint_info_not_initialized", "amm_map_lagging", "internal"],
+  handler_health_check: ["mint_info_not_initialized", "amm_map_lagging", "internal"],
   metrics: ["internal"],
   devFaucet: [...BODY, "not_ready", "internal"],
   // The prediction-market data API (contract §5).
@@ -162,11 +162,11 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
   onchain_trades_by_market: [...CATALOGUE, "market_not_found"],
   onchain_trades_by_event: [...CATALOGUE, "event_not_found"],
   // The trade API (contract §6), in the reference's codes where it has them.
-  tokens_with_decimals: ["mint_info_not_initialized", "internal"],
-  tokens: ["mint_info_not_initialized", "internal"],
-  venues: ["internal"],
-  order: [...ORDER_REFUSALS, ...QUOTING, "failed_to_construct_order"],
-  quote: [
+  tokens_with_decimals_handler: ["mint_info_not_initialized", "internal"],
+  tokens_handler: ["mint_info_not_initialized", "internal"],
+  venues_handler: ["internal"],
+  order_handler: [...ORDER_REFUSALS, ...QUOTING, "failed_to_construct_order"],
+  quote_handler: [
     "requested_input_amount_is_zero",
     "invalid_input_mint",
     "invalid_output_mint",
@@ -181,9 +181,9 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     ...QUOTING,
     "failed_to_compute_route",
   ],
-  swap: SWAP,
-  swapInstructions: SWAP,
-  intent: [
+  swap_handler: SWAP,
+  swap_instructions_handler: SWAP,
+  intent_handler: [
     "requested_input_amount_is_zero",
     "invalid_input_mint",
     "invalid_output_mint",
@@ -202,7 +202,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "failed_to_compute_route",
     "failed_to_construct_intent",
   ],
-  submit_intent: [
+  submit_intent_handler: [
     "invalid_input_mint",
     "invalid_output_mint",
     "same_input_and_output_mint",
@@ -217,8 +217,8 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "not_ready",
     "internal",
   ],
-  order_status: ["invalid_signature", "not_found", "internal_server_error"],
-  prediction_market_init: [
+  order_status_handler: ["invalid_signature", "not_found", "internal_server_error"],
+  prediction_market_init_handler: [
     "invalid_payer",
     "invalid_outcome_mint",
     "prediction_market_already_initialized",
@@ -226,7 +226,7 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
     "not_ready",
     "internal",
   ],
-  priority_fees: ["not_ready", "internal"],
+  priority_fees_handler: ["not_ready", "internal"],
   verify_wallet: ["internal"],
 };
 

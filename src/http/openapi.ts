@@ -170,11 +170,17 @@ function documentRoute(input: SwaggerTransform): ReturnType<typeof jsonSchemaTra
   return transformed;
 }
 
+/** The streams the reference documents, under its operationId and tag. */
+const REFERENCE_STREAMS: Readonly<Record<string, { operationId: string; tags: string[] }>> = {
+  "/priority-fees/stream": { operationId: "priority_fee_stream_handler", tags: ["swap"] },
+};
+
 /** A WebSocket route, documented as the GET that upgrades it. */
 function streamSchema(url: string) {
   return {
     operationId: url.replace(/^\//, "").replace(/[^A-Za-z0-9]+/g, "_"),
     tags: ["Streams"],
+    ...(Object.hasOwn(REFERENCE_STREAMS, url) ? REFERENCE_STREAMS[url] : {}),
     summary: `WebSocket stream ${url}`,
     description: `Open with a WebSocket upgrade (GET with Upgrade: websocket; the API key, where one is needed, in x-api-key). Its messages are in the AsyncAPI document at ${ASYNCAPI_PATH}.`,
   };

@@ -177,6 +177,38 @@ describe("the OpenAPI documents", () => {
     expect([...seen].sort()).toEqual(Object.keys(ERRORS).sort());
   });
 
+  it("publish each operation the reference has under its operationId and tags, and its required parameters as required", () => {
+    const reference = JSON.parse(
+      readFileSync(fileURLToPath(new URL("../support/dflow-trade-openapi.json", import.meta.url)), "utf8"),
+    ) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          { operationId: string; tags: string[]; parameters?: { name: string; required?: boolean }[] }
+        >
+      >;
+    };
+    for (const [path, methods] of Object.entries(reference.paths))
+      for (const [method, expected] of Object.entries(methods)) {
+        const published = (documents.trade.paths[path] as Record<string, typeof expected> | undefined)?.[
+          method
+        ];
+        expect(published, `${method} ${path}`).toMatchObject({
+          operationId: expected.operationId,
+          tags: expected.tags,
+        });
+        const required = (parameters?: { name: string; required?: boolean }[]) =>
+          (parameters ?? [])
+            .filter((parameter) => parameter.required)
+            .map((parameter) => parameter.name)
+            .sort();
+        expect(required(published?.parameters), `${method} ${path}`).toEqual(
+          expect.arrayContaining(required(expected.parameters)),
+        );
+      }
+  });
+
   it("give each operation its own codes and a stream its upgrade's", () => {
     const event = documents.markets.paths["/api/v1/event/{event_id}"]!.get!;
     expect(documentedCodes(event.responses["404"]!)).toEqual(["event_not_found"]);
@@ -463,9 +495,9 @@ describe("clients generated from the OpenAPI documents", () => {
 /** Operations whose inputs the test cannot make valid: the documented error they answer instead. */
 const EXPECTED_ERRORS: Readonly<Record<string, string>> = {
   // A signed open transaction needs a wallet's signature over one the venue issued.
-  submit_intent: "invalid_open_transaction",
+  submit_intent_handler: "invalid_open_transaction",
   // No order was opened with the sample signature.
-  order_status: "not_found",
+  order_status_handler: "not_found",
 };
 
 /**
@@ -522,9 +554,9 @@ function sample(path: string, name: string): unknown {
 const BODIES: Readonly<Record<string, () => unknown>> = {
   markets_batch: () => ({ tickers: [samples.market] }),
   filter_outcome_mints: () => ({ addresses: [samples.mint] }),
-  swap: () => ({ userPublicKey: samples.wallet, quoteResponse: samples.quote }),
-  swapInstructions: () => ({ userPublicKey: samples.wallet, quoteResponse: samples.quote }),
-  submit_intent: () => ({ quoteResponse: samples.intent, signedOpenTransaction: "AAAA" }),
+  swap_handler: () => ({ userPublicKey: samples.wallet, quoteResponse: samples.quote }),
+  swap_instructions_handler: () => ({ userPublicKey: samples.wallet, quoteResponse: samples.quote }),
+  submit_intent_handler: () => ({ quoteResponse: samples.intent, signedOpenTransaction: "AAAA" }),
   devFaucet: () => ({ wallet: samples.wallet, mint: USDC_MINT, amount: "1000000" }),
 };
 

@@ -8,7 +8,7 @@ import { appPlugin } from "./app-plugin.js";
 
 const METRICS = {
   operationId: "metrics",
-  tags: ["Operations"],
+  tags: ["admin"],
   summary: "Prometheus metrics of this instance",
   produces: ["text/plain"],
   response: { 200: z.string().meta({ description: "The Prometheus text exposition format" }) },

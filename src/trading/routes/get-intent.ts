@@ -106,8 +106,8 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
     "/intent",
     {
       schema: {
-        operationId: "intent",
-        tags: ["Intent"],
+        operationId: "intent_handler",
+        tags: ["intent"],
         summary: "Quote a declarative trade and get its open transaction",
         querystring: IntentQuery,
         response: { 200: IntentQuoteResponse, 400: ErrorBody, 503: ErrorBody },

@@ -56,8 +56,8 @@ export function getOrderStatus(app: ZodApp, status: OrderStatusDesk): void {
     "/order-status",
     {
       schema: {
-        operationId: "order_status",
-        tags: ["Order"],
+        operationId: "order_status_handler",
+        tags: ["order"],
         summary: "Status of an escrowed order",
         querystring: OrderStatusQuery,
         response: { 200: OrderStatusResponse, 400: ErrorBody, 404: ErrorBody },

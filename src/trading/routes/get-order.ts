@@ -21,8 +21,8 @@ export function getOrder(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
     "/order",
     {
       schema: {
-        operationId: "order",
-        tags: ["Order"],
+        operationId: "order_handler",
+        tags: ["order"],
         summary: "Quote an order and get its transaction",
         querystring: OrderQuery,
         response: { 200: OrderResponse, 400: ErrorBody, 500: ErrorBody, 503: ErrorBody },

@@ -31,8 +31,8 @@ export function getPredictionMarketInit(app: ZodApp, marketInit: MarketInitDesk 
     "/prediction-market-init",
     {
       schema: {
-        operationId: "prediction_market_init",
-        tags: ["Prediction markets"],
+        operationId: "prediction_market_init_handler",
+        tags: ["prediction_market"],
         summary: "Transaction initializing a prediction market",
         querystring: PredictionMarketInitQuery,
         response: { 200: PredictionMarketInitResponse, 400: ErrorBody, 503: ErrorBody },

@@ -30,8 +30,8 @@ export function getPriorityFees(app: ZodApp, fees: PriorityFeeEstimator): void {
     "/priority-fees",
     {
       schema: {
-        operationId: "priority_fees",
-        tags: ["Priority fees"],
+        operationId: "priority_fees_handler",
+        tags: ["swap"],
         summary: "Priority fee levels from what recent transactions paid",
         response: { 200: PriorityFeesResponse, 503: ErrorBody },
       },

@@ -68,8 +68,8 @@ export function getQuote(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
     "/quote",
     {
       schema: {
-        operationId: "quote",
-        tags: ["Swap"],
+        operationId: "quote_handler",
+        tags: ["swap"],
         summary: "Quote an imperative swap (deprecated: use GET /order)",
         description:
           "The price of a spot swap; POST /swap or /swap-instructions turns the response into a transaction.",

@@ -13,8 +13,8 @@ export function listTokensWithDecimals(app: ZodApp, book: TradingBook): void {
     "/tokens-with-decimals",
     {
       schema: {
-        operationId: "tokens_with_decimals",
-        tags: ["Tokens"],
+        operationId: "tokens_with_decimals_handler",
+        tags: ["tokens"],
         summary: "Every mint that had a pool at least once, with its decimals",
         response: { 200: z.array(z.tuple([Mint, z.number().int()])), 503: ErrorBody },
       },

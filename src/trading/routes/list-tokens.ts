@@ -12,8 +12,8 @@ export function listTokens(app: ZodApp, book: TradingBook): void {
     "/tokens",
     {
       schema: {
-        operationId: "tokens",
-        tags: ["Tokens"],
+        operationId: "tokens_handler",
+        tags: ["tokens"],
         summary: "Every mint that had a pool at least once",
         response: { 200: z.array(Mint), 503: ErrorBody },
       },

@@ -9,8 +9,8 @@ export function listVenues(app: ZodApp, book: TradingBook): void {
     "/venues",
     {
       schema: {
-        operationId: "venues",
-        tags: ["Venues"],
+        operationId: "venues_handler",
+        tags: ["venues"],
         summary: "Venue names",
         response: { 200: z.array(z.string()) },
       },

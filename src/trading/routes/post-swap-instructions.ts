@@ -18,8 +18,8 @@ export function postSwapInstructions(app: ZodApp, book: TradingBook, desk: Order
     "/swap-instructions",
     {
       schema: {
-        operationId: "swapInstructions",
-        tags: ["Swap"],
+        operationId: "swap_instructions_handler",
+        tags: ["swap"],
         summary: "Get the instructions of a quote's swap (deprecated: use GET /order)",
         body: SwapRequest,
         response: { 200: SwapInstructionsResponse, 400: ErrorBody, 500: ErrorBody, 503: ErrorBody },

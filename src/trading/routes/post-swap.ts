@@ -17,8 +17,8 @@ export function postSwap(app: ZodApp, book: TradingBook, desk: OrderDesk): void 
     "/swap",
     {
       schema: {
-        operationId: "swap",
-        tags: ["Swap"],
+        operationId: "swap_handler",
+        tags: ["swap"],
         summary: "Get the transaction of a quote (deprecated: use GET /order)",
         body: SwapRequest,
         response: { 200: SwapResponse, 400: ErrorBody, 500: ErrorBody, 503: ErrorBody },

@@ -42,8 +42,8 @@ export function submitIntent(app: ZodApp, intents: IntentDesk): void {
     "/submit-intent",
     {
       schema: {
-        operationId: "submit_intent",
-        tags: ["Intent"],
+        operationId: "submit_intent_handler",
+        tags: ["intent"],
         summary: "Submit a signed intent",
         body: SubmitIntentBody,
         response: { 200: SubmitIntentResponse, 400: ErrorBody },
