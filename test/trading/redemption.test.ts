@@ -62,9 +62,11 @@ async function redeem(wallet: KeyPairSigner, mint: Address, amount: bigint): Pro
 }
 
 describe("redemption of a determined market", () => {
-  it("finds the mints without listing them", async () => {
+  it("lists the mints of a market born determined, as every mint that existed, and sells nothing of them", async () => {
     const tokens = (await (await fetch(`${t.url}/tokens`)).json()) as string[];
-    expect(tokens).not.toContain(winning);
+    expect(tokens).toEqual(expect.arrayContaining([winning, losing]));
+    const withDecimals = (await (await fetch(`${t.url}/tokens-with-decimals`)).json()) as [string, number][];
+    expect(withDecimals).toContainEqual([winning, 6]);
     // Not for buying: a determined market sells nothing.
     const buy = await fetch(`${t.url}/order?inputMint=${USDC_MINT}&outputMint=${winning}&amount=5000000`);
     expect(buy.status).toBe(400);

@@ -140,10 +140,19 @@ describe("GET /quote", () => {
     await quoteRefused({ ...usdcToJup, amount: U64_MAX }, "price_impact_too_high");
   });
 
-  it("sends prediction markets to /order", async () => {
+  it("sends prediction markets to /order, whatever their price would have said", async () => {
     expect(yesMint).toBeDefined();
     await quoteRefused(
       { inputMint: USDC_MINT, outputMint: yesMint, amount: 5_000_000, priceImpactTolerancePct: 100 },
+      "use_order_endpoint_for_prediction_markets",
+    );
+    // Past what the book holds (price_impact_too_high, were it priced) and selling: still /order's.
+    await quoteRefused(
+      { inputMint: USDC_MINT, outputMint: yesMint, amount: U64_MAX, priceImpactTolerancePct: 0 },
+      "use_order_endpoint_for_prediction_markets",
+    );
+    await quoteRefused(
+      { inputMint: yesMint, outputMint: USDC_MINT, amount: 1_000_000 },
       "use_order_endpoint_for_prediction_markets",
     );
   });

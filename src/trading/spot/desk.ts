@@ -44,7 +44,7 @@ export class OrderDesk {
   private readonly spot: SpotOrderBuilder;
 
   constructor(
-    book: TradingBook,
+    private readonly book: TradingBook,
     chain: Chain,
     /** Where async (prediction-market) orders are recorded; without it they are quotes only. */
     private readonly orders?: { db: Kysely<Tables>; authorities: PoolAuthorities },
@@ -70,6 +70,9 @@ export class OrderDesk {
 
   /** `GET /quote`: prices a spot swap; prediction markets trade through `/order` only. */
   async quote(request: OrderRequest): Promise<QuoteResponse> {
+    // An outcome mint is refused as one before it is priced: whatever its price says, /quote does not trade it.
+    for (const mint of [request.inputMint, request.outputMint])
+      if (this.book.prediction?.marketOf(mint)) refuseAsync({ executionMode: "async" });
     const { priced, response } = await this.pricing.priceOrder(request);
     refuseAsync(priced.route);
     const { executionMode: _, ...quote } = response;
@@ -183,7 +186,7 @@ export type IssuedSwap = IssuedOrder &
     >
   >;
 
-function refuseAsync(route: Route): void {
+function refuseAsync(route: Pick<Route, "executionMode">): void {
   if (route.executionMode === "async")
     throw new OrderRefused(
       "use_order_endpoint_for_prediction_markets",

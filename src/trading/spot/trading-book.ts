@@ -125,7 +125,7 @@ export class TradingBook {
 
   /**
    * Follows the catalog: its active markets trade and its determined ones redeem; the outcome mints
-   * of the tokenized, active ones join the registry.
+   * of the tokenized ones join the registry.
    */
   async updatePredictionMarkets(catalog: Catalog): Promise<void> {
     const { prediction } = this.options;

@@ -270,8 +270,8 @@ export class PredictionVenue {
   /**
    * Takes the catalog its markets are built from: active markets trade (those not yet initialized are
    * initialized by their first buy), tokenized determined ones redeem, each on every rail. Returns
-   * the settlement mints and the outcome mints of the active tokenized markets, to be listed as tokens:
-   * a mint joins the registry once it exists.
+   * the settlement mints and the outcome mints of the tokenized markets that trade or redeem, to be
+   * listed as tokens: a mint joins the registry once it exists (a market born determined included).
    */
   update(catalog: Catalog): TokenRecord[] {
     this.catalog = catalog;
@@ -285,7 +285,7 @@ export class PredictionVenue {
     }));
     for (const entry of catalog.markets) {
       const { tokenized, status } = entry.record;
-      if (status !== "active" || !tokenized) continue;
+      if (!tokenized || (status !== "active" && payoutPerContract("yes", entry.record) === null)) continue;
       for (const rail of entry.addresses.rails) {
         const accounts = railAccounts(rail);
         listed.push(outcomeToken(accounts.yesMint), outcomeToken(accounts.noMint));
