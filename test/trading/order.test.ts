@@ -81,19 +81,20 @@ describe("quotes", () => {
     expect(tokens).toContainEqual([USDC_MINT, 6]);
     expect(tokens).toContainEqual([WRAPPED_SOL_MINT, 9]);
     expect(tokens).toContainEqual([token("dBONK"), 5]);
-    // Both outcome mints of both rails (USDC, CASH) of every tokenized, active market trade on the
-    // prediction venue, and CASH with them.
+    // Both outcome mints of both rails (USDC, CASH) of every tokenized market that trades on the
+    // prediction venue (active) or redeems there (determined, finalized), and CASH with them.
     const active = [];
-    for (let cursor: number | null | undefined; cursor !== null; ) {
-      const page = await t.client.listMarkets({
-        status: "active",
-        isInitialized: true,
-        limit: 200,
-        ...(cursor ? { cursor } : {}),
-      });
-      active.push(...page.markets);
-      cursor = page.cursor;
-    }
+    for (const status of ["active", "determined", "finalized"] as const)
+      for (let cursor: number | null | undefined; cursor !== null; ) {
+        const page = await t.client.listMarkets({
+          status,
+          isInitialized: true,
+          limit: 200,
+          ...(cursor ? { cursor } : {}),
+        });
+        active.push(...page.markets);
+        cursor = page.cursor;
+      }
     const accounts = Object.values(active[0]?.accounts ?? {})[0];
     expect(tokens).toContainEqual([accounts?.yesMint, 6]);
     expect(tokens).toContainEqual([accounts?.noMint, 6]);

@@ -120,3 +120,45 @@ describe("prediction-market orders", () => {
     expect(await tokenBalance(USDC_MINT)).toBe(usdcBefore + held);
   });
 });
+
+describe("the default price-impact bound of a prediction-market order", () => {
+  /** Quote-only `/order` of `amount` micro-USDC of `mint`, with `extra` parameters. */
+  async function quote(mint: Address, amount: bigint, extra = "") {
+    const response = await fetch(
+      `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${mint}&amount=${amount}${extra}`,
+    );
+    return {
+      status: response.status,
+      body: (await response.json()) as OrderResponse & { code?: string; msg?: string },
+    };
+  }
+
+  it("lets an ordinary buy of a cheap contract through, and stops a fill that sweeps the book", async () => {
+    // A cheap contract whose 5 USDC buy moves its price by more than 25%, relative: one cent up from 2¢ is 50%.
+    const cheap = (
+      await t.client.listMarkets({ status: "active", isInitialized: true, limit: 200 })
+    ).markets.filter((market) => Number(market.yesAsk) > 0 && Number(market.yesAsk) <= 0.03);
+    let mint: Address | undefined;
+    for (const market of cheap) {
+      const candidate = Object.values(market.accounts ?? {})[0]?.yesMint as Address;
+      if (
+        (await quote(candidate, 5_000_000n, "&priceImpactTolerancePct=25")).body.code ===
+        "price_impact_too_high"
+      ) {
+        mint = candidate;
+        break;
+      }
+    }
+    expect(mint, "a cheap contract whose 5 USDC buy moves more than 25%").toBeDefined();
+    const ordinary = await quote(mint as Address, 5_000_000n);
+    expect(ordinary.status, JSON.stringify(ordinary.body)).toBe(200);
+    expect(Number(ordinary.body.priceImpactPct)).toBeGreaterThan(0.25);
+    // The whole book in one fill: its average price several cents up from the best, past the default 3.
+    const sweep = await quote(mint as Address, 5_000_000_000n);
+    expect(sweep.status, JSON.stringify(sweep.body)).toBe(400);
+    expect(sweep.body.code).toBe("price_impact_too_high");
+    expect(sweep.body.msg).toContain("cents per contract");
+    // Asked for, any tolerance is the caller's, in the reference's relative terms.
+    expect((await quote(mint as Address, 5_000_000_000n, "&priceImpactTolerancePct=100")).status).toBe(200);
+  });
+});

@@ -28,8 +28,6 @@ import {
   U64_MAX,
 } from "./query-params.js";
 
-/** Largest price impact accepted when the caller sets no `priceImpactTolerancePct`. */
-export const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;
 /** The reference's cap on a priority fee the venue picks: 0.005 SOL. */
 export const MAX_AUTO_PRIORITY_FEE_LAMPORTS = 5_000_000;
 /** The highest price per compute unit taken: its fee over a whole transaction stays an exact JSON number. */
@@ -161,9 +159,9 @@ export const ORDER_PARAMS = {
   ),
   priceImpactTolerancePct: integer(
     "invalid_price_impact_tolerance_pct",
-    "Largest price impact accepted, in whole percent (default 25)",
+    "Largest price impact accepted, in whole percent. Unset: 25 on a spot route; on a prediction-market " +
+      "order, an average price at most 3 cents per contract from the best one",
     { min: 0, max: 100 },
-    DEFAULT_PRICE_IMPACT_TOLERANCE_PCT,
   ),
   dexes: list("invalid_dex", "Comma-separated venues a route may use (see GET /venues)"),
   excludeDexes: list("invalid_dex", "Comma-separated venues a route must not use"),

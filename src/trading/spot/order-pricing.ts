@@ -80,12 +80,7 @@ export class OrderPricing {
     if (outAmount <= 0n)
       throw new OrderRefused("zero_out_amount", "the route pays nothing for this amount after fees");
     const impact = priceImpact(route);
-    if (impact * 100 > request.priceImpactTolerancePct) {
-      throw new OrderRefused(
-        "price_impact_too_high",
-        `the route's price impact is ${(impact * 100).toFixed(2)}%, above priceImpactTolerancePct ${request.priceImpactTolerancePct}%`,
-      );
-    }
+    checkPriceImpact(route, impact, request.priceImpactTolerancePct);
     if (request.minOutAmount !== undefined && outAmount < request.minOutAmount)
       throw new OrderRefused(
         "invalid_out_amount",
@@ -206,6 +201,52 @@ export function routeToken(book: TradingBook, mint: Address): TokenRecord {
   const token = book.token(mint);
   if (!token) throw new Error(`route uses unlisted mint ${mint}`);
   return token;
+}
+
+/** The price impact a spot route may have when the caller sets no `priceImpactTolerancePct`, in percent. */
+const DEFAULT_PRICE_IMPACT_TOLERANCE_PCT = 25;
+/**
+ * How far a prediction-market fill's average price may be from the best price when the caller sets
+ * no tolerance, as a share of the 1 USDC a contract pays. A relative bound refuses ordinary buys of
+ * cheap contracts (one cent up from a 2¢ ask is 50%) and lets an expensive contract's fill run many
+ * cents; what a buyer pays for is probability, in absolute points. Three cents lets an ordinary buy
+ * take the next few levels (5 USDC of a 2¢ contract averages about 4¢) and stops a fill that walks
+ * up the book.
+ */
+const DEFAULT_OUTCOME_PRICE_GAP = 0.03;
+
+/**
+ * Refuses a route whose price impact is above `tolerancePct`, or when it is unset, above the default
+ * for its kind of route.
+ */
+function checkPriceImpact(route: Route, impact: number, tolerancePct: number | undefined): void {
+  if (tolerancePct !== undefined || route.executionMode === "sync") {
+    const limit = tolerancePct ?? DEFAULT_PRICE_IMPACT_TOLERANCE_PCT;
+    if (impact * 100 > limit)
+      throw new OrderRefused(
+        "price_impact_too_high",
+        `the route's price impact is ${(impact * 100).toFixed(2)}%, above priceImpactTolerancePct ${limit}%${tolerancePct === undefined ? " (the default for a spot route)" : ""}`,
+      );
+    return;
+  }
+  const gap = outcomePriceGap(route);
+  if (gap > DEFAULT_OUTCOME_PRICE_GAP)
+    throw new OrderRefused(
+      "price_impact_too_high",
+      `the fill's average price is ${(gap * 100).toFixed(2)} cents per contract from the best price, more than the ${DEFAULT_OUTCOME_PRICE_GAP * 100} the venue takes without priceImpactTolerancePct; set it to accept more`,
+    );
+}
+
+/**
+ * How far a prediction-market fill's average price per contract is from the best one, in USDC (one
+ * contract is 10^6 units and pays 10^6 micro-USDC): a buy spends `spent` for `outAmount` where the
+ * best ask would have bought `spotOutAmount`; a sale of `inAmount` fetches `outAmount` where the best
+ * bid would have paid `spotOutAmount`. Redemptions pay their fixed price: no gap.
+ */
+function outcomePriceGap(route: Route): number {
+  const { inAmount, outAmount, spotOutAmount, spent } = route;
+  if (spent !== undefined) return Number(spent) * (1 / Number(outAmount) - 1 / spotOutAmount);
+  return Math.max(0, spotOutAmount - Number(outAmount)) / Number(inAmount);
 }
 
 /** 1 − output / output at the marginal prices, never negative. */

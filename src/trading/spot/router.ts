@@ -24,6 +24,8 @@ interface RouteAmounts {
   outAmount: bigint;
   /** The output at every leg's marginal price, fees included: the reference for price impact. */
   spotOutAmount: number;
+  /** What a fill spends of `inAmount` when it spends less (a prediction buy of whole contracts). */
+  spent?: bigint;
 }
 
 /** A route one transaction executes: every leg is on a sync market. */
@@ -134,6 +136,7 @@ export class MarketGraph<M extends TradingMarket = TradingMarket> {
             inAmount: quote.inAmount,
             outAmount: quote.outAmount,
             spotOutAmount: quote.spotOutAmount,
+            ...(quote.spent !== undefined ? { spent: quote.spent } : {}),
             executionMode: "async",
           };
     }
