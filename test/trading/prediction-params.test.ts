@@ -144,7 +144,7 @@ describe("async-order parameters", () => {
       [{ destinationTokenAccount: other }, "invalid_destination_token_account"],
       [{ outputCloseAuthority: other }, "invalid_output_close_authority"],
       [{ outcomeAccountRentRecipient: other }, "invalid_outcome_account_rent_recipient"],
-      [{ destinationWallet: other }, "invalid_destination_wallet"],
+      [{ destinationWallet: venue }, "invalid_destination_wallet"],
       [{ revertWallet: venue }, "invalid_revert_wallet"],
       [{ predictionMarketInitPayer: venue }, "invalid_prediction_market_init_payer"],
       [{ platformFeeScale: "1000", feeAccount: other }, "invalid_platform_fee_scale"],

@@ -185,18 +185,33 @@ describe("with WALLET_VERIFICATION on", () => {
     expect(forBob.status).toBe(400);
     expect(forBob.body.code).toBe("unverified_wallet_not_allowed");
     expect(forBob.body.msg).toContain(`destinationWallet ${bob.address}`);
-    // An unverified user buying for a verified wallet passes the check; this venue then refuses the
-    // delivery itself, since its prediction-market orders deliver only to the user.
-    const forAlice = await getOrder(
-      t.url,
-      buyQuery(venue, bob.address, { destinationWallet: alice.address }),
-    );
-    expect(forAlice.status).toBe(400);
-    expect(forAlice.body.code).toBe("invalid_destination_wallet");
     // Naming the user as its own destination is the user's buy.
     const own = await getOrder(t.url, buyQuery(venue, alice.address, { destinationWallet: alice.address }));
     expect(own.status, JSON.stringify(own.body)).toBe(200);
     expect(await ordersOf(venue.storage, bob.address)).toBe(0);
+  });
+
+  it("delivers an unverified payer's buy to the verified destinationWallet, and none of it to the payer", async () => {
+    const [aliceBefore, bobUsdc] = [
+      await balanceOf(venue, alice.address, venue.yesMint),
+      await balanceOf(venue, bob.address, USDC_MINT),
+    ];
+    const forAlice = await getOrder(
+      t.url,
+      buyQuery(venue, bob.address, { destinationWallet: alice.address }),
+    );
+    expect(forAlice.status, JSON.stringify(forAlice.body)).toBe(200);
+    expect(validateAgainstReference("OrderResponse", forAlice.body)).toEqual([]);
+    const settled = await settle(venue, bob, forAlice.body);
+    expect(settled.status).toBe("closed");
+    expect(BigInt(settled.outAmount)).toBeGreaterThan(0n);
+    expect(await balanceOf(venue, alice.address, venue.yesMint)).toBe(
+      aliceBefore + BigInt(settled.outAmount),
+    );
+    expect(await balanceOf(venue, bob.address, venue.yesMint)).toBe(0n);
+    // Bob paid for the contracts, and got back what they did not use.
+    expect(await balanceOf(venue, bob.address, USDC_MINT)).toBe(bobUsdc - BigInt(settled.inAmount));
+    expect(await ordersOf(venue.storage, bob.address)).toBe(1);
   });
 
   it("never checks a sale: a wallet unverified after buying sells its contracts", async () => {

@@ -64,6 +64,8 @@ export interface OpenTerms {
    * not exist yet (a market initialized by this order), whose settlement creates it.
    */
   createOutputAccount?: boolean;
+  /** Who receives the output (`destinationWallet`); default the user. */
+  receiver?: Address;
   /** Compute units asked for (default ESCROW_COMPUTE_UNITS) and the price per unit (default none). */
   computeUnits?: number;
   microLamports?: bigint;
@@ -75,7 +77,8 @@ export interface OpenTerms {
 export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   const user = createNoopSigner(terms.user);
   const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
-  const userOut = await associatedTokenAddress(terms.user, terms.output.mint, terms.output.program);
+  const receiver = terms.receiver ?? terms.user;
+  const userOut = await associatedTokenAddress(receiver, terms.output.mint, terms.output.program);
   const instructions: Instruction[] = [computeUnitLimit(terms.computeUnits ?? ESCROW_COMPUTE_UNITS)];
   if (terms.microLamports) instructions.push(computeUnitPrice(terms.microLamports));
   instructions.push(
@@ -93,7 +96,7 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
       createAssociatedTokenIdempotent({
         payer: terms.user,
         ata: userOut,
-        owner: terms.user,
+        owner: receiver,
         mint: terms.output.mint,
         tokenProgram: terms.output.program,
       }),

@@ -38,6 +38,8 @@ export interface ClosePlan {
 export interface OrderTerms {
   /** Who receives the revert (the input the order does not use); default the user. */
   revertWallet?: string;
+  /** Who receives the output (`destinationWallet`); default the user. */
+  receiver?: string;
   /** The market this order initializes on settling, who paid its cost (lamports, held by the escrow authority). */
   init?: {
     ticker: string;

@@ -11,12 +11,14 @@
  * A buy on a market not yet initialized also pays the market's initialization (see
  * prediction-market-init.ts): the open transaction moves its exact cost to the escrow authority, from
  * the user or from `predictionMarketInitPayer` (who signs too); the keeper initializes the market before
- * it settles the order. Other async parameters: `revertWallet` receives the revert; `platformFeeScale`
+ * it settles the order. Other async parameters: `destinationWallet` receives the output (created in
+ * the open transaction, a verified wallet for a buy where verification is on); `revertWallet` receives
+ * the revert; `platformFeeScale`
  * takes the builder fee k·p·(1−p)·c in the settlement mint into `feeAccount`; the priority fee and
  * `dynamicComputeUnitLimit` size the open transaction (the one the user sends); `restrictRevertMint` is
  * always met (the revert mint is the input). Refused with their codes, since this venue does not build
  * them for async orders: `platformFeeBps` (the PM fee is `platformFeeScale`), `sponsor`,
- * `destinationWallet` other than the user, `destinationTokenAccount`, `outputCloseAuthority` and
+ * `destinationTokenAccount`, `outputCloseAuthority` and
  * `outcomeAccountRentRecipient` (the open transaction would have to close the user's outcome account
  * before a revert may need it again).
  */
@@ -180,11 +182,6 @@ function refuseUnhonoured(request: OrderRequest): void {
       "unsupported_prediction_market_sponsor_mode",
       "sponsor: prediction-market orders are paid by the user (and predictionMarketInitPayer) on this venue",
     );
-  if (request.destinationWallet && request.destinationWallet !== request.userPublicKey)
-    refuse(
-      "invalid_destination_wallet",
-      "destinationWallet: prediction-market orders deliver to userPublicKey on this venue",
-    );
   if (request.destinationTokenAccount)
     refuse(
       "invalid_destination_token_account",
@@ -325,6 +322,9 @@ function orderTerms(request: OrderRequest, user: Address, quote: PredictionQuote
   const { rents, market } = quote;
   return {
     ...(request.revertWallet && request.revertWallet !== user ? { revertWallet: request.revertWallet } : {}),
+    ...(request.destinationWallet && request.destinationWallet !== user
+      ? { receiver: request.destinationWallet }
+      : {}),
     ...(rents ? { init: initTerms(market, request.predictionMarketInitPayer ?? user, rents) } : {}),
     ...(request.platformFeeScale > 0 && request.feeAccount
       ? { builderFee: { scale: request.platformFeeScale, account: request.feeAccount } }
@@ -384,6 +384,7 @@ export async function issuePredictionOrder(
       blockhash: latest.blockhash,
       extra,
       createOutputAccount: !init,
+      ...(terms.receiver ? { receiver: request.destinationWallet } : {}),
       computeUnits,
       microLamports,
     });
@@ -438,6 +439,8 @@ export interface PredictionSettleInput extends EscrowedOrder {
   };
   /** Receives the input the fill does not use; default the user. */
   revertWallet?: Address;
+  /** Receives the output (`destinationWallet`); default the user. */
+  receiver?: Address;
   /** A market initialization's cost the escrow authority holds, and where it goes. */
   initPayment?: { amount: bigint; to: Address };
   /** The rent of the user's outcome account, when a buy's settlement must create it. */
@@ -455,7 +458,8 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
     input.input.mint,
     input.input.program,
   );
-  const userOut = await associatedTokenAddress(user, input.output.mint, input.output.program);
+  const receiver = input.receiver ?? user;
+  const userOut = await associatedTokenAddress(receiver, input.output.mint, input.output.program);
   const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const signers: Keypair[] = [escrow];
   const spent = fill?.inAmount ?? 0n;
@@ -480,7 +484,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
         createAssociatedTokenIdempotent({
           payer: escrow.address,
           ata: userOut,
-          owner: user,
+          owner: receiver,
           mint: input.output.mint,
           tokenProgram: input.output.program,
         }),

@@ -42,7 +42,8 @@ export async function planPredictionSettlement(
     ? { amount: BigInt(init.cost), to: await initializePaidMarket(options, order.id, init) }
     : undefined;
   // A buy of a market this order initializes creates the user's outcome account, unless it exists by now.
-  const userOut = await associatedTokenAddress(order.user, output.mint, output.program);
+  const receiver = terms.receiver ? parseAddress(terms.receiver) : order.user;
+  const userOut = await associatedTokenAddress(receiver, output.mint, output.program);
   const createOutcomeAccount = Boolean(fill && init && !(await chain.getAccountInfo(userOut)));
   // The book may have been fetched meanwhile: the blockhash as of now.
   const lifetime = book.clock.latest;
@@ -55,6 +56,7 @@ export async function planPredictionSettlement(
     escrowLamports: escrowed.lamports,
     ...(fill ? { fill } : {}),
     ...(terms.revertWallet ? { revertWallet: parseAddress(terms.revertWallet) } : {}),
+    ...(terms.receiver ? { receiver } : {}),
     ...(initPayment ? { initPayment } : {}),
     ...(init && createOutcomeAccount ? { outcomeAccountRent: BigInt(init.outcomeAccountRent) } : {}),
     blockhash: lifetime.blockhash,
