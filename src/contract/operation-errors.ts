@@ -284,6 +284,8 @@ export const ROUTE_RENAMES: Readonly<Partial<Record<string, Partial<Record<Error
   "/intent": {
     // An intent's reference has no zero_out_amount: a route that pays nothing is no route.
     zero_out_amount: "route_not_found",
+    // Its reference names the fee account's own code for a fee without one.
+    platform_fee_account_not_specified: "invalid_fee_account",
     ...LAGGING,
     internal: "failed_to_construct_intent",
   },

@@ -94,6 +94,18 @@ export const IntentQuoteResponse = z
       .meta({ description: "Base64 open transaction for the user to sign" }),
     lastValidBlockHeight: z.number().int().optional(),
     expiry: z.object({ slotsAfterOpen: z.number().int() }).optional(),
+    platformFee: z
+      .object({
+        amount: z
+          .string()
+          .meta({ description: "The fee at the quoted output; a fill pays feeBps of its own" }),
+        feeBps: z.number().int(),
+        feeAccount: z.string(),
+        segmenterFeeAmount: z.string().meta({ description: "Always 0: no segmenter takes a share here" }),
+        segmenterFeePct: z.number().int(),
+      })
+      .nullable()
+      .optional(),
   })
   .meta({ id: "IntentQuoteResponse" });
 export type IntentQuoteResponse = z.infer<typeof IntentQuoteResponse>;

@@ -79,13 +79,13 @@ async function tokenAccount(mint: Address): Promise<Address> {
 }
 
 describe("GET /intent parameters", () => {
-  it("refuses any platform fee with invalid_platform_fee_bps, and takes 0 as no fee", async () => {
+  it("takes a platform fee with its account, refuses one without (invalid_fee_account) or malformed, and takes 0 as no fee", async () => {
     const feeAccount = await tokenAccount(dETH);
-    expect(
-      await refused(`${BASE}&platformFeeBps=50&feeAccount=${feeAccount}`, "invalid_platform_fee_bps"),
-    ).toContain("no platform fee");
-    await refused(`${BASE}&platformFeeBps=50`, "invalid_platform_fee_bps");
+    const taken = await quote(`${BASE}&platformFeeBps=50&feeAccount=${feeAccount}`);
+    expect(taken.platformFee).toMatchObject({ feeBps: 50, feeAccount });
+    await refused(`${BASE}&platformFeeBps=50`, "invalid_fee_account");
     await refused(`${BASE}&platformFeeBps=abc`, "invalid_platform_fee_bps");
+    await refused(`${BASE}&platformFeeBps=10001&feeAccount=${feeAccount}`, "invalid_platform_fee_bps");
     const free = await quote(`${BASE}&platformFeeBps=0`);
     expect(free).not.toHaveProperty("platformFee");
   });

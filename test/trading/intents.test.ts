@@ -194,6 +194,70 @@ describe("intents", () => {
   });
 });
 
+describe("intents with a platform fee", () => {
+  it("take feeBps of the fill's output into the fee account, the user's share meeting the threshold", async () => {
+    const wallet = await fundedWallet(40_000_000n);
+    const integrator = await generateKeyPairSigner();
+    await chain.requestAirdrop(integrator.address, 1_000_000_000n);
+    const [feeAccount] = await findAssociatedTokenPda({
+      owner: integrator.address,
+      mint: dETH,
+      tokenProgram: TOKEN_PROGRAM,
+    });
+    // The fee account must exist: created by a grant of 1 unit from the faucet.
+    const grant = await fetch(`${t.url}/dev/faucet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ wallet: integrator.address, mint: dETH, amount: "1" }),
+    });
+    expect(grant.status).toBe(200);
+    const quote = await intent(wallet.address, 40_000_000n, `&platformFeeBps=100&feeAccount=${feeAccount}`);
+    expect(quote.platformFee).toEqual({
+      amount: expect.any(String),
+      feeBps: 100,
+      feeAccount,
+      segmenterFeeAmount: "0",
+      segmenterFeePct: 0,
+    });
+    const quotedFee = BigInt(quote.platformFee?.amount ?? "0");
+    expect(quotedFee).toBe(((BigInt(quote.outAmount) + quotedFee) * 100n) / 10_000n);
+
+    // The fee terms are sealed: a quote whose fee was edited is not the one issued.
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    const edited = { ...quote, platformFee: { ...quote.platformFee, feeBps: 1 } };
+    const refused = await submitIntent(t.url, edited, signed);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("invalid_open_instruction_data");
+
+    const answer = await submitIntent(t.url, quote, signed);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const status = await settledOrder(t.url, answer.body.openTransactionSignature as string);
+    expect(status.status).toBe("closed");
+    const userOut = BigInt(status.outAmount);
+    const fee = (await tokenBalance(integrator.address, dETH)) - 1n;
+    expect(await tokenBalance(wallet.address, dETH)).toBe(userOut);
+    expect(userOut).toBeGreaterThanOrEqual(BigInt(quote.otherAmountThreshold));
+    // feeBps of what the route paid, the rest the user's.
+    expect(fee).toBe(((userOut + fee) * 100n) / 10_000n);
+    expect(fee).toBeGreaterThan(0n);
+  });
+
+  it("refuse a fee without its account, past 10000 bps, or into what is no token account of the output, with the reference's codes", async () => {
+    const base = `/intent?inputMint=${USDC_MINT}&outputMint=${dETH}&amount=1000000`;
+    const cases: [string, string][] = [
+      ["&platformFeeBps=50", "invalid_fee_account"],
+      [`&platformFeeBps=10001&feeAccount=${dETH}`, "invalid_platform_fee_bps"],
+      [`&platformFeeBps=50&feeAccount=${dETH}`, "invalid_fee_account"],
+    ];
+    for (const [extra, code] of cases) {
+      const { status, body } = await getJson<{ msg: string }>(`${base}${extra}`);
+      expect(status, extra).toBe(400);
+      expect(body.code, extra).toBe(code);
+      expect(validateAgainstReference("IntentBadRequestResponse", body)).toEqual([]);
+    }
+  });
+});
+
 describe("concurrent intents on one route", () => {
   it("settle each on what the others left: the venue never pays one price twice", async () => {
     const amount = 40_000_000n;

@@ -438,7 +438,7 @@ describe("GET /order destinationWallet", () => {
     expect(
       (await ok({ ...toSol, destinationWallet: destination, wrapAndUnwrapSol: "false" })).outputMint,
     ).toBe(WRAPPED_SOL_MINT);
-    // Prediction-market orders deliver to the user.
+    // A prediction-market order to one of the venue's keys: refused as the destination it is.
     await refused(
       {
         inputMint: USDC_MINT,
@@ -446,7 +446,7 @@ describe("GET /order destinationWallet", () => {
         amount: 2_000_000,
         priceImpactTolerancePct: 100,
         userPublicKey: user,
-        destinationWallet: destination,
+        destinationWallet: t.server.chain.sandbox?.venueKeys.treasury.address as string,
       },
       "invalid_destination_wallet",
     );

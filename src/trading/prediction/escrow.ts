@@ -157,8 +157,15 @@ export interface EscrowedOrder {
 }
 
 export interface SettleInput extends EscrowedOrder {
-  /** A fill: the route's legs and what the user receives; absent for a refund. */
-  fill?: { legs: readonly RouteLeg<SyncMarket>[]; userOut: bigint };
+  /**
+   * A fill: the route's legs, what the user receives and the platform fee, paid out of the last
+   * leg's output into its token account; absent for a refund.
+   */
+  fill?: {
+    legs: readonly RouteLeg<SyncMarket>[];
+    userOut: bigint;
+    fee?: { amount: bigint; account: Address };
+  };
   blockhash: string;
 }
 
@@ -197,6 +204,9 @@ export async function settleTransaction(input: SettleInput): Promise<Uint8Array>
       const amount = next ? leg.outAmount : userOutAmount;
       const token = index === legs.length - 1 ? input.output : tokenOf(pool, leg.outputMint);
       instructions.push(tokenTransfer(token, source, destination, pool.authority.address, amount));
+      const fee = input.fill?.fee;
+      if (!next && fee && fee.amount > 0n)
+        instructions.push(tokenTransfer(token, source, fee.account, pool.authority.address, fee.amount));
     });
   }
   const leftover = input.escrowAmount - spent;

@@ -86,9 +86,6 @@ export class IntentDesk {
 
   /** Prices an intent and, with a user, issues its open transaction. */
   async intent(request: IntentRequest): Promise<IntentQuoteResponse> {
-    if (request.platformFeeBps > 0) {
-      throw new OrderRefused("invalid_platform_fee_bps", "intents take no platform fee on this venue");
-    }
     const priced = await this.deps.desk.price(request);
     if (priced.route.executionMode !== "sync") {
       throw new OrderRefused(
@@ -107,6 +104,15 @@ export class IntentDesk {
       feeBudget: Number(request.feeBudget),
       priceImpactPct: formatFraction(priced.impact),
     };
+    // Taken out of the output when the intent fills: the quote says how much at the quoted output.
+    if (request.platformFeeBps > 0 && request.feeAccount)
+      quote.platformFee = {
+        amount: priced.platformFee.toString(),
+        feeBps: request.platformFeeBps,
+        feeAccount: request.feeAccount,
+        segmenterFeeAmount: "0",
+        segmenterFeePct: 0,
+      };
     if (!request.userPublicKey) return quote;
     const { latest } = priced.clock;
     quote.lastValidBlockHeight = Number(latest.lastValidBlockHeight);
@@ -214,6 +220,10 @@ export class IntentDesk {
       expirySlots: quote.expiry?.slotsAfterOpen ?? INTENT_EXPIRY_SLOTS,
       feeBudget: BigInt(quote.feeBudget),
       answer: JSON.stringify({ ok: answer } satisfies StoredAnswer),
+      // As sealed into the open transaction: the quote's fee terms cannot have been changed.
+      ...(quote.platformFee
+        ? { terms: { platformFee: { bps: quote.platformFee.feeBps, account: quote.platformFee.feeAccount } } }
+        : {}),
     };
     this.deps.book.addOrderEscrow(escrow);
     if (!(await insertOrder(this.deps.db, order))) return this.firstAnswer(signature);
@@ -322,6 +332,9 @@ export class IntentDesk {
         quote.priceImpactPct,
         quote.lastValidBlockHeight,
         quote.expiry?.slotsAfterOpen,
+        quote.platformFee
+          ? [quote.platformFee.amount, quote.platformFee.feeBps, quote.platformFee.feeAccount]
+          : null,
       ]),
     );
   }

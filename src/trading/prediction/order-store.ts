@@ -53,6 +53,8 @@ export interface OrderTerms {
   };
   /** The prediction-market builder fee: k = scale/1000, paid in USDC into `account`. */
   builderFee?: { scale: number; account: string };
+  /** An intent's platform fee: `bps` of the output a fill pays, into the token account `account`. */
+  platformFee?: { bps: number; account: string };
 }
 
 export interface OrderRecord {

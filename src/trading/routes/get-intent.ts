@@ -30,22 +30,10 @@ export const DEFAULT_MAX_AUTO_FEE_BUDGET = 2_000_000n;
 export const MAX_FEE_BUDGET = 10_000_000_000n;
 
 /**
- * The intent's own parameters: a platform fee (intents take none here) and a referral account (its
- * program does not exist on this chain) are refused with the reference's codes; the fee budget is
- * the escrow settling draws on.
+ * The intent's own parameters: a referral account (its program does not exist on this chain) is
+ * refused with the reference's code; the fee budget is the escrow settling draws on.
  */
 const INTENT_OWN_PARAMS = {
-  platformFeeBps: {
-    code: "invalid_platform_fee_bps",
-    description: "Integrator fee in basis points; this venue takes none on intents (only 0 is accepted)",
-    published: PUBLISHED.int32,
-    read: (text, name, refuse) => {
-      if (text !== undefined && text !== "0")
-        return refuse(
-          `intents take no platform fee on this venue: ${name} must be 0, got ${JSON.stringify(text.slice(0, 32))}`,
-        );
-    },
-  },
   referralAccount: {
     code: "invalid_referral_account",
     description: "A Referral-program account; the program does not exist on this venue, so it is refused",
@@ -83,9 +71,11 @@ const INTENT_PARAMS = {
     description: 'Allowed slippage in basis points (0–10000) or "auto"',
   }),
   priceImpactTolerancePct: ORDER_PARAMS.priceImpactTolerancePct,
-  platformFeeBps: INTENT_OWN_PARAMS.platformFeeBps,
+  platformFeeBps: like(ORDER_PARAMS.platformFeeBps, {
+    description: "Integrator fee in basis points (0–10000), taken out of the output when the intent fills",
+  }),
   feeAccount: like(ORDER_PARAMS.feeAccount, {
-    description: "Token account of the output mint for the platform fee (checked; no fee is taken)",
+    description: "Token account of the output mint that receives the platform fee",
   }),
   referralAccount: INTENT_OWN_PARAMS.referralAccount,
   wrapAndUnwrapSol: like(ORDER_PARAMS.wrapAndUnwrapSol, {

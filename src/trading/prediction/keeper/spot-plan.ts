@@ -1,7 +1,10 @@
+import type { Address } from "@solana/kit";
+import { parseAddress } from "../../../chain/base58.js";
 import { legsStillPay } from "../../quotes/firm-quotes.js";
 import type { VenueMarket } from "../../spot/market.js";
 import type { SyncRoute } from "../../spot/router.js";
 import type { TradingBook } from "../../spot/trading-book.js";
+import { BPS } from "../../spot/venues/cpmm.js";
 import { CPMM_VENUE } from "../../spot/venues/cpmm-pool.js";
 import { checkVenueSignatures } from "../../tx/signing-guard.js";
 import { settleTransaction } from "../escrow.js";
@@ -15,6 +18,7 @@ export async function planSpotSettlement(
   const { order, input, output, escrow } = escrowed;
   const lifetime = escrowed.clock.latest;
   let route: SyncRoute<VenueMarket> | undefined;
+  let fee: { amount: bigint; account: Address } | undefined;
   if (!escrowed.expired) {
     const best = book.graph.bestRoute({
       inputMint: input.mint,
@@ -23,9 +27,17 @@ export async function planSpotSettlement(
       maxLegs: 2,
       venues: new Set([CPMM_VENUE]),
     });
-    if (best?.executionMode !== "sync" || best.outAmount < order.threshold) return undefined;
+    if (best?.executionMode !== "sync") return undefined;
+    // An intent's platform fee comes out of the output; the user's share must meet the threshold.
+    const terms = order.terms?.platformFee;
+    fee = terms && {
+      amount: (best.outAmount * BigInt(terms.bps)) / BPS,
+      account: parseAddress(terms.account),
+    };
+    if (best.outAmount - (fee?.amount ?? 0n) < order.threshold) return undefined;
     route = best;
   }
+  const userOut = route ? route.outAmount - (fee?.amount ?? 0n) : 0n;
   const wire = await settleTransaction({
     escrow,
     user: order.user,
@@ -33,7 +45,7 @@ export async function planSpotSettlement(
     output,
     escrowAmount: escrowed.held,
     escrowLamports: escrowed.lamports,
-    ...(route ? { fill: { legs: route.legs, userOut: route.outAmount } } : {}),
+    ...(route ? { fill: { legs: route.legs, userOut, ...(fee ? { fee } : {}) } } : {}),
     blockhash: lifetime.blockhash,
   });
   const legs = route?.legs ?? [];
@@ -59,5 +71,6 @@ export async function planSpotSettlement(
   const holds = legs.map((leg) =>
     leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight, leg.inAmount),
   );
-  return { wire, lifetime, plan: closePlan(escrowed, route), holds };
+  const fill = route && { inAmount: route.inAmount, outAmount: userOut };
+  return { wire, lifetime, plan: closePlan(escrowed, fill), holds };
 }
