@@ -77,7 +77,11 @@ function expectWholeAcrossReset(
   const ids = tradeIds(frames);
   expect(new Set(ids).size).toBe(ids.length);
   const untilGap = tradeIds(frames.slice(0, firstGap));
-  expect(untilGap).toEqual(written.slice(0, untilGap.length));
+  // Trades on the tape before the leader first read it are its starting point, not news (a busy
+  // machine may write one before that read): from the first one sent on, none is missing.
+  const start = Math.max(0, written.indexOf(untilGap[0] ?? ""));
+  expect(start).toBeLessThanOrEqual(2);
+  expect(untilGap).toEqual(written.slice(start, start + untilGap.length));
   const lastGap = frames.findLastIndex((f) => f.type === "gap");
   const afterGap = tradeIds(frames.slice(lastGap + 1));
   const writtenAtLastGap = client.writtenAtGaps.at(-1) as number;
