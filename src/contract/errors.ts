@@ -62,7 +62,6 @@ export const ERRORS = {
   output_close_authority_with_native_sol_output: { status: 400, retryable: false },
   output_close_authority_with_destination_token_account: { status: 400, retryable: false },
   invalid_input_mint_for_restrict_revert_mint: { status: 400, retryable: false },
-  unsupported_prediction_market_sponsor_mode: { status: 400, retryable: false },
   invalid_revert_wallet: { status: 400, retryable: false },
   invalid_outcome_account_rent_recipient: { status: 400, retryable: false },
   invalid_jito_sandwich_mitigation_account: { status: 400, retryable: false },

@@ -78,7 +78,6 @@ const ORDER_REFUSALS = [
   "invalid_jito_sandwich_mitigation_account",
   "invalid_outcome_account_rent_recipient",
   "unverified_wallet_not_allowed",
-  "unsupported_prediction_market_sponsor_mode",
   "invalid_price_impact_tolerance_pct",
   "skip_pumpfun_cashback_claim_with_sponsor_executor",
   "allow_bonding_curve_underconsumption_with_sponsor_executor",

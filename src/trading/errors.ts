@@ -24,7 +24,6 @@ export type OrderRefusal =
   | "invalid_outcome_account_rent_recipient"
   | "invalid_platform_fee_scale"
   | "invalid_input_mint_for_restrict_revert_mint"
-  | "unsupported_prediction_market_sponsor_mode"
   | "unverified_wallet_not_allowed"
   | "max_accounts_too_small"
   | "reserve_accounts_too_large"

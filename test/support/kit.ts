@@ -27,11 +27,17 @@ import type { SwapInstructionsResponse } from "../../src/contract/trade.js";
 
 /** Adds `wallet`'s signature to a base64 wire transaction the venue issued; returns it as base64. */
 export async function signWithKit(
-  wallet: KeyPairSigner,
+  wallet: KeyPairSigner | readonly KeyPairSigner[],
   transaction: string,
 ): Promise<Base64EncodedWireTransaction> {
   const decoded = getTransactionDecoder().decode(Buffer.from(transaction, "base64"));
-  return getBase64EncodedWireTransaction(await partiallySignTransaction([wallet.keyPair], decoded));
+  const signers = (Array.isArray(wallet) ? wallet : [wallet]) as readonly KeyPairSigner[];
+  return getBase64EncodedWireTransaction(
+    await partiallySignTransaction(
+      signers.map((signer) => signer.keyPair),
+      decoded,
+    ),
+  );
 }
 
 /**
@@ -46,7 +52,8 @@ export async function newFundedWallet(
   wallet?: KeyPairSigner,
 ): Promise<KeyPairSigner> {
   wallet ??= await generateKeyPairSigner();
-  await chain.requestAirdrop(wallet.address, lamports);
+  // No lamports: a wallet that cannot pay a fee (a sponsored user's).
+  if (lamports > 0n) await chain.requestAirdrop(wallet.address, lamports);
   for (const [mint, amount] of grants) {
     const response = await fetch(`${url}/dev/faucet`, {
       method: "POST",

@@ -21,7 +21,7 @@ import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { IntentQuoteResponse } from "../../src/trading/prediction/intents.js";
 import { orderBySignature } from "../../src/trading/prediction/order-store.js";
-import { signWithKit } from "../support/kit.js";
+import { newFundedWallet, signWithKit } from "../support/kit.js";
 import { settledOrder, submitIntent } from "../support/orders.js";
 import { validateAgainstReference } from "../support/reference-schema.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -197,20 +197,13 @@ describe("intents", () => {
 describe("intents with a platform fee", () => {
   it("take feeBps of the fill's output into the fee account, the user's share meeting the threshold", async () => {
     const wallet = await fundedWallet(40_000_000n);
-    const integrator = await generateKeyPairSigner();
-    await chain.requestAirdrop(integrator.address, 1_000_000_000n);
+    // The fee account must exist: created by a grant of 1 unit from the faucet.
+    const integrator = await newFundedWallet(t.url, chain, 1_000_000_000n, [[dETH, 1n]]);
     const [feeAccount] = await findAssociatedTokenPda({
       owner: integrator.address,
       mint: dETH,
       tokenProgram: TOKEN_PROGRAM,
     });
-    // The fee account must exist: created by a grant of 1 unit from the faucet.
-    const grant = await fetch(`${t.url}/dev/faucet`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ wallet: integrator.address, mint: dETH, amount: "1" }),
-    });
-    expect(grant.status).toBe(200);
     const quote = await intent(wallet.address, 40_000_000n, `&platformFeeBps=100&feeAccount=${feeAccount}`);
     expect(quote.platformFee).toEqual({
       amount: expect.any(String),

@@ -4,7 +4,7 @@
  * `feeAccount`, `computeUnitPriceMicroLamports` prices the open transaction, and what the venue does not
  * build for async orders is refused with the reference's codes.
  */
-import { type Address, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
+import { type Address, createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
@@ -140,7 +140,7 @@ describe("async-order parameters", () => {
     const buy = { inputMint: USDC_MINT, outputMint: yesMint, amount: "5000000", userPublicKey: user.address };
     const cases: [Record<string, string>, string][] = [
       [{ platformFeeBps: "10", feeAccount: other }, "invalid_platform_fee_bps"],
-      [{ sponsor: other }, "unsupported_prediction_market_sponsor_mode"],
+      [{ sponsor: venue }, "invalid_sponsor"],
       [{ destinationTokenAccount: other }, "invalid_destination_token_account"],
       [{ outputCloseAuthority: other }, "invalid_output_close_authority"],
       [{ outcomeAccountRentRecipient: other }, "invalid_outcome_account_rent_recipient"],
@@ -166,5 +166,67 @@ describe("async-order parameters", () => {
       code: "invalid_user_public_key",
       reason: "insufficient_funds",
     });
+  });
+});
+
+describe("sponsored prediction-market orders", () => {
+  /** A wallet holding `usdc` and not one lamport. */
+  const gaslessWallet = (usdc: bigint) => newFundedWallet(t.url, chain, 0n, [[USDC_MINT, usdc]]);
+
+  const buy = (wallet: Address, sponsor: Address) => ({
+    inputMint: USDC_MINT,
+    outputMint: yesMint,
+    amount: "10000000",
+    userPublicKey: wallet,
+    sponsor,
+  });
+
+  it("let a wallet without SOL buy: the sponsor pays the fees and rents and gets back what settling leaves", async () => {
+    const gasless = await gaslessWallet(10_000_000n);
+    const sponsor = await newFundedWallet(t.url, chain, 1_000_000_000n);
+    const before = await chain.getBalance(sponsor.address);
+    const response = await fetch(orderUrl(buy(gasless.address, sponsor.address)));
+    const order = (await response.json()) as Record<string, unknown>;
+    expect(response.status, JSON.stringify(order)).toBe(200);
+    expect(validateAgainstReference("OrderResponse", order)).toEqual([]);
+    // Both sign: the user moves its USDC, the sponsor pays.
+    const signature = await createSolanaRpc(t.server.chain.rpcUrl)
+      .sendTransaction(await signWithKit([gasless, sponsor], order.transaction as string), {
+        encoding: "base64",
+      })
+      .send();
+    const status = await settledOrder(t.url, signature);
+    expect(status.status).toBe("closed");
+    expect(await balanceOf(gasless.address, yesMint)).toBe(BigInt(status.outAmount));
+    expect(await balanceOf(gasless.address, USDC_MINT)).toBe(10_000_000n - BigInt(status.inAmount));
+    expect(await chain.getBalance(gasless.address)).toBe(0n);
+    // The sponsor is out the user's new outcome account's rent and the fees (the open transaction's two
+    // signatures and priority fee, the settlement's two signatures); the rest of the fee budget and the
+    // escrow's rent came back to it.
+    const [outcomeAccount] = await chain.getTokenAccountsByOwner(gasless.address, { mint: yesMint });
+    const rent = (await chain.getAccountInfo(outcomeAccount?.address as Address))?.lamports ?? 0n;
+    expect(rent).toBeGreaterThan(0n);
+    const paid = before - (await chain.getBalance(sponsor.address));
+    expect(paid).toBe(rent + 4n * 5_000n + BigInt(order.prioritizationFeeLamports as number));
+  });
+
+  it("refuses a sponsor that cannot pay, and backs one order at a time with a sponsor's lamports", async () => {
+    const unfunded = (await generateKeyPairSigner()).address;
+    const refused = await fetch(orderUrl(buy((await gaslessWallet(10_000_000n)).address, unfunded)));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ code: "invalid_sponsor" });
+    // Two signatures, the fee budget and three token accounts' rent (about 7.2 million lamports):
+    // enough for one order, not two.
+    const sponsor = await newFundedWallet(t.url, chain, 10_000_000n);
+    const [first, second] = [await gaslessWallet(10_000_000n), await gaslessWallet(10_000_000n)];
+    const answers = await Promise.all(
+      [first, second].map(async (wallet) => {
+        const response = await fetch(orderUrl(buy(wallet.address, sponsor.address)));
+        return { status: response.status, body: (await response.json()) as { code?: string } };
+      }),
+    );
+    expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers)).toEqual([200, 400]);
+    expect(answers.find((answer) => answer.status === 400)?.body).toMatchObject({ code: "invalid_sponsor" });
+    for (const answer of answers) validateAgainstReference("OrderResponse", answer.body);
   });
 });

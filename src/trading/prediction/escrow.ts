@@ -66,6 +66,8 @@ export interface OpenTerms {
   createOutputAccount?: boolean;
   /** Who receives the output (`destinationWallet`); default the user. */
   receiver?: Address;
+  /** Pays the transaction's fee, the fee budget and the accounts' rent (`sponsor`); default the user. */
+  sponsor?: Address;
   /** Compute units asked for (default ESCROW_COMPUTE_UNITS) and the price per unit (default none). */
   computeUnits?: number;
   microLamports?: bigint;
@@ -76,15 +78,20 @@ export interface OpenTerms {
 /** The open transaction's message: everything the user signs. */
 export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   const user = createNoopSigner(terms.user);
+  const payer = terms.sponsor ?? terms.user;
   const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
   const receiver = terms.receiver ?? terms.user;
   const userOut = await associatedTokenAddress(receiver, terms.output.mint, terms.output.program);
   const instructions: Instruction[] = [computeUnitLimit(terms.computeUnits ?? ESCROW_COMPUTE_UNITS)];
   if (terms.microLamports) instructions.push(computeUnitPrice(terms.microLamports));
   instructions.push(
-    getTransferSolInstruction({ source: user, destination: terms.escrow, amount: terms.feeBudget }),
+    getTransferSolInstruction({
+      source: createNoopSigner(payer),
+      destination: terms.escrow,
+      amount: terms.feeBudget,
+    }),
     createAssociatedTokenIdempotent({
-      payer: terms.user,
+      payer,
       ata: escrowAccount,
       owner: terms.escrow,
       mint: terms.input.mint,
@@ -94,7 +101,7 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   if (terms.createOutputAccount ?? true) {
     instructions.push(
       createAssociatedTokenIdempotent({
-        payer: terms.user,
+        payer,
         ata: userOut,
         owner: receiver,
         mint: terms.output.mint,
@@ -112,7 +119,7 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
     instructions.push(tokenTransfer(terms.input, userIn, escrowAccount, terms.user, terms.amount));
   }
   instructions.push(...(terms.extra ?? []), openMemo(terms.orderId, terms.seal));
-  return compileMessage(terms.user, instructions, terms.blockhash, terms.format);
+  return compileMessage(payer, instructions, terms.blockhash, terms.format);
 }
 
 /** The memo naming an order (or a market initialization) and the venue's seal over its terms. */

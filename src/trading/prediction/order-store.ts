@@ -40,6 +40,8 @@ export interface OrderTerms {
   revertWallet?: string;
   /** Who receives the output (`destinationWallet`); default the user. */
   receiver?: string;
+  /** Who paid the order's lamports (`sponsor`) and gets back what settling leaves; default the user. */
+  sponsor?: string;
   /** The market this order initializes on settling, who paid its cost (lamports, held by the escrow authority). */
   init?: {
     ticker: string;

@@ -11,13 +11,14 @@
  * A buy on a market not yet initialized also pays the market's initialization (see
  * prediction-market-init.ts): the open transaction moves its exact cost to the escrow authority, from
  * the user or from `predictionMarketInitPayer` (who signs too); the keeper initializes the market before
- * it settles the order. Other async parameters: `destinationWallet` receives the output (created in
+ * it settles the order. A `sponsor` pays the order's lamports (fees, rents, fee budget, initialization)
+ * and gets back what settling leaves; the user only signs. Other async parameters: `destinationWallet` receives the output (created in
  * the open transaction, a verified wallet for a buy where verification is on); `revertWallet` receives
  * the revert; `platformFeeScale`
  * takes the builder fee k·p·(1−p)·c in the settlement mint into `feeAccount`; the priority fee and
  * `dynamicComputeUnitLimit` size the open transaction (the one the user sends); `restrictRevertMint` is
  * always met (the revert mint is the input). Refused with their codes, since this venue does not build
- * them for async orders: `platformFeeBps` (the PM fee is `platformFeeScale`), `sponsor`,
+ * them for async orders: `platformFeeBps` (the PM fee is `platformFeeScale`),
  * `destinationTokenAccount`, `outputCloseAuthority` and
  * `outcomeAccountRentRecipient` (the open transaction would have to close the user's outcome account
  * before a revert may need it again).
@@ -177,11 +178,6 @@ function refuseUnhonoured(request: OrderRequest): void {
       "invalid_platform_fee_bps",
       "platformFeeBps: prediction-market orders take the builder fee as platformFeeScale, in the settlement mint",
     );
-  if (request.sponsor)
-    refuse(
-      "unsupported_prediction_market_sponsor_mode",
-      "sponsor: prediction-market orders are paid by the user (and predictionMarketInitPayer) on this venue",
-    );
   if (request.destinationTokenAccount)
     refuse(
       "invalid_destination_token_account",
@@ -209,7 +205,7 @@ export async function orderPredictionMarket(
   request: OrderRequest,
   priced: PricedRoute,
   response: OrderResponse,
-  admit: (user: Address) => Promise<AdmittedQuote>,
+  admit: (user: Address, sponsored?: { sponsor: Address; lamports: bigint }) => Promise<AdmittedQuote>,
 ): Promise<AsyncOrderResponse> {
   // First, before anything is held or recorded, and before the parameters this venue does not
   // honour: a buy the reference would refuse for its wallet gets the reference's answer.
@@ -220,7 +216,11 @@ export async function orderPredictionMarket(
   if (!user) return quote.answer;
   if (!deps) throw new OrderRefused("route_not_found", "this venue takes no prediction-market orders");
   await checkBuilderFeeAccount(deps, request, quote.market);
-  const admitted = await admit(user);
+  const sponsor = request.sponsor;
+  const admitted = await admit(
+    user,
+    sponsor ? { sponsor, lamports: await sponsorCost(deps, quote.rents) } : undefined,
+  );
   let opened: Awaited<ReturnType<typeof issuePredictionOrder>>;
   try {
     opened = await issuePredictionOrder(
@@ -317,6 +317,20 @@ async function checkBuilderFeeAccount(
   });
 }
 
+/**
+ * The lamports a sponsor puts up for an order: both signatures of the open transaction, the fee
+ * budget, the escrow's and the output account's rent (the revert wallet's too, when named) and any
+ * initialization; what settling does not use comes back to it.
+ */
+async function sponsorCost(deps: PredictionOrderDeps, rents: InitRents | undefined): Promise<bigint> {
+  const tokenAccountRent = (await deps.marketInit?.rents())?.outcomeAccount ?? TOKEN_ACCOUNT_RENT;
+  const init = rents ? rents.market + rents.outcomeAccount : 0n;
+  return 2n * LAMPORTS_PER_SIGNATURE + MIN_FEE_BUDGET + 3n * tokenAccountRent + init;
+}
+
+/** The rent-exempt minimum of a token account (165 bytes), where the chain's is not at hand. */
+const TOKEN_ACCOUNT_RENT = 2_039_280n;
+
 /** What the keeper settles the order with beyond its fill: a revert wallet, an initialization, a builder fee. */
 function orderTerms(request: OrderRequest, user: Address, quote: PredictionQuote): OrderTerms {
   const { rents, market } = quote;
@@ -325,7 +339,10 @@ function orderTerms(request: OrderRequest, user: Address, quote: PredictionQuote
     ...(request.destinationWallet && request.destinationWallet !== user
       ? { receiver: request.destinationWallet }
       : {}),
-    ...(rents ? { init: initTerms(market, request.predictionMarketInitPayer ?? user, rents) } : {}),
+    ...(request.sponsor ? { sponsor: request.sponsor } : {}),
+    ...(rents
+      ? { init: initTerms(market, request.predictionMarketInitPayer ?? request.sponsor ?? user, rents) }
+      : {}),
     ...(request.platformFeeScale > 0 && request.feeAccount
       ? { builderFee: { scale: request.platformFeeScale, account: request.feeAccount } }
       : {}),
@@ -354,13 +371,16 @@ export async function issuePredictionOrder(
   const user = request.userPublicKey;
   const extra: Instruction[] = [];
   const init = terms.init;
-  if (init) extra.push(initPayment(request.predictionMarketInitPayer ?? user, escrow, BigInt(init.cost)));
+  if (init)
+    extra.push(
+      initPayment(request.predictionMarketInitPayer ?? request.sponsor ?? user, escrow, BigInt(init.cost)),
+    );
   const revertWallet = terms.revertWallet ? request.revertWallet : undefined;
   if (revertWallet) {
     // The revert goes to the revert wallet's account of the input mint: created now, at the user's cost.
     extra.push(
       createAssociatedTokenIdempotent({
-        payer: user,
+        payer: request.sponsor ?? user,
         ata: await associatedTokenAddress(revertWallet, priced.input.mint, priced.input.program),
         owner: revertWallet,
         mint: priced.input.mint,
@@ -385,6 +405,7 @@ export async function issuePredictionOrder(
       extra,
       createOutputAccount: !init,
       ...(terms.receiver ? { receiver: request.destinationWallet } : {}),
+      ...(request.sponsor ? { sponsor: request.sponsor } : {}),
       computeUnits,
       microLamports,
     });
@@ -441,6 +462,8 @@ export interface PredictionSettleInput extends EscrowedOrder {
   revertWallet?: Address;
   /** Receives the output (`destinationWallet`); default the user. */
   receiver?: Address;
+  /** Paid the order's lamports (the escrow's rent and the fee budget): they go back to it; default the user. */
+  sponsor?: Address;
   /** A market initialization's cost the escrow authority holds, and where it goes. */
   initPayment?: { amount: bigint; to: Address };
   /** The rent of the user's outcome account, when a buy's settlement must create it. */
@@ -535,7 +558,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
     instructions.push(tokenTransfer(input.input, escrowAccount, revertTo, escrow.address, leftover));
   instructions.push(
     getCloseAccountInstruction(
-      { account: escrowAccount, destination: user, owner: escrowSigner },
+      { account: escrowAccount, destination: input.sponsor ?? user, owner: escrowSigner },
       { programAddress: input.input.program },
     ),
   );
@@ -550,6 +573,8 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
     (payment?.amount ?? 0n) -
     outcomeAccountRent;
   if (refund > 0n)
-    instructions.push(getTransferSolInstruction({ source: escrowSigner, destination: user, amount: refund }));
+    instructions.push(
+      getTransferSolInstruction({ source: escrowSigner, destination: input.sponsor ?? user, amount: refund }),
+    );
   return signedTransaction(compileMessage(escrow.address, instructions, input.blockhash), signers);
 }

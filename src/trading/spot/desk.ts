@@ -110,8 +110,8 @@ export class OrderDesk {
     const { request, priced, response } = order;
     const { route } = priced;
     if (route.executionMode === "async")
-      return orderPredictionMarket(this.orders, request, priced, response, (wallet) =>
-        this.checks.admitAsyncOrder(wallet, client, request, priced),
+      return orderPredictionMarket(this.orders, request, priced, response, (wallet, sponsored) =>
+        this.checks.admitAsyncOrder(wallet, client, request, priced, sponsored),
       );
     const user = request.userPublicKey;
     if (!user) return response;

@@ -7,7 +7,7 @@ import type { Address } from "@solana/kit";
 import type { Chain } from "../../chain/chain.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { OrderRefused } from "../errors.js";
-import type { AdmittedQuote, ReservationStore } from "../quotes/firm-quotes.js";
+import { type AdmittedQuote, FirmQuoteRefused, type ReservationStore } from "../quotes/firm-quotes.js";
 import type { OrderDestination } from "../tx/order-transaction.js";
 import { associatedTokenAddress, checkNamedTokenAccount } from "../tx/token-accounts.js";
 import type { VenueMarket } from "./market.js";
@@ -51,16 +51,59 @@ export class OrderChecks {
     client: string,
     request: OrderRequest,
     priced: PricedRoute,
+    sponsored?: { sponsor: Address; lamports: bigint },
   ): Promise<AdmittedQuote> {
     const { input, clock } = priced;
     const balance = await this.balanceOf(wallet, input, false);
     const terms = { wallet, client, inputMint: input.mint, inAmount: request.amount, balance };
     await this.firmQuotes.check(terms, clock.blockHeight);
-    return this.firmQuotes.reserve(
-      { ...terms, inAmount: 0n },
-      clock.blockHeight,
-      clock.latest.lastValidBlockHeight,
-    );
+    const sponsor =
+      sponsored && (await this.admitSponsor(sponsored.sponsor, client, sponsored.lamports, priced));
+    try {
+      const admitted = await this.firmQuotes.reserve(
+        { ...terms, inAmount: 0n },
+        clock.blockHeight,
+        clock.latest.lastValidBlockHeight,
+      );
+      if (!sponsor) return admitted;
+      return {
+        attach: (holds) => {
+          admitted.attach(holds);
+          sponsor.attach([]);
+        },
+        cancel: () => {
+          admitted.cancel();
+          sponsor.cancel();
+        },
+      };
+    } catch (error) {
+      sponsor?.cancel();
+      throw error;
+    }
+  }
+
+  /**
+   * Holds `lamports` of a sponsor's SOL for an order it pays (its fees, rents and any initialization)
+   * until the order's blockhash expires: like a wallet's input, a sponsor's lamports back one order at
+   * a time, whichever client or instance names it. Refused as `invalid_sponsor`.
+   */
+  private async admitSponsor(
+    sponsor: Address,
+    client: string,
+    lamports: bigint,
+    { clock }: PricedRoute,
+  ): Promise<AdmittedQuote> {
+    const balance = await this.chain.getBalance(sponsor);
+    const terms = { wallet: sponsor, client, inputMint: WRAPPED_SOL_MINT, inAmount: lamports, balance };
+    try {
+      return await this.firmQuotes.reserve(terms, clock.blockHeight, clock.latest.lastValidBlockHeight);
+    } catch (error) {
+      if (!(error instanceof FirmQuoteRefused)) throw error;
+      throw new OrderRefused(
+        "invalid_sponsor",
+        `sponsor ${sponsor} cannot pay this order: ${lamports} lamports needed (fees, rents, any initialization); ${error.message}`,
+      );
+    }
   }
 
   /**

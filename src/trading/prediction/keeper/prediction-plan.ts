@@ -57,6 +57,7 @@ export async function planPredictionSettlement(
     ...(fill ? { fill } : {}),
     ...(terms.revertWallet ? { revertWallet: parseAddress(terms.revertWallet) } : {}),
     ...(terms.receiver ? { receiver } : {}),
+    ...(terms.sponsor ? { sponsor: parseAddress(terms.sponsor) } : {}),
     ...(initPayment ? { initPayment } : {}),
     ...(init && createOutcomeAccount ? { outcomeAccountRent: BigInt(init.outcomeAccountRent) } : {}),
     blockhash: lifetime.blockhash,
