@@ -196,7 +196,11 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(await chain.getBalance(escrow)).toBe(0n);
 
     // The same transaction again, on either instance: the order as it stands, no second order or fill.
-    const expected = { programId: TOKEN_PROGRAM, orderAddress: escrow, openTransactionSignature: signature };
+    const expected = {
+      programId: TOKEN_PROGRAM,
+      orderAddress: await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM),
+      openTransactionSignature: signature,
+    };
     for (const url of [second.url, first.url]) {
       const again = await submitIntent(url, quote, signed);
       expect(again).toEqual({ status: 200, body: expected, retryAfter: null });

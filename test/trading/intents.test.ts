@@ -185,6 +185,14 @@ describe("intents", () => {
       await signWithKit(wallet, quote.openTransaction as string),
     );
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    // While it waits, the order reads from programId + orderAddress: a token account of that program
+    // holding the input, owned by the order's authority.
+    const account = await chain.getAccountInfo(answer.body.orderAddress as Address);
+    expect(account?.owner).toBe(answer.body.programId);
+    expect(await chain.getTokenAccount(answer.body.orderAddress as Address)).toMatchObject({
+      mint: USDC_MINT,
+      amount: 30_000_000n,
+    });
     const status = await settledOrder(t.url, answer.body.openTransactionSignature as string);
     expect(status).toMatchObject({ status: "closed", inAmount: "0", outAmount: "0" });
     expect(status.fills).toBeUndefined();

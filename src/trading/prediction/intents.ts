@@ -32,6 +32,7 @@ import type { OrderRequest } from "../spot/order-terms.js";
 import type { PoolAuthorities } from "../spot/pools/authority.js";
 import type { TokenRecord } from "../spot/pools/store.js";
 import type { TradingBook } from "../spot/trading-book.js";
+import { associatedTokenAddress } from "../tx/token-accounts.js";
 import { signedTransaction } from "../tx/transaction.js";
 import { INTENT_EXPIRY_SLOTS, openMemoOf, openMessage } from "./escrow.js";
 import type { OrderKeeper } from "./keeper.js";
@@ -199,9 +200,11 @@ export class IntentDesk {
       );
     }
     const escrow = this.deps.authorities.orderAuthority(memo.orderId).address;
+    // The order's account is its escrow, a token account of the input mint: `programId` owns it and
+    // decodes it (mint, amount held, the order's authority as owner) while the order holds its input.
     const answer: SubmitIntentResponse = {
       programId: input.program,
-      orderAddress: escrow,
+      orderAddress: await associatedTokenAddress(escrow, input.mint, input.program),
       openTransactionSignature: signature,
     };
     const order: NewOrder = {
