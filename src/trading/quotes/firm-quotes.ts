@@ -116,7 +116,7 @@ export class ReservationConflict extends Error {
  * of its checks, and concurrent quotes may hold the same pools meanwhile: holding it at its old price
  * would promise the curve's output twice. Asked with no await before the holds it guards.
  */
-export function legsStillPay(legs: readonly PoolLeg[]): boolean {
+function legsStillPay(legs: readonly PoolLeg[]): boolean {
   return legs.every((leg) => {
     const inputMint = leg.pool.mints[leg.pool.sideOf(leg.outputMint) === 0 ? 1 : 0] as Address;
     return (leg.pool.quote(inputMint, leg.inAmount)?.outAmount ?? 0n) >= leg.maxOut;

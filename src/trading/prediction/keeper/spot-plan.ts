@@ -1,6 +1,5 @@
 import type { Address } from "@solana/kit";
 import { parseAddress } from "../../../chain/base58.js";
-import { legsStillPay } from "../../quotes/firm-quotes.js";
 import type { VenueMarket } from "../../spot/market.js";
 import type { SyncRoute } from "../../spot/router.js";
 import type { TradingBook } from "../../spot/trading-book.js";
@@ -38,39 +37,44 @@ export async function planSpotSettlement(
     route = best;
   }
   const userOut = route ? route.outAmount - (fee?.amount ?? 0n) : 0n;
-  const wire = await settleTransaction({
-    escrow,
-    user: order.user,
-    input,
-    output,
-    escrowAmount: escrowed.held,
-    escrowLamports: escrowed.lamports,
-    ...(route ? { fill: { legs: route.legs, userOut, ...(fee ? { fee } : {}) } } : {}),
-    blockhash: lifetime.blockhash,
-  });
   const legs = route?.legs ?? [];
-  // The escrow is the venue's own key here, so the settlement is checked like any transaction it signs.
-  checkVenueSignatures(
-    wire,
-    {
-      payer: escrow.address,
-      payerSignedByVenue: true,
-      legs: legs.map((leg) => ({
-        pool: leg.market,
-        inputMint: leg.inputMint,
-        inAmount: leg.inAmount,
-        outputMint: leg.outputMint,
-        maxOut: leg.outAmount,
-      })),
-    },
-    book,
-  );
-  // Priced before the await above: other settlements may have held these pools since.
-  const priced = legs.map((leg) => ({ ...leg, pool: leg.market, maxOut: leg.outAmount }));
-  if (!legsStillPay(priced)) return undefined;
+  // Held as soon as priced, before the awaits of building: a settlement priced meanwhile prices on
+  // what this one takes, so no two are ever paid from the same reserves at one price.
   const holds = legs.map((leg) =>
     leg.market.reserve(leg.outputMint, leg.outAmount, lifetime.lastValidBlockHeight, leg.inAmount),
   );
+  let wire: Uint8Array;
+  try {
+    wire = await settleTransaction({
+      escrow,
+      user: order.user,
+      input,
+      output,
+      escrowAmount: escrowed.held,
+      escrowLamports: escrowed.lamports,
+      ...(route ? { fill: { legs: route.legs, userOut, ...(fee ? { fee } : {}) } } : {}),
+      blockhash: lifetime.blockhash,
+    });
+    // The escrow is the venue's own key here, so the settlement is checked like any transaction it signs.
+    checkVenueSignatures(
+      wire,
+      {
+        payer: escrow.address,
+        payerSignedByVenue: true,
+        legs: legs.map((leg) => ({
+          pool: leg.market,
+          inputMint: leg.inputMint,
+          inAmount: leg.inAmount,
+          outputMint: leg.outputMint,
+          maxOut: leg.outAmount,
+        })),
+      },
+      book,
+    );
+  } catch (error) {
+    for (const hold of holds) hold.release();
+    throw error;
+  }
   const fill = route && { inAmount: route.inAmount, outAmount: userOut };
   return { wire, lifetime, plan: closePlan(escrowed, fill), holds };
 }
