@@ -80,6 +80,8 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_STANDARD: z.coerce.number().int().min(0).default(600),
   /** Requests per minute per key of the pro tier; 0 means unlimited. */
   RATE_LIMIT_PRO: z.coerce.number().int().min(0).default(6000),
+  /** How long a settled intent's escrow stays open for its client to read before it is swept back (ms). */
+  ESCROW_SWEEP_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** Live firm quotes (output reserved) one client may hold for one wallet; 0 means unbounded. */
   FIRM_QUOTES_PER_WALLET: z.coerce.number().int().min(0).default(RESERVATION_LIMITS.perWallet),
   /** Live firm quotes one client (API key, or address without a key) may hold; 0 means unbounded. */

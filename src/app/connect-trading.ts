@@ -64,6 +64,7 @@ export async function startTrading(
     | "WALLET_VERIFICATION"
     | "FIRM_QUOTE_POOL_SHARE_BPS"
     | "FIRM_QUOTE_POOL_HOLD_BPS"
+    | "ESCROW_SWEEP_DELAY_MS"
   >,
   deps: {
     storage: Pick<Storage, "db">;
@@ -146,6 +147,7 @@ export async function startTrading(
     // Only the sandbox can create a market's accounts (and holds the mint authority that needs them).
     ...(venue ? { venue, initMarket: (market: GenesisMarket) => deps.chain.addMarkets([market]) } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
+    escrowSweepDelayMs: config.ESCROW_SWEEP_DELAY_MS,
   });
   keeper.start();
   const quotes = new QuoteStreamHub(book);

@@ -160,6 +160,8 @@ export interface OrdersTable {
   close_wire: string | null;
   close_valid_height: number | string | bigint | null;
   close_plan: string | null;
+  /** When the keeper may sweep a settled intent's escrow back to its user (ms); null once swept. */
+  sweep_after: string | number | null;
   fills: string;
   reverts: string;
   created_at: number | string | bigint;

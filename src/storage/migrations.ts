@@ -334,6 +334,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0016_escrow_sweep": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // An intent's escrow stays open after it settles, for its client to read from /submit-intent's
+      // orderAddress, until the keeper sweeps it back to its user after this time (ms since the
+      // epoch); null once swept, and for every other order. Only the unswept few are indexed.
+      await db.schema.alterTable("orders").addColumn("sweep_after", "bigint").execute();
+      await sql`create index "orders_sweep_after" on "orders" ("sweep_after") where "sweep_after" is not null`.execute(
+        db,
+      );
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

@@ -301,16 +301,18 @@ for (const backend of BACKENDS) {
       const bobKey = new PublicKey(bob.address);
       const expected = await connection.getSignaturesForAddress(bobKey);
       await chain.stop();
-      // Undo migrations 0013 to 0015 as if this database predated them; reopening runs them again.
+      // Undo migrations 0013 to 0016 as if this database predated them; reopening runs them again.
       const storage = await openStorage(settings);
       const schema = storage.db.schema;
+      await schema.dropIndex("orders_sweep_after").execute();
+      await schema.alterTable("orders").dropColumn("sweep_after").execute();
       await schema.dropTable("chain_address_transactions").execute();
       await schema.dropTable("chain_addresses").execute();
       await schema.dropIndex("chain_transactions_position").execute();
       await schema.alterTable("chain_transactions").dropColumn("position").execute();
       await schema.createIndex("chain_transactions_slot").on("chain_transactions").column("slot").execute();
       await schema.alterTable("chain_transactions").dropColumn("meta").execute();
-      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids')`.execute(
+      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids', '0016_escrow_sweep')`.execute(
         storage.db,
       );
       await storage.close();

@@ -8,6 +8,8 @@ export interface VenueProcessOptions {
   venueSeed: string;
   /** The path that must answer 200 before the venue counts as started. */
   until: "/health-check" | "/health-check/ready";
+  /** More settings, as environment variables. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** Venue processes a test started; `stopAll` (in an afterEach) kills whichever still run. */
@@ -29,6 +31,7 @@ export class VenueProcesses {
         MODE: "development",
         RATE_LIMIT_ANONYMOUS: "0",
         LOG_LEVEL: "warn",
+        ...options.settings,
       },
       stdio: ["ignore", "ignore", "inherit"],
     });

@@ -12,7 +12,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type net from "node:net";
 import type { Address, Signature } from "@solana/kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RunningServer, startServer } from "../../src/app/start-server.js";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { TOKEN_PROGRAM } from "../../src/chain/programs.js";
@@ -100,7 +100,11 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
   let chain: RpcChain;
 
   beforeAll(async () => {
-    first = await startTestServer({ backend: POSTGRES, settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
+    // Escrows swept at the keeper's next pass after their order closes.
+    first = await startTestServer({
+      backend: POSTGRES,
+      settings: { DEMO_CATALOGUE: "true", VENUE_SEED, ESCROW_SWEEP_DELAY_MS: "0" },
+    });
     // The second instance's keeper alone settles, over the proxy: nothing reaches the chain past it.
     await first.server.trading.keeper.stop();
     rpcProxy = await startRpcProxy(first.server.chain.rpcUrl);
@@ -187,13 +191,18 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(BigInt(fill?.outAmount ?? 0)).toBeGreaterThanOrEqual(BigInt(quote.otherAmountThreshold));
     expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 2_480_000n);
     expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
-    // Nothing stays in escrow: its token account is closed and its authority holds no lamports.
+    // Nothing stays in escrow once it is swept: its token account is closed and its authority holds
+    // no lamports.
     const escrow = stored?.escrow;
     if (!escrow) throw new Error("the order was not stored");
-    expect(
-      await chain.getTokenAccount(await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM)),
-    ).toBeNull();
-    expect(await chain.getBalance(escrow)).toBe(0n);
+    const escrowAccount = await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM);
+    await vi.waitFor(
+      async () => {
+        expect(await chain.getTokenAccount(escrowAccount)).toBeNull();
+        expect(await chain.getBalance(escrow)).toBe(0n);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
 
     // The same transaction again, on either instance: the order as it stands, no second order or fill.
     const expected = {

@@ -13,7 +13,7 @@ import {
   partiallySignTransaction,
 } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { demoTokens } from "../../src/chain/demo-tokens.js";
 import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
@@ -33,7 +33,10 @@ let t: TestServer;
 let chain: RpcChain;
 
 beforeAll(async () => {
-  t = await startTestServer({ settings: { DEMO_CATALOGUE: "true", VENUE_SEED } });
+  // A settled intent's escrow stays readable for 3 s, then is swept back to its user.
+  t = await startTestServer({
+    settings: { DEMO_CATALOGUE: "true", VENUE_SEED, ESCROW_SWEEP_DELAY_MS: "3000" },
+  });
   chain = new RpcChain({ url: t.server.chain.rpcUrl });
 }, 120_000);
 afterAll(async () => t?.stop());
@@ -131,11 +134,23 @@ describe("intents", () => {
     const closeSigners = BigInt(parseWireTransaction(closeTx?.wire as Uint8Array).signatures.length);
     expect(openTx?.fee).toBe(LAMPORTS_PER_SIGNATURE);
     expect(closeTx?.fee).toBe(LAMPORTS_PER_SIGNATURE * closeSigners);
+    // Closed, the order still reads from programId + orderAddress, emptied, until it is swept.
+    const orderAccount = answer.body.orderAddress as Address;
+    expect((await chain.getAccountInfo(orderAccount))?.owner).toBe(answer.body.programId);
+    expect(await chain.getTokenAccount(orderAccount)).toMatchObject({ mint: USDC_MINT, amount: 0n });
+    // Then the sweep (one signature, paid by the escrow) returns the escrow's rent and the rest of
+    // the budget: nothing is left to spend twice.
+    await vi.waitFor(async () => expect(await chain.getAccountInfo(orderAccount)).toBeNull(), {
+      timeout: 15_000,
+      interval: 100,
+    });
     expect(await chain.getBalance(wallet.address)).toBe(
-      lamportsBefore - LAMPORTS_PER_SIGNATURE - rent - LAMPORTS_PER_SIGNATURE * closeSigners,
+      lamportsBefore -
+        LAMPORTS_PER_SIGNATURE -
+        rent -
+        LAMPORTS_PER_SIGNATURE * closeSigners -
+        LAMPORTS_PER_SIGNATURE,
     );
-    // The escrow is gone: nothing is left to spend twice.
-    expect(await chain.getBalance(answer.body.orderAddress as Address)).toBe(0n);
     // The order went from pending to settling in one write, which recorded the slot it opened in.
     const stored = await orderBySignature(
       t.server.storage.db,
@@ -143,6 +158,8 @@ describe("intents", () => {
     );
     const [openStatus] = await chain.getSignatureStatuses([answer.body.openTransactionSignature as never]);
     expect(stored?.openSlot).toBe(openStatus?.slot);
+    // The escrow's authority is left with nothing either.
+    expect(await chain.getBalance(stored?.escrow as Address)).toBe(0n);
 
     // Submitting the same signed transaction again answers the same and executes nothing.
     const again = await submitIntent(t.url, quote, signed);

@@ -32,6 +32,8 @@ const startVenue = (dataDir: string, port: number, rpcPort: number) =>
     rpcPort,
     venueSeed: VENUE_SEED,
     until: "/health-check",
+    // Escrows swept at the keeper's next pass after their order closes.
+    settings: { ESCROW_SWEEP_DELAY_MS: "0" },
   });
 
 beforeAll(assertFreshBuild);
@@ -126,7 +128,10 @@ describe("order settlement across a kill -9", () => {
         expect(fills.length + (fills.length === 0 ? reverts.length : 0)).toBe(1);
         if (index < 3) expect(fills).toEqual([]);
         const escrow = retried[index]?.body.orderAddress as Address;
-        expect(await chain.getBalance(escrow)).toBe(0n);
+        await vi.waitFor(async () => expect(await chain.getBalance(escrow)).toBe(0n), {
+          timeout: 15_000,
+          interval: 100,
+        });
       }
       const spent = statuses
         .flatMap((s) => s.fills ?? [])

@@ -4,8 +4,10 @@
  * mint. The open transaction, signed by the user alone, funds the authority with the order's fee
  * budget, creates the escrow and the user's output account, and moves the input in; a memo carries
  * the order id and the venue's seal over its terms. The settling transaction, paid by the escrow
- * authority out of the fee budget, fills (escrow → route → user) or refunds (escrow → user), closes
- * the escrow and returns what is left of the budget, so it can only ever happen once.
+ * authority out of the fee budget, fills (escrow → route → user) or refunds (escrow → user), emptying
+ * the escrow, so it can only ever happen once; an intent's escrow then stays open for its client to
+ * read until the keeper sweeps it (its rent and the rest of the budget back to the user). A
+ * prediction-market order's settlement closes its escrow at once.
  */
 import { type Address, address, createNoopSigner, type Instruction } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
@@ -178,7 +180,6 @@ export interface SettleInput extends EscrowedOrder {
 
 /** The settling transaction, signed by the escrow authority (its fee payer) and every pool it uses. */
 export async function settleTransaction(input: SettleInput): Promise<Uint8Array> {
-  const escrow = createNoopSigner(input.escrow.address);
   const escrowAccount = await associatedTokenAddress(
     input.escrow.address,
     input.input.mint,
@@ -217,23 +218,60 @@ export async function settleTransaction(input: SettleInput): Promise<Uint8Array>
     });
   }
   const leftover = input.escrowAmount - spent;
-  // Wrapped SOL left in the escrow comes back as SOL when the escrow closes; other tokens are sent back first.
+  // Wrapped SOL left in the escrow comes back as SOL when the escrow is swept; other tokens go back now.
   if (leftover > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
     const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
     instructions.push(tokenTransfer(input.input, escrowAccount, userIn, input.escrow.address, leftover));
   }
-  instructions.push(
-    getCloseAccountInstruction(
-      { account: escrowAccount, destination: input.user, owner: escrow },
-      { programAddress: input.input.program },
-    ),
-  );
-  const signatures = 1n + BigInt(new Set(pools).size);
-  const refund = input.escrowLamports - signatures * LAMPORTS_PER_SIGNATURE;
-  if (refund > 0n)
-    instructions.push(getTransferSolInstruction({ source: escrow, destination: input.user, amount: refund }));
+  // The escrow stays open, emptied, for the client to read; `sweepTransaction` closes it later.
   const message = compileMessage(input.escrow.address, instructions, input.blockhash);
   return signedTransaction(message, [input.escrow, ...new Set(pools.map((pool) => pool.authority))]);
+}
+
+/**
+ * The sweep of a settled intent's escrow, paid by its authority: closes the emptied escrow (its rent,
+ * and any wrapped SOL left in it, to the user) and sends the user what is left of the fee budget, so
+ * the authority ends with nothing. `escrowOpen`: whether the escrow account still exists.
+ */
+export async function sweepTransaction(input: {
+  escrow: Keypair;
+  user: Address;
+  input: TokenRecord;
+  escrowOpen: boolean;
+  /** Tokens found in the escrow (anyone may send some): returned to the user, so it can close. */
+  escrowAmount: bigint;
+  /** The authority's lamports now. */
+  lamports: bigint;
+  blockhash: string;
+}): Promise<Uint8Array> {
+  const authority = createNoopSigner(input.escrow.address);
+  const instructions: Instruction[] = [];
+  const escrowAccount = await associatedTokenAddress(
+    input.escrow.address,
+    input.input.mint,
+    input.input.program,
+  );
+  if (input.escrowAmount > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
+    const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
+    instructions.push(
+      tokenTransfer(input.input, escrowAccount, userIn, input.escrow.address, input.escrowAmount),
+    );
+  }
+  if (input.escrowOpen)
+    instructions.push(
+      getCloseAccountInstruction(
+        { account: escrowAccount, destination: input.user, owner: authority },
+        { programAddress: input.input.program },
+      ),
+    );
+  const rest = input.lamports - LAMPORTS_PER_SIGNATURE;
+  if (rest > 0n)
+    instructions.push(
+      getTransferSolInstruction({ source: authority, destination: input.user, amount: rest }),
+    );
+  return signedTransaction(compileMessage(input.escrow.address, instructions, input.blockhash), [
+    input.escrow,
+  ]);
 }
 
 function tokenOf(pool: SyncMarket, mint: Address): TokenRecord {

@@ -16,6 +16,7 @@ import { checkClose } from "./keeper/closing.js";
 import { OpeningWatch, type OpenStatuses } from "./keeper/opening.js";
 import type { OrderKeeperOptions } from "./keeper/options.js";
 import { Settler } from "./keeper/settler.js";
+import { Sweeper } from "./keeper/sweeper.js";
 import {
   ACTIVE_ORDERS_PER_PASS,
   activeEscrows,
@@ -35,10 +36,12 @@ export class OrderKeeper {
   /** Whether a pass has deleted the unpaid market initializations earlier versions left expired. */
   private expiredInitsDeleted = false;
   private readonly settler: Settler;
+  private readonly sweeper: Sweeper;
   private readonly opening: OpeningWatch;
 
   constructor(private readonly options: OrderKeeperOptions) {
     this.settler = new Settler(options);
+    this.sweeper = new Sweeper(options);
     this.opening = new OpeningWatch(options, this.settler);
   }
 
@@ -90,6 +93,7 @@ export class OrderKeeper {
     book.followOrderEscrows(complete ? orders.map((order) => order.escrow) : await activeEscrows(db));
     const opens = await this.opening.readOpens(orders);
     for (const order of orders) await this.advance(order, opens);
+    await this.sweeper.sweepDue();
   }
 
   /** Takes one order one or more steps on; never works on the same order twice at once. */

@@ -206,6 +206,33 @@ export async function activeOrders(
   return rows.map(fromRow);
 }
 
+/** Settled orders whose escrow is due to be swept back to its user at `nowMs`, the longest due first. */
+export async function ordersToSweep(
+  db: Kysely<Tables>,
+  nowMs: number,
+  limit = SWEEPS_PER_PASS,
+): Promise<OrderRecord[]> {
+  const rows = await db
+    .selectFrom("orders")
+    .selectAll()
+    .where("sweep_after", "is not", null)
+    .where("sweep_after", "<=", nowMs)
+    .orderBy("sweep_after")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/** Records that an order's escrow was swept (or had nothing left to sweep). */
+export async function markSwept(db: Kysely<Tables>, id: string): Promise<void> {
+  await batchedWrite(db, (db) =>
+    db.updateTable("orders").set({ sweep_after: null }).where("id", "=", id).execute(),
+  );
+}
+
+/** Escrows swept per keeper pass, at most (the rest on the next passes). */
+const SWEEPS_PER_PASS = 64;
+
 /** The escrow authorities of every order not yet in a terminal state: keys the keeper may still sign with. */
 export async function activeEscrows(db: Kysely<Tables>): Promise<string[]> {
   const rows = await db
@@ -273,6 +300,8 @@ export interface OrderChange {
   close?: OrderRecord["close"];
   fills?: Fill[];
   reverts?: Revert[];
+  /** When the keeper may sweep the order's escrow (ms since the epoch); null: swept, or nothing to sweep. */
+  sweepAfter?: number | null;
 }
 
 /**
@@ -342,6 +371,7 @@ export async function transition(
   }
   if (change.fills) set.fills = JSON.stringify(change.fills);
   if (change.reverts) set.reverts = JSON.stringify(change.reverts);
+  if (change.sweepAfter !== undefined) set.sweep_after = change.sweepAfter;
   const update = async (db: Kysely<Tables>) => {
     const result = await db
       .updateTable("orders")

@@ -1,6 +1,9 @@
 import { advanceOrder, type OrderRecord } from "../order-store.js";
 import type { OrderKeeperOptions } from "./options.js";
 
+/** How long a settled intent's escrow stays open when the keeper is given no delay: a minute. */
+const ESCROW_SWEEP_DELAY_MS = 60_000;
+
 /** A settling transaction sent: the order closes once it lands, and opens again if it never can. */
 export async function checkClose(
   options: OrderKeeperOptions,
@@ -16,6 +19,10 @@ export async function checkClose(
       status: "closed",
       fills: fill ? [...order.fills, { signature: close.signature, ...fill }] : order.fills,
       reverts: revert ? [...order.reverts, { signature: close.signature, ...revert }] : order.reverts,
+      // An intent's settlement leaves its escrow open for the client to read; swept back later.
+      ...(order.kind === "intent"
+        ? { sweepAfter: Date.now() + (options.escrowSweepDelayMs ?? ESCROW_SWEEP_DELAY_MS) }
+        : {}),
     });
   }
   // It failed (the escrow is untouched: transactions are atomic), or it can no longer land: try again.

@@ -19,4 +19,6 @@ export interface OrderKeeperOptions {
    */
   initMarket?: (market: GenesisMarket) => Promise<unknown>;
   logger?: BookLogger;
+  /** How long a settled intent's escrow stays open for its client to read (ms; default a minute). */
+  escrowSweepDelayMs?: number;
 }
