@@ -116,6 +116,7 @@ const SWAP = [
   ...SWAP_REFUSALS,
   ...BODY_LIMIT,
   "amm_map_not_initialized",
+  "amm_map_lagging",
   "blockhash_unavailable",
   ...CHAIN_NOT_CURRENT,
   "failed_to_compute_swap",

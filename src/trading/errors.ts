@@ -84,12 +84,13 @@ export class StorageUnavailable extends Error {
 /**
  * State the venue has yet to load before it can quote: its pools, or the chain's clock; or `chain`:
  * the chain's state cannot be trusted now (`Chain.unhealthy`: a sandbox whose lease another instance
- * took), so nothing is quoted or signed from it.
+ * took), so nothing is quoted or signed from it; or `holds`: other quotes held the order's pools each
+ * time it was priced, so its price never stood long enough to hold.
  */
 export class TradingNotReady extends Error {
   override name = "TradingNotReady";
   constructor(
-    readonly missing: "pools" | "clock" | "chain",
+    readonly missing: "pools" | "clock" | "chain" | "holds",
     message: string,
   ) {
     super(message);

@@ -7,6 +7,7 @@
  *   IntentRefused(reason)           → POST /submit-intent's code for it (SUBMIT_INTENT_CODES)
  *   TradingNotReady("pools")        → amm_map_not_initialized (503)
  *   TradingNotReady("clock")        → blockhash_unavailable (503)
+ *   TradingNotReady("holds")        → amm_map_lagging (503: the pools moved under every pricing)
  *   TradingNotReady("chain")        → not_ready (503: the chain's state is not current; so is a
  *                                     NodeUnhealthyError from a chain read)
  *   IntentOutcomeUnknown            → not_ready (503: the reference has no code for "not confirmed yet")
@@ -115,6 +116,7 @@ function domainError(error: unknown, query: unknown): ApiError | undefined {
       pools: "amm_map_not_initialized",
       clock: "blockhash_unavailable",
       chain: "not_ready",
+      holds: "amm_map_lagging",
     } as const;
     return new ApiError(code[error.missing], error.message);
   }

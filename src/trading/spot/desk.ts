@@ -167,7 +167,7 @@ export class OrderDesk {
   ): Promise<IssuedOrder> {
     const attempt = (options.attempt ?? 0) + 1;
     if (attempt >= MAX_RESERVATION_ATTEMPTS)
-      throw new TradingNotReady("pools", `${conflict.message}, ${attempt} times; retry shortly`);
+      throw new TradingNotReady("holds", `${conflict.message}, ${attempt} times; retry shortly`);
     return this.order(asked, client, { ...options, attempt });
   }
 }
