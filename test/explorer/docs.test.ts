@@ -35,13 +35,22 @@ describe("the API reference page", () => {
       const page = await context.newPage();
       const requested: string[] = [];
       const finished: Request[] = [];
-      page.on("request", (request) => requested.push(request.url()));
-      page.on("requestfinished", (request) => finished.push(request));
+      const inFlight = new Set<Request>();
+      page.on("request", (request) => {
+        requested.push(request.url());
+        inFlight.add(request);
+      });
+      page.on("requestfinished", (request) => {
+        finished.push(request);
+        inFlight.delete(request);
+      });
+      page.on("requestfailed", (request) => inFlight.delete(request));
       await page.goto(`${t.url}/docs/`);
       // Drawn from the first document: an operation of it, and the link to download it.
       await page.getByText("Prometheus metrics of this instance").first().waitFor({ timeout: 30_000 });
       await page.getByText("Download OpenAPI Document").first().waitFor();
-      await page.waitForLoadState("networkidle");
+      // Every request the page made has ended (not "networkidle", whose quiet window a loaded machine can miss for 30 s).
+      await expect.poll(() => [...inFlight].map((request) => request.url()), { timeout: 30_000 }).toEqual([]);
       const outside = requested.filter((url) => !/^(https?|wss?):\/\/127\.0\.0\.1[:/]/.test(url));
       expect(outside.filter((url) => !url.startsWith("data:") && !url.startsWith("blob:"))).toEqual([]);
       let transferred = 0;
