@@ -28,7 +28,7 @@ export function registerHistoricalRoutes(
   const { marketsJson, marketJson, historicalMarketOf } = lookups(ctx);
 
   app.get("/historical/cutoff", async () => {
-    // One window bounds every partition; orders and positions are the portfolio's, which has none yet.
+    // One window bounds every partition; the portfolio's orders and positions are all kept live.
     const cutoff = iso(ctx.history.cutoff(ctx.now()));
     return {
       market_settled_ts: cutoff,
@@ -58,7 +58,7 @@ export function registerHistoricalRoutes(
     const market = historicalMarketOf(request.params.ticker);
     return {
       ticker: market.record.ticker,
-      candlesticks: candlesticks(market, q.start_ts, q.end_ts, q.period_interval, ctx.now()).map(
+      candlesticks: candlesticks(market, q.start_ts, q.end_ts, q.period_interval, ctx.now(), ctx.prints).map(
         historicalCandle,
       ),
     };

@@ -1,11 +1,13 @@
 /**
  * The offline upstream exchange: a Kalshi trade-api v2 compatible HTTP server over a catalogue, with
- * seeded market motion and fault controls. `oddsgate serve` starts it when no UPSTREAM_URL is set;
- * tests start their own on a free port.
+ * seeded market motion, fault controls, and the portfolio API for accounts signing with an RSA key
+ * (their orders take depth from the books and print on the tape). `oddsgate serve` starts it when no
+ * UPSTREAM_URL is set; tests start their own on a free port.
  */
 import Fastify from "fastify";
 import type { CatalogueFile } from "../contract/markets.js";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
+import { BookImpact } from "./book-impact.js";
 import { registerComboRoutes } from "./combo-routes.js";
 import { SimulatedExchange } from "./exchange.js";
 import { registerExchangeInfoRoutes } from "./exchange-routes.js";
@@ -15,6 +17,13 @@ import { HistoryWindow } from "./history.js";
 import { registerLiveDataRoutes } from "./live-data-routes.js";
 import { ExchangeRequestError } from "./market-data.js";
 import { MilestoneBook } from "./milestones.js";
+import { OrderDesk } from "./order-desk.js";
+import {
+  inMemoryPortfolio,
+  openAccount,
+  registerAccountControlRoutes,
+  registerPortfolioRoutes,
+} from "./portfolio-routes.js";
 import {
   registerControlRoutes,
   registerExchangeRoutes,
@@ -22,9 +31,13 @@ import {
   sendExchangeError,
   TapePositions,
 } from "./routes.js";
+import { TradePrints } from "./trade-prints.js";
 
 /** Where Kalshi serves trade-api v2, so the simulator's URL can stand in for Kalshi's unchanged. */
 export const BASE_PATH = "/trade-api/v2";
+
+/** Half of the depth a fill takes comes back in five minutes. */
+const DEFAULT_REFILL_HALF_LIFE_SECONDS = 300;
 
 /** The body a `malformed` fault sends: JSON cut off in the middle. */
 const MALFORMED_BODY = '{"forecast_history":[{"event_ticker":"';
@@ -40,6 +53,18 @@ export interface SimulatorOptions {
   moment?: number;
   /** How far back the live endpoints reach, in seconds (default: 90 days, as Kalshi's); older is `/historical`. */
   historyWindowSeconds?: number;
+  /**
+   * Accounts that may trade through the portfolio API, by Kalshi API key id: the key's RSA public key
+   * (PEM) and the account's starting balance in cents. More can be opened with `POST /_sim/accounts`.
+   */
+  accounts?: Readonly<Record<string, { publicKeyPem: string; balanceCents: number }>>;
+  /** Half of the depth a fill takes from a book comes back every this many seconds (default: 300). */
+  bookRefillHalfLifeSeconds?: number;
+  /**
+   * The clock signatures' KALSHI-ACCESS-TIMESTAMP is held to, in milliseconds (default: the real time,
+   * which clients sign with, whatever the exchange's `now` says).
+   */
+  signatureClockMs?: () => number;
 }
 
 export interface RunningSimulator {
@@ -72,7 +97,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     faults,
     now,
     history: new HistoryWindow(options.historyWindowSeconds),
+    impact: new BookImpact(options.bookRefillHalfLifeSeconds ?? DEFAULT_REFILL_HALF_LIFE_SECONDS),
+    prints: new TradePrints(),
   };
+  const portfolio = inMemoryPortfolio((ledger) => new OrderDesk(ctx, ledger), options.signatureClockMs);
+  for (const [keyId, account] of Object.entries(options.accounts ?? {})) {
+    openAccount(portfolio, { keyId, ...account }, now());
+  }
   // Hung and reset connections must not hold up close().
   const app = Fastify({ logger: false, forceCloseConnections: true, ...fastifyListenerOptions(HTTP_LIMITS) });
 
@@ -102,7 +133,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   });
   app.setErrorHandler((error, _request, reply) => {
     if (error instanceof ExchangeRequestError) {
-      return sendExchangeError(reply, error.status, error.code, error.message);
+      return sendExchangeError(reply, error.status, error.code, error.message, error.details);
     }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     const message = error instanceof Error ? error.message : String(error);
@@ -115,16 +146,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   await app.register(
     async (exchangeApi) => {
       // One tape, so a trade id from either tier continues a listing in the other.
-      const tape = new TapePositions();
+      const tape = new TapePositions(ctx.prints);
       registerExchangeRoutes(exchangeApi, ctx, tape);
       registerHistoricalRoutes(exchangeApi, ctx, tape);
       registerExchangeInfoRoutes(exchangeApi, ctx);
       registerComboRoutes(exchangeApi, ctx);
       registerLiveDataRoutes(exchangeApi, ctx);
+      registerPortfolioRoutes(exchangeApi, ctx, portfolio);
     },
     { prefix: BASE_PATH },
   );
   registerControlRoutes(app, ctx);
+  registerAccountControlRoutes(app, ctx, portfolio);
   await app.listen({ host: options.host ?? "127.0.0.1", port: options.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;

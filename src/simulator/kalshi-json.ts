@@ -4,7 +4,7 @@
  * current dollar/fixed-point fields and their legacy integer twins are sent, as Kalshi does.
  */
 import type { Series } from "../contract/markets.js";
-import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
+import { ONE_DOLLAR, type Quote, type SimulatedTrade } from "./dynamics.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import type { Strike } from "./forecast.js";
 
@@ -34,10 +34,14 @@ export function kalshiSeries(series: Series): Record<string, unknown> {
   };
 }
 
-/** A market as GetMarket sends it at `now`. */
-export function kalshiMarket(market: SimulatedMarket, now: number, strike?: Strike): Record<string, unknown> {
+/** A market as GetMarket sends it at `now`; `quote`, when takers moved its book, replaces the dynamics' one. */
+export function kalshiMarket(
+  market: SimulatedMarket,
+  now: number,
+  strike?: Strike,
+  quote: Quote | null = market.dynamics.quoteAt(now, market.lifecycle.status),
+): Record<string, unknown> {
   const { record, lifecycle } = market;
-  const quote = market.dynamics.quoteAt(now, lifecycle.status);
   const yesBid = quote?.yesBid ?? null;
   const yesAsk = quote?.yesAsk ?? null;
   const noBid = yesAsk === null ? null : ONE_DOLLAR - yesAsk;
@@ -179,7 +183,8 @@ export function kalshiTrade(trade: SimulatedTrade): Record<string, unknown> {
     no_price_dollars: dollars(noPrice),
     taker_side: trade.takerSide,
     taker_outcome_side: trade.takerSide,
-    taker_book_side: "ask",
+    // The taker's side of the YES book: a YES buyer bids, a NO buyer sells YES (asks).
+    taker_book_side: trade.takerSide === "yes" ? "bid" : "ask",
     is_block_trade: false,
     created_time: iso(trade.time),
   };

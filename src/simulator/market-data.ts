@@ -6,6 +6,7 @@ import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
 import type { SimulatedEvent, SimulatedMarket } from "./exchange.js";
 import { formatForecast, impliedCdf, quantileOf } from "./forecast.js";
 import { contracts, dollars, kalshiTrade } from "./kalshi-json.js";
+import type { TradePrints } from "./trade-prints.js";
 
 const MINUTE = 60;
 /** The most periods one candlestick or forecast request may cover, as Kalshi limits them. */
@@ -19,6 +20,8 @@ export class ExchangeRequestError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** What Kalshi puts in `details` when it says more than the message (the message itself otherwise). */
+    readonly details?: string,
   ) {
     super(message);
   }
@@ -30,6 +33,19 @@ export interface TradesRequest {
   cursor?: string | undefined;
   minTs?: number | undefined;
   maxTs?: number | undefined;
+  /** The accounts' trades, printed beside the seeded ones. */
+  prints?: TradePrints | undefined;
+}
+
+/** `market`'s trades in Unix minute `minute`: the seeded one of its dynamics, and the accounts' prints. */
+export function tradesInMinute(
+  market: SimulatedMarket,
+  minute: number,
+  prints: TradePrints | undefined,
+): SimulatedTrade[] {
+  const seeded = market.dynamics.tradeInMinute(minute);
+  const printed = prints?.inMinute(market.record.ticker, minute) ?? [];
+  return seeded ? [seeded, ...printed] : printed;
 }
 
 /** Trades newest first, `limit` at a time; the cursor names the last trade returned. */
@@ -55,11 +71,12 @@ export function listTrades(request: TradesRequest, now: number): { trades: unkno
   for (let minute = Math.floor(until / MINUTE); minute * MINUTE + MINUTE > since; minute--) {
     const found: SimulatedTrade[] = [];
     for (const market of live) {
-      const trade = market.dynamics.tradeInMinute(minute);
-      if (!trade || trade.time > until || trade.time < since) continue;
-      if (after && (trade.time > after.time || (trade.time === after.time && trade.tradeId >= after.id)))
-        continue;
-      found.push(trade);
+      for (const trade of tradesInMinute(market, minute, request.prints)) {
+        if (trade.time > until || trade.time < since) continue;
+        if (after && (trade.time > after.time || (trade.time === after.time && trade.tradeId >= after.id)))
+          continue;
+        found.push(trade);
+      }
     }
     found.sort((a, b) => b.time - a.time || (a.tradeId < b.tradeId ? 1 : -1));
     trades.push(...found);
@@ -122,6 +139,7 @@ export function candlesticks(
   end: number,
   intervalMinutes: number,
   now: number,
+  prints?: TradePrints,
 ): Record<string, unknown>[] {
   const seconds = intervalMinutes * MINUTE;
   const { record, dynamics } = market;
@@ -144,10 +162,11 @@ export function candlesticks(
     const prices: number[] = [];
     let volume = 0;
     for (let minute = Math.floor(periodStart / MINUTE); minute < periodEnd / MINUTE; minute++) {
-      const trade = dynamics.tradeInMinute(minute);
-      if (trade && trade.time > periodStart && trade.time <= Math.min(periodEnd, now)) {
-        prices.push(trade.yesPrice);
-        volume += trade.count;
+      for (const trade of tradesInMinute(market, minute, prints)) {
+        if (trade.time > periodStart && trade.time <= Math.min(periodEnd, now)) {
+          prices.push(trade.yesPrice);
+          volume += trade.count;
+        }
       }
     }
     const traded = prices.length > 0 ? ohlc(prices) : null;

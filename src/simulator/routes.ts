@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import { MARKET_STATUSES, MarketResult, type MarketStatus } from "../contract/markets.js";
+import { type BookImpact, impactedQuote, restingBook } from "./book-impact.js";
 import { LifecycleError, type SimulatedExchange, type SimulatedMarket } from "./exchange.js";
 import { type FaultControls, FaultRule } from "./faults.js";
 import type { HistoryWindow } from "./history.js";
@@ -19,6 +20,7 @@ import {
 } from "./kalshi-json.js";
 import { candlesticks, ExchangeRequestError, forecastHistory, listTrades } from "./market-data.js";
 import type { MilestoneBook } from "./milestones.js";
+import type { TradePrints } from "./trade-prints.js";
 
 export interface SimulatorContext {
   /** Built on first use: reading it may take a moment the first time. */
@@ -30,6 +32,10 @@ export interface SimulatorContext {
   history: HistoryWindow;
   /** The catalogue's milestones (games, readings), built on first use as the exchange is. */
   readonly milestones: MilestoneBook;
+  /** Depth the accounts' orders took from the books, refilling over time. */
+  impact: BookImpact;
+  /** The accounts' trades on the tape. */
+  prints: TradePrints;
 }
 
 /** Kalshi's coarse event states, as its `status` filter names them. */
@@ -182,6 +188,8 @@ const CURSOR_SEARCH_MINUTES = 7 * 24 * 60;
 export class TapePositions {
   private readonly times = new Map<string, number>();
 
+  constructor(private readonly prints?: TradePrints) {}
+
   remember(tradeId: string, time: number): void {
     if (this.times.has(tradeId)) return;
     this.times.set(tradeId, time);
@@ -193,7 +201,7 @@ export class TapePositions {
 
   /** The listing position (`time_id`) just after trade `tradeId`, or Kalshi's 400 for an unknown one. */
   positionOf(tradeId: string, markets: readonly SimulatedMarket[], now: number): string {
-    let time = this.times.get(tradeId);
+    let time = this.times.get(tradeId) ?? this.prints?.find(tradeId)?.time;
     const [market] = markets;
     if (time === undefined && markets.length === 1 && market) {
       const newest = Math.floor(Math.min(now, market.record.closeTime) / 60);
@@ -217,7 +225,8 @@ export function lookups(ctx: SimulatorContext) {
     ctx.exchange.seriesByTicker.get(seriesTicker)?.category ?? null;
   const marketJson = (market: SimulatedMarket, now = ctx.now()) => {
     const strikes = ctx.exchange.eventsByTicker.get(market.record.eventTicker)?.strikes;
-    return kalshiMarket(market, now, strikes?.byTicker.get(market.record.ticker));
+    const quote = impactedQuote(market, ctx.impact, now);
+    return kalshiMarket(market, now, strikes?.byTicker.get(market.record.ticker), quote);
   };
   /** A market of either tier. */
   const anyMarketOf = (ticker: string) => {
@@ -289,7 +298,8 @@ export function tradesPage(
   if (q.is_block_trade === true || (bounds.minTs ?? 0) > (bounds.maxTs ?? now))
     return { trades: [], cursor: "" };
   // One trade more than asked tells whether a next page exists: the cursor is offered only then.
-  const listed = listTrades({ markets, limit: q.limit + 1, cursor: after, ...bounds }, now).trades as {
+  const request = { markets, limit: q.limit + 1, cursor: after, prints: ctx.prints, ...bounds };
+  const listed = listTrades(request, now).trades as {
     trade_id: string;
     created_time: string;
   }[];
@@ -299,9 +309,12 @@ export function tradesPage(
   return { trades, cursor: listed.length > q.limit && last ? last.trade_id : "" };
 }
 
-/** A market's resting book as Kalshi's `orderbook_fp`, `depth` levels a side (0: all); empty when none rests. */
-function orderbookFp(market: SimulatedMarket, now: number, depth: number) {
-  const book = market.dynamics.bookAt(now, market.lifecycle.status) ?? { yes: [], no: [] };
+/**
+ * A market's resting book, as takers left it, as Kalshi's `orderbook_fp`, `depth` levels a side (0: all);
+ * empty when none rests.
+ */
+function orderbookFp(ctx: SimulatorContext, market: SimulatedMarket, now: number, depth: number) {
+  const book = restingBook(market, ctx.impact, now) ?? { yes: [], no: [] };
   // Levels come best first; Kalshi's depth keeps that many a side, 0 all of them.
   const levels = (side: [number, number][]) =>
     side.slice(0, depth || side.length).map(([price, size]) => [dollars(price), contracts(size)]);
@@ -312,9 +325,14 @@ function orderbookFp(market: SimulatedMarket, now: number, depth: number) {
  * A market's candles for a query; with `include_latest_before_start`, the period ending just before the
  * first one is put in front, as Kalshi does, when the market traded then.
  */
-function candlesFor(market: SimulatedMarket, q: z.output<typeof CandleQuery>, now: number) {
+function candlesFor(
+  ctx: SimulatorContext,
+  market: SimulatedMarket,
+  q: z.output<typeof CandleQuery>,
+  now: number,
+) {
   const start = q.include_latest_before_start ? Math.max(0, q.start_ts - q.period_interval * 60) : q.start_ts;
-  return candlesticks(market, start, q.end_ts, q.period_interval, now);
+  return candlesticks(market, start, q.end_ts, q.period_interval, now, ctx.prints);
 }
 
 /** Registers Kalshi's market-data routes on `app` (mounted under the base path). */
@@ -406,7 +424,7 @@ export function registerExchangeRoutes(
     if (!market.dynamics.bookAt(ctx.now(), market.lifecycle.status)) {
       throw notFound(`order book of ${market.record.ticker} (${market.lifecycle.status})`);
     }
-    return { orderbook_fp: orderbookFp(market, ctx.now(), depth) };
+    return { orderbook_fp: orderbookFp(ctx, market, ctx.now(), depth) };
   });
 
   app.get("/markets/orderbooks", async (request) => {
@@ -414,7 +432,10 @@ export function registerExchangeRoutes(
     const now = ctx.now();
     const markets = [...new Set(tickers)].map(liveMarketOf);
     return {
-      orderbooks: markets.map((m) => ({ ticker: m.record.ticker, orderbook_fp: orderbookFp(m, now, 0) })),
+      orderbooks: markets.map((m) => ({
+        ticker: m.record.ticker,
+        orderbook_fp: orderbookFp(ctx, m, now, 0),
+      })),
     };
   });
 
@@ -432,7 +453,10 @@ export function registerExchangeRoutes(
       );
     }
     return {
-      markets: markets.map((m) => ({ market_ticker: m.record.ticker, candlesticks: candlesFor(m, q, now) })),
+      markets: markets.map((m) => ({
+        market_ticker: m.record.ticker,
+        candlesticks: candlesFor(ctx, m, q, now),
+      })),
     };
   });
 
@@ -444,7 +468,7 @@ export function registerExchangeRoutes(
       const q = parse(CandleQuery, request.query);
       return {
         ticker: market.record.ticker,
-        candlesticks: candlesFor(market, q, ctx.now()),
+        candlesticks: candlesFor(ctx, market, q, ctx.now()),
       };
     },
   );
@@ -459,7 +483,7 @@ export function registerExchangeRoutes(
       const live = event.markets.filter((m) => isLive(m, now));
       return {
         market_tickers: live.map((m) => m.record.ticker),
-        market_candlesticks: live.map((m) => candlesFor(m, q, now)),
+        market_candlesticks: live.map((m) => candlesFor(ctx, m, q, now)),
         adjusted_end_ts: Math.min(q.end_ts, now),
       };
     },
@@ -503,7 +527,13 @@ export function registerControlRoutes(app: FastifyInstance, ctx: SimulatorContex
   });
 }
 
-/** Kalshi's error body. */
-export function sendExchangeError(reply: FastifyReply, status: number, code: string, message: string) {
-  return reply.code(status).send({ error: { code, message, details: message } });
+/** Kalshi's error body; `details` repeats the message unless Kalshi says more. */
+export function sendExchangeError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  details = message,
+) {
+  return reply.code(status).send({ error: { code, message, details } });
 }

@@ -1,7 +1,7 @@
 /**
  * Kalshi API-key request signing: RSA-PSS (SHA-256, salt length = digest length) over
  * `timestamp + method + path`, where the path excludes the query string and the timestamp is in
- * milliseconds. Only needed against the real exchange; the simulator ignores the headers.
+ * milliseconds. Kalshi wants them on its portfolio API, and so does the simulator.
  */
 import { constants, createPrivateKey, type KeyObject, sign } from "node:crypto";
 import { readFileSync } from "node:fs";
