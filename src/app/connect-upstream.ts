@@ -21,6 +21,7 @@ export interface UpstreamConnection {
 type UpstreamSettings = Pick<
   Config,
   | "HOST"
+  | "MODE"
   | "UPSTREAM_URL"
   | "SIMULATOR_PORT"
   | "SIMULATOR_LIVE_DAYS"
@@ -58,6 +59,8 @@ export async function connectUpstream(
       host: config.HOST,
       port: config.SIMULATOR_PORT,
       historyWindowSeconds: Math.round(config.SIMULATOR_LIVE_DAYS * 86_400),
+      // Testers' controls (settle, pause, the clock, faults) are for development only.
+      controls: config.MODE === "development",
     });
     url = simulator.url;
   }

@@ -16,6 +16,7 @@ import { registerKeysCommands } from "./keys.js";
 import { registerMarketsCommands } from "./markets.js";
 import { registerResetCommand } from "./reset.js";
 import { registerServeCommand } from "./serve.js";
+import { registerSimCommands } from "./sim.js";
 import { type Cli, type CliIo, packageVersion, reportFailure } from "./support.js";
 import { registerTradingCommands } from "./trading.js";
 import { registerWalletCommands } from "./wallet.js";
@@ -41,6 +42,7 @@ export function buildProgram(cli: Cli): Command {
   registerTradingCommands(program, cli);
   registerMarketsCommands(program, cli);
   registerResetCommand(program, cli);
+  registerSimCommands(program, cli);
   return program;
 }
 

@@ -8,6 +8,7 @@ import Fastify from "fastify";
 import type { CatalogueFile } from "../contract/markets.js";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../limits.js";
 import { BookImpact } from "./book-impact.js";
+import { SimulatorClock } from "./clock.js";
 import { registerComboRoutes } from "./combo-routes.js";
 import { SimulatedExchange } from "./exchange.js";
 import { registerExchangeInfoRoutes } from "./exchange-routes.js";
@@ -31,6 +32,7 @@ import {
   sendExchangeError,
   TapePositions,
 } from "./routes.js";
+import { registerSimControls } from "./sim-controls.js";
 import { TradePrints } from "./trade-prints.js";
 
 /** Where Kalshi serves trade-api v2, so the simulator's URL can stand in for Kalshi's unchanged. */
@@ -65,6 +67,8 @@ export interface SimulatorOptions {
    * which clients sign with, whatever the exchange's `now` says).
    */
   signatureClockMs?: () => number;
+  /** Whether the `/_sim` controls are served (default true; a production venue's simulator has none). */
+  controls?: boolean;
 }
 
 export interface RunningSimulator {
@@ -84,7 +88,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   let milestones: MilestoneBook | undefined;
   const { catalogue, moment } = options;
   const faults = new FaultControls();
-  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const clock = new SimulatorClock(options.now ?? (() => Math.floor(Date.now() / 1000)));
+  const now = clock.now;
   const ctx: SimulatorContext = {
     get exchange() {
       exchange ??= new SimulatedExchange(typeof catalogue === "function" ? catalogue() : catalogue, moment);
@@ -156,8 +161,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     },
     { prefix: BASE_PATH },
   );
-  registerControlRoutes(app, ctx);
-  registerAccountControlRoutes(app, ctx, portfolio);
+  if (options.controls ?? true) {
+    registerControlRoutes(app, ctx);
+    registerSimControls(app, ctx, clock);
+    registerAccountControlRoutes(app, ctx, portfolio);
+  }
   await app.listen({ host: options.host ?? "127.0.0.1", port: options.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
