@@ -135,7 +135,7 @@ describe("a production venue's simulator", () => {
     const upstream = await connectUpstream(config, () => miniCatalogue());
     try {
       const origin = new URL(upstream.url).origin;
-      for (const path of ["/_sim/status", "/_sim/faults"])
+      for (const path of ["/_sim/status", "/_sim/faults", "/_sim/accounts"])
         expect((await fetch(`${origin}${path}`)).status).toBe(404);
       expect((await fetch(`${upstream.url}/markets?limit=1`)).status).toBe(200);
       await expect(
