@@ -135,8 +135,23 @@ describe("a production venue's simulator", () => {
     const upstream = await connectUpstream(config, () => miniCatalogue());
     try {
       const origin = new URL(upstream.url).origin;
-      for (const path of ["/_sim/status", "/_sim/faults", "/_sim/accounts"])
-        expect((await fetch(`${origin}${path}`)).status).toBe(404);
+      const controls = [
+        ["GET", "/_sim/status"],
+        ["GET", "/_sim/faults"],
+        ["POST", "/_sim/clock"],
+        ["POST", "/_sim/accounts"],
+      ];
+      const statusAt = async (base: string, [method, path]: string[]) =>
+        (
+          await fetch(`${base}${path}`, {
+            method: method as string,
+            ...(method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}),
+          })
+        ).status;
+      for (const control of controls) {
+        expect(await statusAt(new URL(simulator.url).origin, control), control.join(" ")).not.toBe(404);
+        expect(await statusAt(origin, control), control.join(" ")).toBe(404);
+      }
       expect((await fetch(`${upstream.url}/markets?limit=1`)).status).toBe(200);
       await expect(
         oddsgate(["sim", "settle", active[1] as string, "no"], { UPSTREAM_URL: upstream.url }),
