@@ -18,6 +18,8 @@ import {
 } from "./support.js";
 
 const SIM_SETTINGS: (keyof Config)[] = ["HOST", "UPSTREAM_URL", "SIMULATOR_PORT", "UPSTREAM_TIMEOUT_MS"];
+/** Paused markets named in the lines for people; --json lists them all. */
+const PAUSED_SHOWN = 10;
 const FAULT_KINDS = ["status", "latency", "malformed", "hang", "reset"] as const;
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400, w: 604_800 };
 
@@ -54,7 +56,9 @@ export function registerSimCommands(program: Command, cli: Cli): void {
         `clock ${new Date(status.now * 1000).toISOString()} (${describeOffset(status.clockOffsetSeconds)})`,
       );
       cli.console.log(`markets: ${counts}`);
-      if (status.paused.length > 0) cli.console.log(`paused: ${status.paused.join(", ")}`);
+      const { paused } = status;
+      const more = paused.length > PAUSED_SHOWN ? ` and ${paused.length - PAUSED_SHOWN} more (--json)` : "";
+      if (paused.length > 0) cli.console.log(`paused: ${paused.slice(0, PAUSED_SHOWN).join(", ")}${more}`);
       cli.console.log(
         status.faults.length === 0 ? "faults: none" : `faults: ${JSON.stringify(status.faults)}`,
       );
