@@ -44,6 +44,12 @@ export const ConfigSchema = z.object({
   UPSTREAM_KEY_ID: z.string().min(1).optional(),
   /** PEM file of the RSA private key belonging to UPSTREAM_KEY_ID. */
   UPSTREAM_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+  /**
+   * Whether each prediction-market fill is executed on the upstream first (Kalshi's portfolio API, with
+   * UPSTREAM_KEY_ID's account), the venue then filling what the upstream filled; unset, on with the
+   * embedded simulator (an account of its own) and off against an UPSTREAM_URL.
+   */
+  UPSTREAM_TRADING: booleanSetting.optional(),
   /** Seconds between syncs of the catalogue from the upstream; 0 turns periodic sync off. */
   SYNC_INTERVAL: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Which markets new to a sync get outcome tokens: none, those open for trading (tradable), or all. */

@@ -27,6 +27,7 @@ import { BookStreamHub } from "../trading/streams/book-stream.js";
 import { PriorityFeeEstimator } from "../trading/streams/priority-fees.js";
 import { QuoteStreamHub } from "../trading/streams/quote-stream.js";
 import { SharedQuotes } from "../trading/streams/shared-quotes.js";
+import type { UpstreamPortfolio } from "../upstream/portfolio.js";
 import type { ReferenceBook } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
 
@@ -72,6 +73,8 @@ export async function startTrading(
     venueSeed: string;
     /** The upstream's order books, for the prediction venue; without it only pools trade. */
     fetchBook?: (ticker: string) => Promise<ReferenceBook>;
+    /** The venue's upstream account: prediction-market fills are executed there first. */
+    upstreamPortfolio?: UpstreamPortfolio;
     logger?: BookLogger;
   },
 ): Promise<Trading> {
@@ -148,6 +151,7 @@ export async function startTrading(
     ...(venue ? { venue, initMarket: (market: GenesisMarket) => deps.chain.addMarkets([market]) } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
     escrowSweepDelayMs: config.ESCROW_SWEEP_DELAY_MS,
+    ...(deps.upstreamPortfolio ? { upstream: deps.upstreamPortfolio } : {}),
   });
   keeper.start();
   const quotes = new QuoteStreamHub(book);

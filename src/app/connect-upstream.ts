@@ -3,11 +3,13 @@
  * simulator started on `SIMULATOR_PORT` over the demo catalogue. Either way the rest of the program
  * talks to it through the same HTTP client.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { type Config, ConfigError } from "../config.js";
 import type { CatalogueFile } from "../contract/markets.js";
 import type { RunningSimulator } from "../simulator/index.js";
 import { UpstreamClient } from "../upstream/client.js";
-import { loadKalshiCredentials } from "../upstream/signing.js";
+import { KalshiPortfolio, type UpstreamPortfolio } from "../upstream/portfolio.js";
+import { type KalshiCredentials, loadKalshiCredentials } from "../upstream/signing.js";
 
 export interface UpstreamConnection {
   client: UpstreamClient;
@@ -15,8 +17,13 @@ export interface UpstreamConnection {
   simulator?: RunningSimulator;
   /** Base URL the client talks to. */
   url: string;
+  /** The venue's account there, when prediction-market fills are executed upstream (UPSTREAM_TRADING). */
+  portfolio?: UpstreamPortfolio;
   close(): Promise<void>;
 }
+
+/** The embedded simulator's account for the venue: its key id, and the balance it opens with (cents). */
+const VENUE_ACCOUNT = { keyId: "oddsgate-venue", balanceCents: 100_000_000 };
 
 type UpstreamSettings = Pick<
   Config,
@@ -28,6 +35,7 @@ type UpstreamSettings = Pick<
   | "UPSTREAM_TIMEOUT_MS"
   | "UPSTREAM_KEY_ID"
   | "UPSTREAM_PRIVATE_KEY_FILE"
+  | "UPSTREAM_TRADING"
 >;
 
 /**
@@ -49,6 +57,14 @@ export async function connectUpstream(
       ? loadKalshiCredentials(config.UPSTREAM_KEY_ID, config.UPSTREAM_PRIVATE_KEY_FILE)
       : undefined;
 
+  const trading = config.UPSTREAM_TRADING ?? !config.UPSTREAM_URL;
+  if (trading && config.UPSTREAM_URL && !credentials) {
+    throw new ConfigError(
+      "invalid configuration:\n  UPSTREAM_TRADING executes fills with an account on UPSTREAM_URL: set UPSTREAM_KEY_ID and UPSTREAM_PRIVATE_KEY_FILE",
+    );
+  }
+  // The embedded simulator opens an account for a key made now (its accounts live as long as it does).
+  const venueAccount = trading && !config.UPSTREAM_URL ? newVenueAccount() : undefined;
   let simulator: RunningSimulator | undefined;
   let url = config.UPSTREAM_URL;
   if (!url) {
@@ -61,6 +77,7 @@ export async function connectUpstream(
       historyWindowSeconds: Math.round(config.SIMULATOR_LIVE_DAYS * 86_400),
       // Testers' controls (settle, pause, the clock, faults) are for development only.
       controls: config.MODE === "development",
+      ...(venueAccount ? { accounts: { [VENUE_ACCOUNT.keyId]: venueAccount.account } } : {}),
     });
     url = simulator.url;
   }
@@ -69,13 +86,33 @@ export async function connectUpstream(
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     ...(credentials ? { credentials } : {}),
   });
+  const accountKey = venueAccount?.credentials ?? credentials;
+  const portfolio =
+    trading && accountKey ? new KalshiPortfolio(url, accountKey, config.UPSTREAM_TIMEOUT_MS) : undefined;
   return {
     client,
     ...(simulator ? { simulator } : {}),
+    ...(portfolio ? { portfolio } : {}),
     url,
     async close() {
+      await portfolio?.close();
       await client.close();
       await simulator?.close();
+    },
+  };
+}
+
+/** A key for the venue's account on the embedded simulator, and the account it opens there. */
+function newVenueAccount(): {
+  credentials: KalshiCredentials;
+  account: { publicKeyPem: string; balanceCents: number };
+} {
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return {
+    credentials: { keyId: VENUE_ACCOUNT.keyId, privateKey },
+    account: {
+      publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
+      balanceCents: VENUE_ACCOUNT.balanceCents,
     },
   };
 }

@@ -159,6 +159,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     chain,
     venueSeed,
     fetchBook: (ticker) => relay.orderbookLevels(ticker),
+    ...(upstream.portfolio ? { upstreamPortfolio: upstream.portfolio } : {}),
     logger: log,
   });
   lifecycle.defer("trading", () => trading.close());

@@ -162,6 +162,8 @@ export interface OrdersTable {
   close_plan: string | null;
   /** When the keeper may sweep a settled intent's escrow back to its user (ms); null once swept. */
   sweep_after: string | number | null;
+  /** A prediction-market fill's order on the upstream exchange (`UpstreamFill`), JSON: stored before it is placed. */
+  upstream: string | null;
   fills: string;
   reverts: string;
   created_at: number | string | bigint;

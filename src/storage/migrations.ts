@@ -346,6 +346,15 @@ const migrations: Record<string, Migration> = {
       );
     },
   },
+  "0017_upstream_fills": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // A prediction-market order's fill on the upstream exchange: its ticket, written before the
+      // order is placed (so a restart places it again under the same client order id, never a second
+      // one), then what it filled, which the order's settlement follows.
+      await db.schema.alterTable("orders").addColumn("upstream", "text").execute();
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

@@ -97,6 +97,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // The sandbox chain's JSON-RPC and PubSub on free ports.
     RPC_PORT: "0",
     SYNC_INTERVAL: "0",
+    // Prediction-market fills against the venue's own book, unless a test is about executing them upstream.
+    UPSTREAM_TRADING: "false",
     ...storageSettings.settings,
     ...options.settings,
   };

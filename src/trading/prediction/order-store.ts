@@ -8,6 +8,7 @@ import { parseAddress, parseSignature } from "../../chain/base58.js";
 import { insertOnchainTrades, type NewOnchainTrade, onchainTradeOf } from "../../markets/onchain-trades.js";
 import type { OrdersTable, Tables } from "../../storage/database.js";
 import { batchedWrite } from "../../storage/write-batch.js";
+import type { UpstreamTicket } from "../../upstream/portfolio.js";
 
 export type OrderStatus = "pending" | "open" | "pendingClose" | "closed" | "expired" | "failed";
 
@@ -81,9 +82,27 @@ export interface OrderRecord {
   close: { signature: Signature; wire: string; validHeight: bigint; plan: ClosePlan } | null;
   fills: Fill[];
   reverts: Revert[];
+  /** Its fill's order on the upstream exchange, when the venue trades there first. */
+  upstream: UpstreamFill | null;
 }
 
-export type NewOrder = Omit<OrderRecord, "openSlot" | "close" | "fills" | "reverts" | "terms"> & {
+/** A fill's order on the upstream: the ticket stored before it is placed, then what it filled. */
+export interface UpstreamFill {
+  ticket: UpstreamTicket;
+  /** What the upstream filled (0 contracts, with the reason, when it refused the order), once known. */
+  execution: {
+    orderId: string;
+    filled: number;
+    amountMicros: string;
+    feesMicros: string;
+    refused?: string;
+  } | null;
+}
+
+export type NewOrder = Omit<
+  OrderRecord,
+  "openSlot" | "close" | "fills" | "reverts" | "terms" | "upstream"
+> & {
   terms?: OrderTerms | null;
 };
 
@@ -108,6 +127,7 @@ function fromRow(row: OrdersTable): OrderRecord {
     feeBudget: BigInt(row.fee_budget),
     answer: row.answer,
     terms: row.terms === null ? null : (JSON.parse(row.terms) as OrderTerms),
+    upstream: row.upstream === null ? null : (JSON.parse(row.upstream) as UpstreamFill),
     close:
       row.close_signature && row.close_wire && row.close_valid_height !== null && row.close_plan
         ? {
@@ -124,7 +144,15 @@ function fromRow(row: OrdersTable): OrderRecord {
 
 /** The record of an order just stored: not yet opened, settling or settled. */
 export function newOrderRecord(order: NewOrder): OrderRecord {
-  return { ...order, terms: order.terms ?? null, openSlot: null, close: null, fills: [], reverts: [] };
+  return {
+    ...order,
+    terms: order.terms ?? null,
+    openSlot: null,
+    close: null,
+    fills: [],
+    reverts: [],
+    upstream: null,
+  };
 }
 
 /**
@@ -302,6 +330,7 @@ export interface OrderChange {
   reverts?: Revert[];
   /** When the keeper may sweep the order's escrow (ms since the epoch); null: swept, or nothing to sweep. */
   sweepAfter?: number | null;
+  upstream?: UpstreamFill;
 }
 
 /**
@@ -314,9 +343,10 @@ export async function advanceOrder(
   change: OrderChange,
 ): Promise<OrderRecord | undefined> {
   if (!(await transition(db, order.id, order.status, change, settledTrades(order, change)))) return undefined;
-  const { status, answer, openSignature, openSlot, close, fills, reverts } = change;
+  const { status, answer, openSignature, openSlot, close, fills, reverts, upstream } = change;
   return {
     ...order,
+    ...(upstream ? { upstream } : {}),
     ...(status ? { status } : {}),
     ...(answer !== undefined ? { answer } : {}),
     ...(openSignature !== undefined ? { openSignature } : {}),
@@ -372,6 +402,7 @@ export async function transition(
   if (change.fills) set.fills = JSON.stringify(change.fills);
   if (change.reverts) set.reverts = JSON.stringify(change.reverts);
   if (change.sweepAfter !== undefined) set.sweep_after = change.sweepAfter;
+  if (change.upstream) set.upstream = JSON.stringify(change.upstream);
   const update = async (db: Kysely<Tables>) => {
     const result = await db
       .updateTable("orders")

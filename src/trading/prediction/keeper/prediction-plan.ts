@@ -4,6 +4,7 @@ import { type PredictionSettleInput, predictionFill, predictionSettleTransaction
 import { initializePaidMarket } from "./market-initialization.js";
 import type { OrderKeeperOptions } from "./options.js";
 import { closePlan, type Escrowed, type Settlement } from "./settlement.js";
+import { fillOnUpstream } from "./upstream-fill.js";
 
 /**
  * A prediction-market order: against the venue at its book's price now (the builder fee taken), or
@@ -19,23 +20,31 @@ export async function planPredictionSettlement(
   const feeTerms = terms.builderFee;
   let fill: PredictionSettleInput["fill"];
   let recorded: { inAmount: bigint; outAmount: bigint } | undefined;
-  if (!escrowed.expired) {
+  // An order whose fill went to the upstream follows what it filled there, expired or not.
+  if (!escrowed.expired || order.upstream) {
     // One side is an outcome mint, the other its rail's settlement mint (USDC or CASH).
     await book.prediction?.prepare([input.mint, output.mint]);
     const market = book.prediction?.marketOf(input.mint) ?? book.prediction?.marketOf(output.mint);
-    const quoted = market ? predictionFill(market, input.mint, escrowed.held, feeTerms?.scale ?? 0) : null;
+    const scale = feeTerms?.scale ?? 0;
+    const quoted = market ? predictionFill(market, input.mint, escrowed.held, scale) : null;
     // Without the venue's keys it cannot deliver: such orders are refunded at expiry.
-    if (!venue || !market || !quoted || quoted.outAmount < order.threshold) return undefined;
-    fill = {
-      inAmount: quoted.inAmount,
-      outAmount: quoted.outAmount,
-      venue,
-      settlementMint: market.settlementMint,
-      ...(feeTerms && quoted.fee > 0n
-        ? { fee: { amount: quoted.fee, account: parseAddress(feeTerms.account) } }
-        : {}),
-    };
-    recorded = quoted;
+    if (!venue || !market) return undefined;
+    if (!order.upstream && (!quoted || quoted.outAmount < order.threshold)) return undefined;
+    const onUpstream = options.upstream && (order.upstream || market.tradesOnBook);
+    const filled = onUpstream ? await fillOnUpstream(options, escrowed, market, scale) : quoted;
+    if (filled === undefined) return undefined;
+    if (filled) {
+      fill = {
+        inAmount: filled.inAmount,
+        outAmount: filled.outAmount,
+        venue,
+        settlementMint: market.settlementMint,
+        ...(feeTerms && filled.fee > 0n
+          ? { fee: { amount: filled.fee, account: parseAddress(feeTerms.account) } }
+          : {}),
+      };
+      recorded = filled;
+    }
   }
   const init = terms.init;
   const initPayment = init

@@ -47,6 +47,8 @@ export interface OutcomeMarketAccounts {
 export abstract class OutcomeMintMarket implements AsyncMarket {
   readonly venue = PREDICTION_VENUE;
   readonly executionMode = "async";
+  /** Whether it trades on the market's order book (a determined market's mints are redeemed instead). */
+  readonly tradesOnBook: boolean = true;
   /** The settlement mint first, then the outcome mint. */
   readonly mints: readonly [Address, Address];
   readonly key: Address;
@@ -108,6 +110,7 @@ class OutcomeMarket extends OutcomeMintMarket {
  * contract, nothing for a losing one, and for a scalar result yes pays pct/10000 and no (10000 − pct)/10000.
  */
 class RedemptionMarket extends OutcomeMintMarket {
+  override readonly tradesOnBook = false;
   constructor(
     accounts: OutcomeMarketAccounts,
     usdcRail: MarketAddresses,

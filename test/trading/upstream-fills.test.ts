@@ -1,0 +1,265 @@
+/**
+ * Prediction-market fills executed on the upstream first (UPSTREAM_TRADING): a venue whose upstream
+ * is a simulator on loopback, where the venue trades with an account of its own (an RSA key, as on
+ * Kalshi). A buy through `/order` is an order of the venue's account there, on the public tape at
+ * once; the user gets what it filled at its prices; a sale likewise; an order the upstream refuses is
+ * reverted whole; the account's position equals what the venue's users hold; and the same order sent
+ * again (a restart between placing it and storing what it filled) trades once.
+ */
+import { generateKeyPairSync } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Address, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcChain } from "../../src/chain/rpc-client.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
+import { generateDemoCatalogue } from "../../src/demo/generate.js";
+import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
+import type { OrderResponse } from "../../src/trading/spot/desk.js";
+import { dollarMicros, KalshiPortfolio } from "../../src/upstream/portfolio.js";
+import { kalshiSignatureHeaders, loadKalshiCredentials } from "../../src/upstream/signing.js";
+import { tempDir } from "../support/backends.js";
+import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const KEY_ID = "venue-upstream-key";
+const START_CENTS = 10_000_000;
+
+let simulator: RunningSimulator;
+let t: TestServer;
+let chain: RpcChain;
+let wallet: KeyPairSigner;
+let ticker: string;
+let yesMint: Address;
+let keyFile: string;
+let cleanupDir: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  const keys = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
+  const dir = tempDir("upstream-fills");
+  cleanupDir = dir.cleanup;
+  keyFile = join(dir.dir, "kalshi.pem");
+  writeFileSync(keyFile, keys.privateKey);
+  // Dated today, so its markets trade and have books now.
+  const catalogue = generateDemoCatalogue({ anchor: Math.floor(Date.now() / 86_400_000) * 86_400 });
+  simulator = await startSimulator({
+    catalogue,
+    port: 0,
+    accounts: { [KEY_ID]: { publicKeyPem: keys.publicKey, balanceCents: START_CENTS } },
+  });
+  t = await startTestServer({
+    catalogue,
+    settings: {
+      DEMO_CATALOGUE: "true",
+      UPSTREAM_URL: simulator.url,
+      UPSTREAM_KEY_ID: KEY_ID,
+      UPSTREAM_PRIVATE_KEY_FILE: keyFile,
+      UPSTREAM_TRADING: "true",
+      // Short, so that an order's answer held back past it is lost quickly (the last test).
+      UPSTREAM_TIMEOUT_MS: "2000",
+    },
+  });
+  chain = new RpcChain({ url: t.server.chain.rpcUrl });
+  // A market with depth on both sides near the middle, so a few dollars fill several contracts.
+  const listed = (await t.client.listMarkets({ status: "active", isInitialized: true, limit: 50 })).markets;
+  const market = listed.find((m) => Number(m.yesAsk ?? 0) > 0.2 && Number(m.yesAsk ?? 1) < 0.8) ?? listed[0];
+  ticker = market?.ticker as string;
+  yesMint = Object.values(market?.accounts ?? {})[0]?.yesMint as Address;
+  wallet = await newFundedWallet(t.url, chain, 5_000_000_000n, [[USDC_MINT, 100_000_000n]]);
+}, 120_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await simulator?.close();
+  await cleanupDir?.();
+});
+
+async function tokenBalance(mint: Address): Promise<bigint> {
+  return (await chain.getTokenAccountsByOwner(wallet.address, { mint })).reduce(
+    (sum, a) => sum + a.amount,
+    0n,
+  );
+}
+
+/** A signed GET of the venue's account on the simulator. */
+async function account<T>(path: string): Promise<T> {
+  const url = new URL(`${simulator.url}/${path}`);
+  const headers = kalshiSignatureHeaders(loadKalshiCredentials(KEY_ID, keyFile), "GET", url.pathname);
+  const response = await fetch(url, { headers });
+  expect(response.status).toBe(200);
+  return (await response.json()) as T;
+}
+
+interface Fill {
+  trade_id: string;
+  order_id: string;
+  count_fp: string;
+  yes_price_dollars: string;
+  action: string;
+}
+
+const fillsOf = async (orderId: string) =>
+  (await account<{ fills: Fill[] }>(`portfolio/fills?order_id=${orderId}`)).fills;
+
+const upstreamPosition = async () => {
+  const { market_positions } = await account<{ market_positions: { ticker: string; position_fp: string }[] }>(
+    `portfolio/positions?ticker=${ticker}`,
+  );
+  return Number(market_positions.find((p) => p.ticker === ticker)?.position_fp ?? 0);
+};
+
+/** The venue's order on the upstream for the order settled in `status`, by the client order id it chose. */
+async function upstreamOrderOf(): Promise<{
+  order_id: string;
+  client_order_id: string;
+  fill_count_fp: string;
+}> {
+  const { orders } = await account<{
+    orders: { order_id: string; client_order_id: string; fill_count_fp: string }[];
+  }>(`portfolio/orders?ticker=${ticker}&limit=1`);
+  return orders[0] as { order_id: string; client_order_id: string; fill_count_fp: string };
+}
+
+async function trade(inputMint: Address, outputMint: Address, amount: bigint): Promise<OrderStatusResponse> {
+  const response = await fetch(
+    `${t.url}/order?inputMint=${inputMint}&outputMint=${outputMint}&amount=${amount}&userPublicKey=${wallet.address}&priceImpactTolerancePct=100&slippageBps=2000`,
+  );
+  const order = (await response.json()) as OrderResponse;
+  expect(response.status, JSON.stringify(order)).toBe(200);
+  const signed = await signWithKit(wallet, order.transaction as string);
+  const signature = await createSolanaRpc(t.server.chain.rpcUrl)
+    .sendTransaction(signed, { encoding: "base64" })
+    .send();
+  return settledOrder(t.url, signature);
+}
+
+const sumMicros = (fills: Fill[], side: (f: Fill) => bigint) =>
+  fills.reduce((sum, fill) => sum + BigInt(Number.parseInt(fill.count_fp, 10)) * side(fill), 0n);
+
+describe("prediction-market fills executed upstream", () => {
+  it("buys on the upstream first: the user gets what the venue's order there filled, at its prices, on the tape at once", async () => {
+    const status = await trade(USDC_MINT, yesMint, 5_000_000n);
+    expect(status.status, JSON.stringify(status)).toBe("closed");
+    const [fill] = status.fills ?? [];
+    const contracts = BigInt(fill?.outAmount ?? 0) / 1_000_000n;
+    expect(contracts).toBeGreaterThan(0n);
+
+    const upstream = await upstreamOrderOf();
+    expect(upstream.client_order_id).toMatch(/^og-/);
+    expect(Number.parseInt(upstream.fill_count_fp, 10)).toBe(Number(contracts));
+    const fills = await fillsOf(upstream.order_id);
+    // The user paid the upstream's prices for the contracts it filled, and nothing more (no builder fee here).
+    expect(BigInt(fill?.inAmount ?? 0)).toBe(sumMicros(fills, (f) => dollarMicros(f.yes_price_dollars)));
+    expect(await tokenBalance(yesMint)).toBe(contracts * 1_000_000n);
+    expect(await tokenBalance(USDC_MINT)).toBe(100_000_000n - BigInt(fill?.inAmount ?? 0));
+    // Everyone sees the trades on the market's tape.
+    const tape = (await (
+      await fetch(`${simulator.url}/markets/trades?ticker=${ticker}&limit=100`)
+    ).json()) as {
+      trades: { trade_id: string; taker_side: string }[];
+    };
+    for (const f of fills)
+      expect(tape.trades.find((trade) => trade.trade_id === f.trade_id)?.taker_side).toBe("yes");
+    expect(await upstreamPosition()).toBe(Number(contracts));
+  });
+
+  it("sells on the upstream first: the user is paid what the contracts fetched there", async () => {
+    const held = await tokenBalance(yesMint);
+    const usdcBefore = await tokenBalance(USDC_MINT);
+    const status = await trade(yesMint, USDC_MINT, 1_000_000n);
+    expect(status.status, JSON.stringify(status)).toBe("closed");
+    const [fill] = status.fills ?? [];
+    expect(fill?.inAmount).toBe("1000000");
+    const upstream = await upstreamOrderOf();
+    const fills = await fillsOf(upstream.order_id);
+    expect(fills.every((f) => f.action === "sell")).toBe(true);
+    expect(BigInt(fill?.outAmount ?? 0)).toBe(sumMicros(fills, (f) => dollarMicros(f.yes_price_dollars)));
+    expect(await tokenBalance(USDC_MINT)).toBe(usdcBefore + BigInt(fill?.outAmount ?? 0));
+    // The venue's account holds exactly what its users hold.
+    expect(await upstreamPosition()).toBe(Number((held - 1_000_000n) / 1_000_000n));
+  });
+
+  it("reverts the whole order when the upstream refuses it, and holds nothing for it there", async () => {
+    const usdcBefore = await tokenBalance(USDC_MINT);
+    const yesBefore = await tokenBalance(yesMint);
+    const positionBefore = await upstreamPosition();
+    const faults = `${new URL(simulator.url).origin}/_sim/faults`;
+    const put = await fetch(faults, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([{ kind: "status", status: 400, match: "/portfolio/orders", times: 1 }]),
+    });
+    expect(put.status).toBe(200);
+    try {
+      const status = await trade(USDC_MINT, yesMint, 3_000_000n);
+      expect(status.status).toBe("closed");
+      expect(status.fills ?? []).toEqual([]);
+      expect(status.reverts).toMatchObject([{ mint: USDC_MINT, amount: "3000000" }]);
+    } finally {
+      await fetch(faults, { method: "DELETE" });
+    }
+    expect(await tokenBalance(USDC_MINT)).toBe(usdcBefore);
+    expect(await tokenBalance(yesMint)).toBe(yesBefore);
+    expect(await upstreamPosition()).toBe(positionBefore);
+  });
+
+  it("fills once when the answer to the venue's order is lost: placed again, the upstream's first order is found", async () => {
+    const yesBefore = await tokenBalance(yesMint);
+    const positionBefore = await upstreamPosition();
+    const faults = `${new URL(simulator.url).origin}/_sim/faults`;
+    // The order is placed after 2.5 s, when the venue has stopped waiting for its answer.
+    await fetch(faults, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([{ kind: "latency", ms: 2_500, match: "/portfolio/orders", times: 1 }]),
+    });
+    try {
+      const status = await trade(USDC_MINT, yesMint, 2_000_000n);
+      expect(status.status, JSON.stringify(status)).toBe("closed");
+      const contracts = BigInt(status.fills?.[0]?.outAmount ?? 0) / 1_000_000n;
+      expect(contracts).toBeGreaterThan(0n);
+      const upstream = await upstreamOrderOf();
+      expect(Number.parseInt(upstream.fill_count_fp, 10)).toBe(Number(contracts));
+      // One order, one fill: the account holds what the user holds.
+      expect(await upstreamPosition()).toBe(positionBefore + Number(contracts));
+      expect(await tokenBalance(yesMint)).toBe(yesBefore + contracts * 1_000_000n);
+    } finally {
+      await fetch(faults, { method: "DELETE" });
+    }
+  });
+
+  it("trades once when the same order is placed again (a restart before what it filled was stored)", async () => {
+    const portfolio = new KalshiPortfolio(simulator.url, loadKalshiCredentials(KEY_ID, keyFile), 5_000);
+    try {
+      const ticket = {
+        clientOrderId: `og-retry-${Date.now()}`,
+        ticker,
+        action: "buy",
+        side: "yes",
+        count: 2,
+        limitCents: 99,
+      } as const;
+      const positionBefore = await upstreamPosition();
+      const first = await portfolio.execute(ticket);
+      const again = await portfolio.execute(ticket);
+      expect(again).toEqual(first);
+      expect(first.filled).toBe(2);
+      expect(await upstreamPosition()).toBe(positionBefore + 2);
+      // Refused outright: a market the upstream does not have.
+      await expect(
+        portfolio.execute({ ...ticket, clientOrderId: `${ticket.clientOrderId}-x`, ticker: "NO-SUCH" }),
+      ).rejects.toMatchObject({
+        name: "UpstreamOrderRefused",
+        status: 404,
+      });
+    } finally {
+      await portfolio.close();
+    }
+  });
+});
