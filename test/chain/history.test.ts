@@ -301,9 +301,10 @@ for (const backend of BACKENDS) {
       const bobKey = new PublicKey(bob.address);
       const expected = await connection.getSignaturesForAddress(bobKey);
       await chain.stop();
-      // Undo migrations 0013 to 0016 as if this database predated them; reopening runs them again.
+      // Undo migrations 0013 to 0017 as if this database predated them; reopening runs them again.
       const storage = await openStorage(settings);
       const schema = storage.db.schema;
+      await schema.alterTable("orders").dropColumn("upstream").execute();
       await schema.dropIndex("orders_sweep_after").execute();
       await schema.alterTable("orders").dropColumn("sweep_after").execute();
       await schema.dropTable("chain_address_transactions").execute();
@@ -312,7 +313,7 @@ for (const backend of BACKENDS) {
       await schema.alterTable("chain_transactions").dropColumn("position").execute();
       await schema.createIndex("chain_transactions_slot").on("chain_transactions").column("slot").execute();
       await schema.alterTable("chain_transactions").dropColumn("meta").execute();
-      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids', '0016_escrow_sweep')`.execute(
+      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids', '0016_escrow_sweep', '0017_upstream_fills')`.execute(
         storage.db,
       );
       await storage.close();
