@@ -1,66 +1,31 @@
-/**
- * Crash test of fills executed upstream: prediction-market buys are sent to a venue process trading on
- * a simulator with an account of its own, and the venue is killed with SIGKILL while they are being
- * filled (at once, and a little later, when some are placed upstream and not yet settled), then
- * restarted on the same data. Every order ends closed exactly once, and the venue's account upstream
- * holds exactly the contracts its user holds on chain: nothing lost, nothing doubled.
- */
-import { generateKeyPairSync } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Address } from "@solana/kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { type Market, USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
-import { generateDemoCatalogue } from "../../src/demo/generate.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
-import { kalshiSignatureHeaders, loadKalshiCredentials } from "../../src/upstream/signing.js";
 import { tempDir } from "../support/backends.js";
 import { assertFreshBuild, CLI_BIN } from "../support/cli.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { freePortRun } from "../support/ports.js";
+import { type SimulatorAccount, simulatorWithAccount } from "../support/upstream-account.js";
 import { stopProcess, VenueProcesses } from "../support/venue-process.js";
 
-const KEY_ID = "crash-test-venue";
 const venues = new VenueProcesses();
-let simulator: RunningSimulator;
-let keyFile: string;
+let upstream: SimulatorAccount;
 let dir: { dir: string; cleanup(): Promise<void> };
 
 beforeAll(async () => {
   assertFreshBuild();
   dir = tempDir("upstream-crash");
-  const keys = generateKeyPairSync("rsa", {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-  });
-  keyFile = join(dir.dir, "kalshi.pem");
-  writeFileSync(keyFile, keys.privateKey);
-  // The demo a fresh venue stores today, so the tickers are the venue's.
-  const catalogue = generateDemoCatalogue({ anchor: Math.floor(Date.now() / 86_400_000) * 86_400 });
-  simulator = await startSimulator({
-    catalogue,
-    port: 0,
-    accounts: { [KEY_ID]: { publicKeyPem: keys.publicKey, balanceCents: 10_000_000 } },
-  });
+  upstream = await simulatorWithAccount(dir.dir, "crash-test-venue");
 }, 60_000);
 afterEach(() => venues.stopAll());
 afterAll(async () => {
-  await simulator?.close();
+  await upstream?.simulator.close();
   await dir?.cleanup();
 });
-
-/** The venue account's position in `ticker` upstream, in contracts. */
-async function upstreamPosition(ticker: string): Promise<number> {
-  const url = new URL(`${simulator.url}/portfolio/positions?ticker=${ticker}`);
-  const headers = kalshiSignatureHeaders(loadKalshiCredentials(KEY_ID, keyFile), "GET", url.pathname);
-  const body = (await (await fetch(url, { headers })).json()) as {
-    market_positions: { ticker: string; position_fp: string }[];
-  };
-  return Number(body.market_positions.find((p) => p.ticker === ticker)?.position_fp ?? 0);
-}
 
 describe("fills executed upstream across a kill -9", () => {
   it("settles every order exactly once after a restart, and the upstream account holds what the user holds", async () => {
@@ -74,13 +39,7 @@ describe("fills executed upstream across a kill -9", () => {
         rpcPort,
         venueSeed: "upstream-crash-test",
         until: "/health-check",
-        settings: {
-          UPSTREAM_URL: simulator.url,
-          UPSTREAM_KEY_ID: KEY_ID,
-          UPSTREAM_PRIVATE_KEY_FILE: keyFile,
-          UPSTREAM_TRADING: "true",
-          ESCROW_SWEEP_DELAY_MS: "0",
-        },
+        settings: { ...upstream.settings, ESCROW_SWEEP_DELAY_MS: "0" },
       });
     let venue = await start();
     const chain = new RpcChain({ url: `http://127.0.0.1:${rpcPort}` });
@@ -99,11 +58,18 @@ describe("fills executed upstream across a kill -9", () => {
     // Killed at once, then once the keeper has had a pass or two at the orders.
     for (const killAfterMs of [0, 300]) {
       for (let i = 0; i < 3; i++) {
-        const response = await fetch(
-          `${url}/order?inputMint=${USDC_MINT}&outputMint=${yesMint}&amount=${2_000_000 + i}&userPublicKey=${user.address}&priceImpactTolerancePct=100&slippageBps=2000`,
+        // Just restarted on a busy machine, the venue may not have the market's book yet: a client asks again.
+        const order = await vi.waitFor(
+          async () => {
+            const response = await fetch(
+              `${url}/order?inputMint=${USDC_MINT}&outputMint=${yesMint}&amount=${2_000_000 + i}&userPublicKey=${user.address}&priceImpactTolerancePct=100&slippageBps=2000`,
+            );
+            const body = (await response.json()) as { transaction: string };
+            expect(response.status, JSON.stringify(body)).toBe(200);
+            return body;
+          },
+          { timeout: 15_000, interval: 200 },
         );
-        const order = (await response.json()) as { transaction: string };
-        expect(response.status, JSON.stringify(order)).toBe(200);
         signatures.push(
           await chain.sendTransaction(Buffer.from(await signWithKit(user, order.transaction), "base64")),
         );
@@ -114,24 +80,12 @@ describe("fills executed upstream across a kill -9", () => {
     }
 
     const statuses: OrderStatusResponse[] = [];
-    for (const signature of signatures) {
-      statuses.push(
-        await vi.waitFor(
-          async () => {
-            const answer = (await (
-              await fetch(`${url}/order-status?signature=${signature}`)
-            ).json()) as OrderStatusResponse;
-            expect(answer.status).toBe("closed");
-            return answer;
-          },
-          { timeout: 60_000, interval: 100 },
-        ),
-      );
-    }
+    for (const signature of signatures) statuses.push(await settledOrder(url, signature, 60_000));
     let contracts = 0n;
     let spent = 0n;
     for (const status of statuses) {
       const fills = status.fills ?? [];
+      expect(status.status, JSON.stringify(status)).toBe("closed");
       // One settlement each: a fill (any leftover returned with it) or a refund.
       expect(
         fills.length + (fills.length === 0 ? (status.reverts ?? []).length : 0),
@@ -147,6 +101,6 @@ describe("fills executed upstream across a kill -9", () => {
       (await chain.getTokenAccountsByOwner(user.address, { mint })).reduce((sum, a) => sum + a.amount, 0n);
     expect(await balance(yesMint)).toBe(contracts);
     expect(await balance(USDC_MINT)).toBe(100_000_000n - spent);
-    expect(await upstreamPosition(ticker)).toBe(Number(contracts / 1_000_000n));
+    expect(await upstream.position(ticker)).toBe(Number(contracts / 1_000_000n));
   }, 180_000);
 });

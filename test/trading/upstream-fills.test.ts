@@ -1,31 +1,17 @@
-/**
- * Prediction-market fills executed on the upstream first (UPSTREAM_TRADING): a venue whose upstream
- * is a simulator on loopback, where the venue trades with an account of its own (an RSA key, as on
- * Kalshi). A buy through `/order` is an order of the venue's account there, on the public tape at
- * once; the user gets what it filled at its prices; a sale likewise; an order the upstream refuses is
- * reverted whole; the account's position equals what the venue's users hold; and the same order sent
- * again (a restart between placing it and storing what it filled) trades once.
- */
-import { generateKeyPairSync } from "node:crypto";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Address, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
-import { generateDemoCatalogue } from "../../src/demo/generate.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
+import type { RunningSimulator } from "../../src/simulator/index.js";
 import type { OrderResponse } from "../../src/trading/spot/desk.js";
 import { dollarMicros, KalshiPortfolio } from "../../src/upstream/portfolio.js";
-import { kalshiSignatureHeaders, loadKalshiCredentials } from "../../src/upstream/signing.js";
+import { loadKalshiCredentials } from "../../src/upstream/signing.js";
 import { tempDir } from "../support/backends.js";
 import { newFundedWallet, signWithKit } from "../support/kit.js";
 import { settledOrder } from "../support/orders.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-
-const KEY_ID = "venue-upstream-key";
-const START_CENTS = 10_000_000;
+import { type SimulatorAccount, simulatorWithAccount } from "../support/upstream-account.js";
 
 let simulator: RunningSimulator;
 let t: TestServer;
@@ -33,34 +19,19 @@ let chain: RpcChain;
 let wallet: KeyPairSigner;
 let ticker: string;
 let yesMint: Address;
-let keyFile: string;
+let upstream: SimulatorAccount;
 let cleanupDir: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  const keys = generateKeyPairSync("rsa", {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-  });
   const dir = tempDir("upstream-fills");
   cleanupDir = dir.cleanup;
-  keyFile = join(dir.dir, "kalshi.pem");
-  writeFileSync(keyFile, keys.privateKey);
-  // Dated today, so its markets trade and have books now.
-  const catalogue = generateDemoCatalogue({ anchor: Math.floor(Date.now() / 86_400_000) * 86_400 });
-  simulator = await startSimulator({
-    catalogue,
-    port: 0,
-    accounts: { [KEY_ID]: { publicKeyPem: keys.publicKey, balanceCents: START_CENTS } },
-  });
+  upstream = await simulatorWithAccount(dir.dir);
+  simulator = upstream.simulator;
   t = await startTestServer({
-    catalogue,
+    catalogue: upstream.catalogue,
     settings: {
       DEMO_CATALOGUE: "true",
-      UPSTREAM_URL: simulator.url,
-      UPSTREAM_KEY_ID: KEY_ID,
-      UPSTREAM_PRIVATE_KEY_FILE: keyFile,
-      UPSTREAM_TRADING: "true",
+      ...upstream.settings,
       // Short, so that an order's answer held back past it is lost quickly (the last test).
       UPSTREAM_TIMEOUT_MS: "2000",
     },
@@ -87,15 +58,6 @@ async function tokenBalance(mint: Address): Promise<bigint> {
   );
 }
 
-/** A signed GET of the venue's account on the simulator. */
-async function account<T>(path: string): Promise<T> {
-  const url = new URL(`${simulator.url}/${path}`);
-  const headers = kalshiSignatureHeaders(loadKalshiCredentials(KEY_ID, keyFile), "GET", url.pathname);
-  const response = await fetch(url, { headers });
-  expect(response.status).toBe(200);
-  return (await response.json()) as T;
-}
-
 interface Fill {
   trade_id: string;
   order_id: string;
@@ -105,14 +67,9 @@ interface Fill {
 }
 
 const fillsOf = async (orderId: string) =>
-  (await account<{ fills: Fill[] }>(`portfolio/fills?order_id=${orderId}`)).fills;
+  (await upstream.read<{ fills: Fill[] }>(`portfolio/fills?order_id=${orderId}`)).fills;
 
-const upstreamPosition = async () => {
-  const { market_positions } = await account<{ market_positions: { ticker: string; position_fp: string }[] }>(
-    `portfolio/positions?ticker=${ticker}`,
-  );
-  return Number(market_positions.find((p) => p.ticker === ticker)?.position_fp ?? 0);
-};
+const upstreamPosition = () => upstream.position(ticker);
 
 /** The venue's order on the upstream for the order settled in `status`, by the client order id it chose. */
 async function upstreamOrderOf(): Promise<{
@@ -120,7 +77,7 @@ async function upstreamOrderOf(): Promise<{
   client_order_id: string;
   fill_count_fp: string;
 }> {
-  const { orders } = await account<{
+  const { orders } = await upstream.read<{
     orders: { order_id: string; client_order_id: string; fill_count_fp: string }[];
   }>(`portfolio/orders?ticker=${ticker}&limit=1`);
   return orders[0] as { order_id: string; client_order_id: string; fill_count_fp: string };
@@ -235,7 +192,11 @@ describe("prediction-market fills executed upstream", () => {
   });
 
   it("trades once when the same order is placed again (a restart before what it filled was stored)", async () => {
-    const portfolio = new KalshiPortfolio(simulator.url, loadKalshiCredentials(KEY_ID, keyFile), 5_000);
+    const portfolio = new KalshiPortfolio(
+      simulator.url,
+      loadKalshiCredentials(upstream.keyId, upstream.keyFile),
+      5_000,
+    );
     try {
       const ticket = {
         clientOrderId: `og-retry-${Date.now()}`,
