@@ -24,10 +24,13 @@ export interface SimulatorAccount {
   position(ticker: string): Promise<number>;
 }
 
-/** Starts a simulator over today's demo (the one a fresh venue stores) with an account whose key is written in `dir`. */
+/**
+ * Starts a simulator over today's demo (the one a fresh venue stores) with an account whose key is
+ * written in `dir`; `now` fixes its clock (its books then move only by what orders take from them).
+ */
 export async function simulatorWithAccount(
   dir: string,
-  keyId = "venue-upstream-key",
+  { keyId = "venue-upstream-key", now }: { keyId?: string; now?: () => number } = {},
 ): Promise<SimulatorAccount> {
   const keys = generateKeyPairSync("rsa", {
     modulusLength: 2048,
@@ -40,6 +43,7 @@ export async function simulatorWithAccount(
   const simulator = await startSimulator({
     catalogue,
     port: 0,
+    ...(now ? { now } : {}),
     accounts: { [keyId]: { publicKeyPem: keys.publicKey, balanceCents: 10_000_000 } },
   });
   const credentials = loadKalshiCredentials(keyId, keyFile);

@@ -19,7 +19,7 @@ let dir: { dir: string; cleanup(): Promise<void> };
 beforeAll(async () => {
   assertFreshBuild();
   dir = tempDir("upstream-crash");
-  upstream = await simulatorWithAccount(dir.dir, "crash-test-venue");
+  upstream = await simulatorWithAccount(dir.dir, { keyId: "crash-test-venue" });
 }, 60_000);
 afterEach(() => venues.stopAll());
 afterAll(async () => {

@@ -25,7 +25,9 @@ let cleanupDir: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   const dir = tempDir("upstream-fills");
   cleanupDir = dir.cleanup;
-  upstream = await simulatorWithAccount(dir.dir);
+  // A still clock: the books move only by what orders take from them.
+  const frozen = Math.floor(Date.now() / 1000);
+  upstream = await simulatorWithAccount(dir.dir, { now: () => frozen });
   simulator = upstream.simulator;
   t = await startTestServer({
     catalogue: upstream.catalogue,
@@ -71,6 +73,14 @@ const fillsOf = async (orderId: string) =>
 
 const upstreamPosition = () => upstream.position(ticker);
 
+/** Contracts bid for NO in the market's book, as the venue relays it. */
+async function noBidDepth(): Promise<number> {
+  const response = await fetch(`${t.url}/api/v1/orderbook/${ticker}`);
+  expect(response.status).toBe(200);
+  const { no_bids } = (await response.json()) as { no_bids: Record<string, number> };
+  return Object.values(no_bids).reduce((sum, contracts) => sum + contracts, 0);
+}
+
 /** The venue's order on the upstream for the order settled in `status`, by the client order id it chose. */
 async function upstreamOrderOf(): Promise<{
   order_id: string;
@@ -101,6 +111,7 @@ const sumMicros = (fills: Fill[], side: (f: Fill) => bigint) =>
 
 describe("prediction-market fills executed upstream", () => {
   it("buys on the upstream first: the user gets what the venue's order there filled, at its prices, on the tape at once", async () => {
+    const depthBefore = await noBidDepth();
     const status = await trade(USDC_MINT, yesMint, 5_000_000n);
     expect(status.status, JSON.stringify(status)).toBe("closed");
     const [fill] = status.fills ?? [];
@@ -124,6 +135,8 @@ describe("prediction-market fills executed upstream", () => {
     for (const f of fills)
       expect(tape.trades.find((trade) => trade.trade_id === f.trade_id)?.taker_side).toBe("yes");
     expect(await upstreamPosition()).toBe(Number(contracts));
+    // The book the venue quotes from next lost the depth the buy took (a yes buy takes the no bids).
+    await expect.poll(noBidDepth, { timeout: 10_000, interval: 100 }).toBe(depthBefore - Number(contracts));
   });
 
   it("sells on the upstream first: the user is paid what the contracts fetched there", async () => {
