@@ -90,7 +90,7 @@ export class StorageUnavailable extends Error {
 export class TradingNotReady extends Error {
   override name = "TradingNotReady";
   constructor(
-    readonly missing: "pools" | "clock" | "chain" | "holds",
+    readonly missing: "pools" | "clock" | "chain" | "holds" | "upstream",
     message: string,
   ) {
     super(message);

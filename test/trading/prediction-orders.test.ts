@@ -133,6 +133,30 @@ describe("the default price-impact bound of a prediction-market order", () => {
     };
   }
 
+  it("answers 503, to retry, while the upstream cannot be asked for the market's book, and quotes once it can", async () => {
+    const market = (await t.client.listMarkets({ status: "active", isInitialized: true, limit: 5 }))
+      .markets[1];
+    const mint = Object.values(market?.accounts ?? {})[0]?.yesMint as Address;
+    const faults = `${new URL(t.server.upstream.url).origin}/_sim/faults`;
+    const put = await fetch(faults, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([{ kind: "status", status: 503, match: "/orderbook" }]),
+    });
+    expect(put.status).toBe(200);
+    try {
+      const refused = await quote(mint, 5_000_000n);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+      expect(refused.body).toMatchObject({ code: "amm_map_lagging", reason: "not_ready" });
+      expect(refused.body.msg).toContain(`market ${market?.ticker}'s order book`);
+    } finally {
+      await fetch(faults, { method: "DELETE" });
+    }
+    await expect
+      .poll(async () => (await quote(mint, 5_000_000n)).status, { timeout: 15_000, interval: 200 })
+      .toBe(200);
+  });
+
   it("lets an ordinary buy of a cheap contract through, and stops a fill that sweeps the book", async () => {
     // A cheap contract whose 5 USDC buy moves its price by more than 25%, relative: one cent up from 2¢ is 50%.
     const cheap = (

@@ -8,6 +8,7 @@
  *   TradingNotReady("pools")        → amm_map_not_initialized (503)
  *   TradingNotReady("clock")        → blockhash_unavailable (503)
  *   TradingNotReady("holds")        → amm_map_lagging (503: the pools moved under every pricing)
+ *   TradingNotReady("upstream")     → not_ready (503: a prediction market's book could not be read)
  *   TradingNotReady("chain")        → not_ready (503: the chain's state is not current; so is a
  *                                     NodeUnhealthyError from a chain read)
  *   IntentOutcomeUnknown            → not_ready (503: the reference has no code for "not confirmed yet")
@@ -117,6 +118,7 @@ function domainError(error: unknown, query: unknown): ApiError | undefined {
       clock: "blockhash_unavailable",
       chain: "not_ready",
       holds: "amm_map_lagging",
+      upstream: "not_ready",
     } as const;
     return new ApiError(code[error.missing], error.message);
   }

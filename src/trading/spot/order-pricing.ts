@@ -65,6 +65,8 @@ export class OrderPricing {
     const inputFee = feeMode === "inputMint" ? (request.amount * BigInt(request.platformFeeBps)) / BPS : 0n;
     if (inputFee > 0n) route = find(request.amount - inputFee);
     if (!route) {
+      const unreadable = book.prediction?.unreadableBook(request.inputMint, request.outputMint);
+      if (unreadable) throw new TradingNotReady("upstream", unreadable);
       throw new OrderRefused(
         "route_not_found",
         // A settled market's outcome mint: say so, and how to redeem, rather than "no route".

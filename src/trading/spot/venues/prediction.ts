@@ -11,6 +11,7 @@ import { parseAddress, parseAddressUncached } from "../../../chain/base58.js";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM, USDC_DECIMALS } from "../../../chain/programs.js";
 import { type MarketAddresses, type MarketRail, SETTLEMENT_MINTS } from "../../../markets/accounts.js";
 import type { Catalog, MarketEntry } from "../../../markets/catalog.js";
+import { UpstreamError } from "../../../upstream/errors.js";
 import type { ReferenceBook } from "../../../upstream/relay.js";
 import type { AsyncMarket, LegQuote } from "../market.js";
 import type { TokenRecord } from "../pools/store.js";
@@ -195,6 +196,8 @@ export class PredictionVenue {
    * before the next catalog says so, for a trader who sells right after buying.
    */
   private readonly initializedLately = new Set<string>();
+  /** Markets whose book the upstream could not be asked for at the last try (not: it has none). */
+  private readonly unreadable = new Set<string>();
   private usdcOutcomes: { catalog: Catalog; mints: readonly Address[] } | undefined;
 
   constructor(
@@ -308,6 +311,16 @@ export class PredictionVenue {
    * not active, in words that say what to do instead (redeem a settled market's contracts); undefined
    * when neither is such a mint.
    */
+  /** Why the book an order between these mints prices from could not be read just now, if it could not. */
+  unreadableBook(inputMint: Address, outputMint: Address): string | undefined {
+    for (const mint of [inputMint, outputMint]) {
+      const ticker = this.outcomeOf(mint)?.entry.record.ticker;
+      if (ticker && this.unreadable.has(ticker))
+        return `the upstream could not be asked for market ${ticker}'s order book; retry shortly`;
+    }
+    return undefined;
+  }
+
   notTradingReason(inputMint: Address, outputMint: Address): string | undefined {
     for (const mint of [inputMint, outputMint]) {
       const outcome = this.outcomeOf(mint);
@@ -364,9 +377,13 @@ export class PredictionVenue {
       [...tickers].map(async (ticker) => {
         try {
           this.books.set(ticker, priceBook(await this.fetchBook(ticker), now));
-        } catch {
-          // No book (the upstream has none, or cannot be reached): the market quotes nothing for now.
+          this.unreadable.delete(ticker);
+        } catch (error) {
+          // No book: the market quotes nothing for now. An upstream that could not be asked is worth
+          // asking again, which `unreadableBook` tells a caller.
           this.books.delete(ticker);
+          if (error instanceof UpstreamError) this.unreadable.add(ticker);
+          else this.unreadable.delete(ticker);
         }
       }),
     );
