@@ -162,11 +162,18 @@ export function isStaticKeyWritable(tx: WireTransaction, index: number): boolean
   return index < tx.accountKeys.length - numReadonlyUnsigned;
 }
 
+// Each parsed transaction's id, encoded once: the RPC answer and the executor both name it.
+const ids = new WeakMap<WireTransaction, Signature>();
+
 /** The first signature, base58: the transaction's id. */
 export function transactionId(tx: WireTransaction): Signature {
+  const known = ids.get(tx);
+  if (known !== undefined) return known;
   const first = tx.signatures[0];
   if (!first) throw malformed("a transaction needs a fee payer signature");
-  return encodeSignature(first);
+  const id = encodeSignature(first);
+  ids.set(tx, id);
+  return id;
 }
 
 /**

@@ -49,22 +49,20 @@ describe("TokenBalanceReader", () => {
     });
     const reader = new TokenBalanceReader();
 
-    expect(reader.read(svm, 1, account, TOKEN_PROGRAM, tokenAccountData(mintA, alice, 5n))).toEqual({
-      accountIndex: 1,
+    expect(reader.read(svm, account, TOKEN_PROGRAM, tokenAccountData(mintA, alice, 5n))).toEqual({
       mint: mintA,
       owner: alice,
       programId: TOKEN_PROGRAM,
       amount: 5n,
       decimals: 6,
     });
-    expect(reader.read(svm, 2, account, TOKEN_PROGRAM, tokenAccountData(mintA, bob, 7n))).toMatchObject({
-      accountIndex: 2,
+    expect(reader.read(svm, account, TOKEN_PROGRAM, tokenAccountData(mintA, bob, 7n))).toMatchObject({
       mint: mintA,
       owner: bob,
       amount: 7n,
     });
     expect(
-      reader.read(svm, 0, account, TOKEN_PROGRAM, tokenAccountData(mintB, bob, 2n ** 64n - 1n)),
+      reader.read(svm, account, TOKEN_PROGRAM, tokenAccountData(mintB, bob, 2n ** 64n - 1n)),
     ).toMatchObject({ mint: mintB, owner: bob, amount: 2n ** 64n - 1n, decimals: 9 });
   });
 
@@ -73,8 +71,8 @@ describe("TokenBalanceReader", () => {
     const reader = new TokenBalanceReader();
     const uninitialized = tokenAccountData(key(1), key(3), 5n);
     uninitialized[108] = 0;
-    expect(reader.read(svm, 0, key(5), TOKEN_PROGRAM, uninitialized)).toBeNull();
-    expect(reader.read(svm, 0, key(5), TOKEN_PROGRAM, mintData(6))).toBeNull();
-    expect(reader.read(svm, 0, key(6), TOKEN_PROGRAM, tokenAccountData(key(7), key(3), 1n))).toBeNull();
+    expect(reader.read(svm, key(5), TOKEN_PROGRAM, uninitialized)).toBeNull();
+    expect(reader.read(svm, key(5), TOKEN_PROGRAM, mintData(6))).toBeNull();
+    expect(reader.read(svm, key(6), TOKEN_PROGRAM, tokenAccountData(key(7), key(3), 1n))).toBeNull();
   });
 });

@@ -297,6 +297,25 @@ describe("transaction meta and jsonParsed, judged by @solana/web3.js 1.x and @so
     const raw = await connection.getTransaction(grantSignature, { maxSupportedTransactionVersion: 0 });
     expect(raw?.meta?.innerInstructions?.length).toBeGreaterThan(0);
   });
+
+  it("reads a balance a cheatcode changed between two transfers, not as the first transfer left it", async () => {
+    const aliceUsdc = await usdcAccountOf(alice.address);
+    const send = async (amount: bigint) => {
+      const signature = await chain.chain.sendTransaction(
+        await usdcTransfer(chain.chain, alice, bob.address, amount),
+      );
+      const fetched = await connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+      const keys = fetched?.transaction.message.staticAccountKeys.map((key) => key.toBase58()) ?? [];
+      const of = (balances: readonly TokenBalance[] | null | undefined) =>
+        balances?.find((balance) => keys[balance.accountIndex] === aliceUsdc)?.uiTokenAmount.amount;
+      return { pre: of(fetched?.meta?.preTokenBalances), post: of(fetched?.meta?.postTokenBalances) };
+    };
+    const first = await send(1_111n);
+    expect(BigInt(first.pre ?? 0) - BigInt(first.post ?? 0)).toBe(1_111n);
+    // Same lamports, other data: the balance before the next transfer is the cheatcode's.
+    await rpcCall(chain.rpcUrl, "surfnet_setTokenAccount", [alice.address, USDC_MINT, { amount: 9_000_000 }]);
+    expect(await send(2_222n)).toEqual({ pre: "9000000", post: "8997778" });
+  });
 });
 
 describe("a venue swap's token balances, through /order", () => {

@@ -19,8 +19,8 @@ import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
 import { SignatureVerifier } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
-import { putAccount, toStoredAccount } from "./svm.js";
-import type { ExecutableTransaction, TransactionExecutor } from "./transaction-executor.js";
+import { toStoredAccount } from "./svm.js";
+import type { ExecutableTransaction, TransactionExecutor, WrittenAccount } from "./transaction-executor.js";
 
 const MAX_BATCH = 512;
 
@@ -59,7 +59,7 @@ interface UncommittedGroup {
   transactions: StoredTransaction[];
   /** Each transaction's price and written accounts, in the order of `transactions`. */
   priced: PricedTransaction[];
-  written: Map<Address, Uint8Array>;
+  written: Map<Address, WrittenAccount>;
   slot: bigint;
 }
 
@@ -112,7 +112,7 @@ export class CommitPipeline {
     this.statuses.replace(statuses);
     this.accountIndex.clear();
     for (const account of accounts) {
-      putAccount(this.executor.svm, account);
+      this.executor.put(account);
       this.accountIndex.update(account.address, account);
     }
     this.landed = landed;
@@ -299,9 +299,9 @@ export class CommitPipeline {
       try {
         if (job.kind === "install") {
           for (const account of job.accounts) {
-            putAccount(this.executor.svm, account);
+            this.executor.put(account);
             const key = decodeAddressParam(account.address);
-            next.written.set(addressOf(key), key);
+            next.written.set(addressOf(key), { bytes: key });
           }
           next.jobs.push({ job });
         } else {
@@ -324,8 +324,10 @@ export class CommitPipeline {
     this.uncommitted = emptyGroup();
     const batch: CommitBatch = { accounts: new Map(), transactions: group.transactions };
     try {
-      for (const [address, bytes] of group.written) {
-        const account = toStoredAccount(address, this.executor.svm.getAccount(bytes));
+      for (const [address, written] of group.written) {
+        const read =
+          written.account !== undefined ? written.account : this.executor.svm.getAccount(written.bytes);
+        const account = toStoredAccount(address, read, written.data);
         batch.accounts.set(address, account);
         this.accountIndex.update(address, account);
       }

@@ -40,20 +40,14 @@ export class TokenBalanceReader {
     this.names.clear();
   }
 
-  /** The balance of the token account `data` at key `accountIndex`, or null when it is not one. */
-  read(
-    svm: LiteSvm,
-    accountIndex: number,
-    address: Address,
-    owner: Address,
-    data: Uint8Array,
-  ): TokenBalance | null {
+  /** The balance of the token account `data` owned by the token program `owner`, or null when it is not one. */
+  read(svm: LiteSvm, address: Address, owner: Address, data: Uint8Array): TokenHolding | null {
     const amount = tokenAccountAmount(owner, data);
     if (amount === null) return null;
     const names = this.namesOf(address, data);
     const decimals = this.decimalsOf(svm, names.mint);
     if (decimals === undefined) return null;
-    return { accountIndex, mint: names.mint, owner: names.owner, programId: owner, amount, decimals };
+    return { mint: names.mint, owner: names.owner, programId: owner, amount, decimals };
   }
 
   // The names of the mint and owner `data` holds, from the cache while those bytes are unchanged
@@ -82,6 +76,63 @@ export class TokenBalanceReader {
     this.decimals.set(mint, decoded.decimals);
     return decoded.decimals;
   }
+}
+
+/** A token balance as read, before it is placed at a transaction's key index. */
+export type TokenHolding = Omit<TokenBalance, "accountIndex">;
+
+/** What the executor last saw of an account: its lamports, and its token balance (null: not a token account). */
+interface KnownAccount {
+  lamports: bigint;
+  holding: TokenHolding | null;
+}
+
+/**
+ * Accounts as the last transaction that named them left them, so that the next one's balances
+ * before it are known without reading the account's data and owner out of LiteSVM again (several
+ * napi calls a key). Every write to LiteSVM goes through the executor, which updates or forgets
+ * the account here; an entry whose lamports differ from the account's is not used.
+ */
+export class KnownAccounts {
+  private readonly known = new Map<Address, KnownAccount>();
+
+  /** What is known of `address`, if its lamports are still `lamports`. */
+  get(address: Address, lamports: bigint): KnownAccount | undefined {
+    const known = this.known.get(address);
+    return known?.lamports === lamports ? known : undefined;
+  }
+
+  remember(address: Address, lamports: bigint, holding: TokenHolding | null): void {
+    if (this.known.size >= NAMED_ACCOUNTS_KEPT && !this.known.has(address)) this.known.clear();
+    this.known.set(address, { lamports, holding });
+  }
+
+  forget(address: Address): void {
+    this.known.delete(address);
+  }
+
+  clear(): void {
+    this.known.clear();
+  }
+}
+
+/**
+ * Whether LiteSVM may have recorded inner instructions, from the logs: every invocation from a
+ * program logs `invoke [2]` or deeper (unless the logs were cut short).
+ */
+export function mayHaveInnerInstructions(logs: readonly string[]): boolean {
+  return logs.some((line) => line.endsWith("]") && INNER_INVOKE.test(line)) || logsTruncated(logs);
+}
+
+/** Whether a program may have returned data, from the logs: Agave logs `Program return:` for it. */
+export function mayHaveReturnData(logs: readonly string[]): boolean {
+  return logs.some((line) => line.startsWith("Program return: ")) || logsTruncated(logs);
+}
+
+const INNER_INVOKE = / invoke \[([2-9]|\d\d+)\]$/;
+
+function logsTruncated(logs: readonly string[]): boolean {
+  return logs.length > 0 && logs[logs.length - 1] === "Log truncated";
 }
 
 /** The inner instructions LiteSVM recorded, grouped by top-level instruction, empty groups left out (as Agave). */

@@ -56,17 +56,33 @@ export function putAccount(svm: LiteSvm, account: StoredAccount): void {
 }
 
 /** Converts LiteSVM's account (null or zero lamports: closed) to the stored form. */
-export function toStoredAccount(address: string, account: Account | null): StoredAccount | null {
+export function toStoredAccount(
+  address: string,
+  account: Account | null,
+  data?: Uint8Array,
+): StoredAccount | null {
   if (account === null) return null;
   const lamports = account.lamports();
   if (lamports === 0n) return null;
   return {
     address,
     lamports,
-    owner: addressOf(account.owner()),
+    owner: ownerAddress(account.owner()),
     executable: account.executable(),
-    data: account.data(),
+    data: data ?? account.data(),
   };
+}
+
+// The few owners most accounts have (the system and token programs), without base58 each time.
+const recentOwners: { bytes: Buffer; address: string }[] = [];
+const RECENT_OWNERS = 8;
+
+function ownerAddress(bytes: Uint8Array): string {
+  for (const owner of recentOwners) if (owner.bytes.equals(bytes)) return owner.address;
+  const address = addressOf(bytes);
+  if (recentOwners.length >= RECENT_OWNERS) recentOwners.pop();
+  recentOwners.unshift({ bytes: Buffer.from(bytes), address });
+  return address;
 }
 
 /** An account that does not exist, for restoring one that a refused transaction created. */

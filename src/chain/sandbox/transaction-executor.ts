@@ -20,9 +20,17 @@ import {
   transactionId,
   type WireTransaction,
 } from "../wire.js";
-import type { StoredTransaction } from "./commit-batch.js";
+import type { StoredAccount, StoredTransaction } from "./commit-batch.js";
 import { DeferredAccounts } from "./deferred-accounts.js";
-import { innerInstructionsOf, returnDataOf, TokenBalanceReader } from "./meta-capture.js";
+import {
+  innerInstructionsOf,
+  KnownAccounts,
+  mayHaveInnerInstructions,
+  mayHaveReturnData,
+  returnDataOf,
+  TokenBalanceReader,
+  type TokenHolding,
+} from "./meta-capture.js";
 import type { PricedTransaction } from "./prioritization-fees.js";
 import type { SignatureStatuses } from "./signature-statuses.js";
 import type { SignatureVerdict } from "./signature-verifier.js";
@@ -53,6 +61,16 @@ export interface ExecutableTransaction {
   skipPreflight: boolean;
   /** The signature check's outcome; undefined while the verifier works on it. */
   signatures: SignatureVerdict | undefined;
+}
+
+/**
+ * An account a commit stores: its key, and (when a transaction read it after writing it) the
+ * account and data as read, which the commit stores without reading them again.
+ */
+export interface WrittenAccount {
+  bytes: Uint8Array;
+  account?: Account | null;
+  data?: Uint8Array;
 }
 
 /** A transaction that landed in LiteSVM (its commit still to come). */
@@ -89,6 +107,7 @@ export class TransactionExecutor {
   private sigverify = true;
   private svmSlot = -1n;
   private readonly tokenBalances = new TokenBalanceReader();
+  private readonly known = new KnownAccounts();
 
   constructor(
     private readonly slots: SlotClock,
@@ -101,6 +120,13 @@ export class TransactionExecutor {
     this.sigverify = true;
     this.svmSlot = -1n;
     this.tokenBalances.clear();
+    this.known.clear();
+  }
+
+  /** Writes a stored account into LiteSVM (outside any transaction). */
+  put(account: StoredAccount): void {
+    putAccount(this.svm, account);
+    this.known.forget(account.address as Address);
   }
 
   /** Moves LiteSVM's clock to `slot` (and lets the statuses forget what fell out of the window). */
@@ -173,7 +199,11 @@ export class TransactionExecutor {
    * Executes one transaction in `slot` and adds the accounts it may have written to `written`;
    * throws (with LiteSVM's state untouched) when it is refused.
    */
-  execute(job: ExecutableTransaction, slot: bigint, written: Map<Address, Uint8Array>): ExecutedTransaction {
+  execute(
+    job: ExecutableTransaction,
+    slot: bigint,
+    written: Map<Address, WrittenAccount>,
+  ): ExecutedTransaction {
     const tx = job.tx;
     const signature = transactionId(tx);
     if (this.statuses.has(signature)) throw ChainError.transactionFailed("AlreadyProcessed");
@@ -197,19 +227,19 @@ export class TransactionExecutor {
     // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
     const before: (Account | null)[] = new Array(count);
     const preBalances: bigint[] = new Array(count);
-    const preTokenBalances: TokenBalance[] = [];
-    // The token program owning each key that was a token account before: it owns it after too.
-    const tokenPrograms: (Address | null)[] = new Array(count).fill(null);
+    // Each key's token balance before (null: not a token account); it owns the same after.
+    const held: (TokenHolding | null)[] = new Array(count).fill(null);
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
-      if (key.writable || watched[i]) {
+      if (key.writable) {
         const account = this.svm.getAccount(key.bytes);
-        before[i] = key.writable ? account : null;
+        before[i] = account;
         preBalances[i] = account?.lamports() ?? 0n;
-        if (watched[i]) tokenPrograms[i] = this.collectTokenBalance(preTokenBalances, i, key, account);
+        if (watched[i]) held[i] = this.holdingBefore(key, account, preBalances[i] as bigint);
       } else {
         before[i] = null;
         preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+        if (watched[i]) held[i] = this.holdingBefore(key, undefined, preBalances[i] as bigint);
       }
     }
     const result =
@@ -239,30 +269,36 @@ export class TransactionExecutor {
         throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
       }
     }
-    // The accounts themselves are read once per commit; here only their lamports, and the data of
-    // those that may be token accounts.
-    const postBalances: bigint[] = new Array(count);
+    // The written accounts are read once here, and the commit stores what was read.
+    const preTokenBalances: TokenBalance[] = [];
     const postTokenBalances: TokenBalance[] = [];
+    const postBalances: bigint[] = new Array(count);
     const writable: Address[] = [];
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
+      const had = held[i];
+      if (had) preTokenBalances.push({ accountIndex: i, ...had });
       if (!key.writable) {
+        // A read-only account cannot change: its balances after are its balances before.
         postBalances[i] = preBalances[i] ?? 0n;
-        // A read-only account cannot change: its balance after is its balance before.
-        const unchanged = watched[i] && preTokenBalances.find((balance) => balance.accountIndex === i);
-        if (unchanged) postTokenBalances.push(unchanged);
+        if (had) postTokenBalances.push({ accountIndex: i, ...had });
         continue;
       }
-      written.set(key.address, key.bytes);
       writable.push(key.address);
-      if (watched[i]) {
-        const account = this.svm.getAccount(key.bytes);
-        postBalances[i] = account?.lamports() ?? 0n;
-        this.collectTokenBalance(postTokenBalances, i, key, account, tokenPrograms[i]);
-      } else {
-        postBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      const account = this.svm.getAccount(key.bytes);
+      const lamports = account?.lamports() ?? 0n;
+      postBalances[i] = lamports;
+      const data = account?.data();
+      written.set(key.address, { bytes: key.bytes, account, data });
+      if (!watched[i]) {
+        this.known.forget(key.address);
+        continue;
       }
+      const after = this.holding(key, account, data, had?.programId ?? null);
+      this.known.remember(key.address, lamports, after);
+      if (after) postTokenBalances.push({ accountIndex: i, ...after });
     }
+    const logs = meta.logs();
     this.statuses.executed(signature, hash, slot, err);
     const record: StoredTransaction = {
       signature,
@@ -271,7 +307,7 @@ export class TransactionExecutor {
       err,
       fee: transactionFee(tx),
       computeUnits: meta.computeUnitsConsumed(),
-      logs: meta.logs(),
+      logs,
       preBalances,
       postBalances,
       wire: job.wire,
@@ -280,8 +316,8 @@ export class TransactionExecutor {
       meta: {
         preTokenBalances,
         postTokenBalances,
-        innerInstructions: innerInstructionsOf(meta),
-        returnData: returnDataOf(meta),
+        innerInstructions: mayHaveInnerInstructions(logs) ? innerInstructionsOf(meta) : [],
+        returnData: mayHaveReturnData(logs) ? returnDataOf(meta) : null,
         loadedAddresses: loadedAddressesOf(tx, keys),
       },
     };
@@ -294,27 +330,37 @@ export class TransactionExecutor {
     return { signature, record, priced };
   }
 
-  /**
-   * Adds the token balance of `account` at key `index` to `balances` when it is a token account, and
-   * returns its token program (null when it is none). `program`, when known, saves reading the owner:
-   * a token program never hands its accounts to another owner.
-   */
-  private collectTokenBalance(
-    balances: TokenBalance[],
-    index: number,
+  // The token balance of `key` before a transaction (null: not a token account), as last seen if its
+  // lamports are unchanged, else read from `account` (undefined: not read yet).
+  private holdingBefore(
     key: ResolvedKey,
-    account: Account | null,
-    program: Address | null = null,
-  ): Address | null {
-    if (!account) return null;
-    const data = account.data();
+    account: Account | null | undefined,
+    lamports: bigint,
+  ): TokenHolding | null {
+    const known = this.known.get(key.address, lamports);
+    if (known) return known.holding;
+    const current = account === undefined ? this.svm.getAccount(key.bytes) : account;
+    const holding = this.holding(key, current, current?.data(), null);
+    this.known.remember(key.address, lamports, holding);
+    return holding;
+  }
+
+  /**
+   * The token balance `account` holds (null when it is not a token account). `program`, when known,
+   * saves reading the owner: a token program never hands its accounts to another owner.
+   */
+  private holding(
+    key: ResolvedKey,
+    account: Account | null | undefined,
+    data: Uint8Array | undefined,
+    program: Address | null,
+  ): TokenHolding | null {
+    if (!account || !data) return null;
     // Reading an owner out of LiteSVM costs several times reading the data: only for token-shaped data.
     if (!hasTokenAccountShape(data)) return null;
     const owner = program ?? tokenProgramOf(account.owner());
     if (!owner) return null;
-    const balance = this.tokenBalances.read(this.svm, index, key.address, owner, data);
-    if (balance) balances.push(balance);
-    return owner;
+    return this.tokenBalances.read(this.svm, key.address, owner, data);
   }
 
   // Creates in LiteSVM the deferred accounts among `keys` it does not hold yet (deferred-accounts.ts).
@@ -323,7 +369,7 @@ export class TransactionExecutor {
       // Built only when LiteSVM lacks it: most deferred accounts a transaction names exist already.
       if (!this.deferredAccounts.has(key.address) || this.svm.getAccount(key.bytes)) continue;
       const account = this.deferredAccounts.account(key.address);
-      if (account) putAccount(this.svm, account);
+      if (account) this.put(account);
     }
   }
 
