@@ -36,6 +36,9 @@ export interface OrderRecord {
   /** What the fills cost (the contracts bought, YES for a bid, NO for an ask), centicents. */
   takerFillCost: number;
   takerFees: number;
+  /** What its fills as a resting order cost, centicents. */
+  makerFillCost: number;
+  makerFees: number;
   /** Centicents held from the balance for the resting remainder. */
   held: number;
   status: OrderStatus;

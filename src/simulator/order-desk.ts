@@ -3,13 +3,16 @@
  * dynamics' book less what takers took), level by level at each level's price; its fills move the
  * account's balance and position, take their depth from the book and print on the tape, all in the
  * request. A good-till-canceled remainder rests, holding its cost from the balance, and stays resting
- * until canceled, decreased, expired, or its market closes. Settled markets pay out their positions.
+ * until filled, canceled, decreased, expired, or its market closes. A resting order trades with the
+ * exchange's takers (the dynamics' seeded trades): a taker selling YES at or below a resting bid fills
+ * it at the bid's price, one buying YES at or above a resting ask fills the ask, best price first, each
+ * taker's contracts once across every account. Settled markets pay out their positions.
  */
 import { randomUUID } from "node:crypto";
 import { type BookImpact, restingBook } from "./book-impact.js";
-import { ONE_DOLLAR } from "./dynamics.js";
+import { ONE_DOLLAR, type SimulatedTrade } from "./dynamics.js";
 import { SETTLED_STATUSES, type SimulatedExchange, type SimulatedMarket } from "./exchange.js";
-import { takerFee } from "./fees.js";
+import { makerFee, takerFee } from "./fees.js";
 import {
   type AccountLedger,
   type BookSide,
@@ -60,10 +63,20 @@ export const bookSideOf = (action: "buy" | "sell", side: "yes" | "no"): BookSide
 /** Statuses a resting order survives: trading, or paused. */
 const RESTING_STATUSES = new Set(["active", "inactive"]);
 
+/** How far back a resting order is matched against the takers when its account was not seen for long. */
+const MATCH_WINDOW_SECONDS = 7 * 86_400;
+/** Taker trades whose contracts are remembered as taken: far more than a week of one busy market. */
+const TAKEN_TRADES_KEPT = 100_000;
+
 const refused = (status: number, code: string, message: string, details?: string) =>
   new ExchangeRequestError(status, code, message, details);
 
 export class OrderDesk {
+  /** Contracts of each taker trade that resting orders took, by trade id. */
+  private readonly taken = new Map<string, number>();
+  /** The time up to which each resting order has been matched against the takers. */
+  private readonly matchedThrough = new Map<string, number>();
+
   constructor(
     private readonly markets: DeskMarkets,
     private readonly ledger: AccountLedger,
@@ -149,6 +162,8 @@ export class OrderDesk {
       remainingCount: rests ? remaining : 0,
       takerFillCost: cost,
       takerFees: fills.reduce((sum, fill) => sum + fill.fee, 0),
+      makerFillCost: 0,
+      makerFees: 0,
       held: hold,
       status: remaining === 0 ? "executed" : rests ? "resting" : "canceled",
       selfTradePrevention: ticket.selfTradePrevention,
@@ -218,6 +233,7 @@ export class OrderDesk {
    * those that asked) or that expired are canceled, and positions in determined markets are paid out.
    */
   catchUp(userId: string, now: number): void {
+    this.fillFromTakers(userId, now);
     const { marketsByTicker } = this.markets.exchange;
     const orders: OrderRecord[] = [];
     let balanceDelta = 0;
@@ -260,6 +276,91 @@ export class OrderDesk {
     }
   }
 
+  /** Fills `userId`'s resting orders from the takers that traded since each was last matched, in time order. */
+  private fillFromTakers(userId: string, now: number): void {
+    const byTicker = new Map<string, OrderRecord[]>();
+    for (const order of this.ledger.orders(userId)) {
+      if (order.status !== "resting") continue;
+      const list = byTicker.get(order.ticker);
+      if (list) list.push(order);
+      else byTicker.set(order.ticker, [order]);
+    }
+    for (const [ticker, resting] of byTicker) {
+      const market = this.markets.exchange.marketsByTicker.get(ticker);
+      // A paused or closed market's takers fill nothing, then or later.
+      if (market?.lifecycle.status === "active") this.matchMarket(userId, market, resting, now);
+      for (const order of resting) this.matchedThrough.set(order.orderId, now);
+    }
+  }
+
+  private matchMarket(userId: string, market: SimulatedMarket, resting: OrderRecord[], now: number): void {
+    const since = (order: OrderRecord) =>
+      Math.max(this.matchedThrough.get(order.orderId) ?? order.createdTs, now - MATCH_WINDOW_SECONDS);
+    const orders = new Map(resting.map((order) => [order.orderId, order]));
+    const series = this.seriesOf(market);
+    let position =
+      this.ledger.position(userId, market.record.ticker) ??
+      emptyPosition(market.record.ticker, market.record.eventTicker, now);
+    let balanceDelta = 0;
+    const fills: FillRecord[] = [];
+    const first = Math.min(...resting.map(since));
+    for (let minute = Math.floor(first / 60); minute <= Math.floor(now / 60); minute++) {
+      const trade = market.dynamics.tradeInMinute(minute);
+      if (!trade || trade.time > now) continue;
+      let left = trade.count - (this.taken.get(trade.tradeId) ?? 0);
+      const crossing = [...orders.values()]
+        .filter((order) => order.remainingCount > 0 && since(order) < trade.time && crosses(order, trade))
+        .sort(priority);
+      for (const order of crossing) {
+        if (left === 0) break;
+        const count = Math.min(left, order.remainingCount);
+        left -= count;
+        const outlay = outlayPerContract(order.bookSide, order.yesPrice) * count;
+        const fee = makerFee(series, order.yesPrice, count);
+        const { bookSide, yesPrice } = order;
+        const moved = applyFill(position, { bookSide, yesPrice, count, fee }, trade.time);
+        position = moved.position;
+        // The fill is paid from what the order held.
+        balanceDelta += moved.balanceDelta + outlay;
+        const remainingCount = order.remainingCount - count;
+        orders.set(order.orderId, {
+          ...order,
+          fillCount: order.fillCount + count,
+          remainingCount,
+          held: order.held - outlay,
+          makerFillCost: order.makerFillCost + outlay,
+          makerFees: order.makerFees + fee,
+          status: remainingCount === 0 ? "executed" : "resting",
+          lastUpdateTs: trade.time,
+        });
+        fills.push({
+          fillId: randomUUID(),
+          orderId: order.orderId,
+          ticker: order.ticker,
+          action: order.action,
+          side: order.side,
+          bookSide,
+          count,
+          yesPrice,
+          fee,
+          isTaker: false,
+          ts: trade.time,
+        });
+      }
+      if (left < trade.count) this.remember(trade.tradeId, trade.count - left);
+    }
+    if (fills.length === 0) return;
+    const changed = [...orders.values()].filter((order) =>
+      fills.some((fill) => fill.orderId === order.orderId),
+    );
+    this.ledger.commit(userId, { balanceDelta, orders: changed, fills, positions: [position] }, now);
+  }
+
+  private remember(tradeId: string, taken: number): void {
+    if (this.taken.size >= TAKEN_TRADES_KEPT && !this.taken.has(tradeId)) this.taken.clear();
+    this.taken.set(tradeId, taken);
+  }
+
   private restingOrder(userId: string, orderId: string): OrderRecord {
     const order = this.ledger.order(userId, orderId);
     // Kalshi answers 404 for an order that is not resting as for one it never had.
@@ -282,6 +383,19 @@ export class OrderDesk {
     const event = exchange.eventsByTicker.get(market.record.eventTicker);
     return event ? exchange.seriesByTicker.get(event.record.seriesTicker) : undefined;
   }
+}
+
+/** Whether `trade`'s taker reached `order`'s price: a YES seller its bid, a YES buyer its ask. */
+function crosses(order: OrderRecord, trade: SimulatedTrade): boolean {
+  return order.bookSide === "bid"
+    ? trade.takerSide === "no" && trade.yesPrice <= order.yesPrice
+    : trade.takerSide === "yes" && trade.yesPrice >= order.yesPrice;
+}
+
+/** Best price first (the highest bid, the lowest ask), then the oldest. */
+function priority(a: OrderRecord, b: OrderRecord): number {
+  const better = a.bookSide === "bid" ? b.yesPrice - a.yesPrice : a.yesPrice - b.yesPrice;
+  return better !== 0 ? better : a.createdTs - b.createdTs;
 }
 
 /** Contracts an order on `bookSide` may close of a position of `held` (YES positive). */

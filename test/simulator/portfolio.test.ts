@@ -11,6 +11,8 @@ import { Configuration, MarketApi, OrdersApi, PortfolioApi } from "kalshi-typesc
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CatalogueFile } from "../../src/contract/markets.js";
 import { generateDemoCatalogue } from "../../src/demo/generate.js";
+import type { SimulatedTrade } from "../../src/simulator/dynamics.js";
+import { makerFee, takerFee } from "../../src/simulator/fees.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { kalshiSignatureHeaders } from "../../src/upstream/signing.js";
 import { TEST_ANCHOR } from "../support/server.js";
@@ -508,6 +510,66 @@ describe("bounds", () => {
 });
 
 describe("refill", () => {
+  it("a resting bid fills from the exchange's takers once their YES sales reach its price, as a maker, from what it held", async () => {
+    const ticker = nextMarket();
+    const market = simulator.exchange.marketsByTicker.get(ticker);
+    const bid = market?.dynamics.quoteAt(NOW, "active")?.yesBid;
+    if (!market || bid === undefined) throw new Error(`${ticker} has no quote`);
+    // The first taker after NOW who sells YES at or below the bid: the order's first fill.
+    let taker: SimulatedTrade | null = null;
+    for (
+      let minute = Math.floor(NOW / 60) + 1;
+      !taker && minute < Math.floor(NOW / 60) + 2 * 1_440;
+      minute++
+    ) {
+      const trade = market.dynamics.tradeInMinute(minute);
+      if (trade && trade.time > NOW && trade.takerSide === "no" && trade.yesPrice <= bid) taker = trade;
+    }
+    if (!taker) throw new Error(`no YES seller reaches ${ticker}'s bid within two days`);
+    const startBalance = await balance();
+    const count = taker.count + 2;
+    const created = (
+      await orders.createOrderV2({
+        ticker,
+        side: "bid",
+        count: `${count}`,
+        price: (bid / 10_000).toFixed(4),
+        time_in_force: "good_till_canceled",
+        self_trade_prevention_type: "taker_at_cross",
+      })
+    ).data;
+    expect(created).toMatchObject({ fill_count: "0.00", remaining_count: `${count}.00` });
+    expect(await balance()).toBe(startBalance - count * bid);
+    try {
+      clock = taker.time - 1;
+      expect((await orders.getOrder(created.order_id)).data.order).toMatchObject({ status: "resting" });
+      clock = taker.time;
+      const order = (await orders.getOrder(created.order_id)).data.order;
+      expect(order).toMatchObject({
+        status: "resting",
+        fill_count_fp: `${taker.count}.00`,
+        remaining_count_fp: "2.00",
+        maker_fill_cost_dollars: ((taker.count * bid) / 10_000).toFixed(6),
+        maker_fees_dollars: "0.000000",
+      });
+      const fills = (await portfolio.getFills(ticker)).data.fills;
+      expect(
+        fills.map((fill) => [fill.order_id, fill.count_fp, units(fill.yes_price_dollars), fill.is_taker]),
+      ).toEqual([[created.order_id, `${taker.count}.00`, bid, false]]);
+      // The fill was paid from what the order held: the balance moved only when it was placed.
+      expect(await balance()).toBe(startBalance - count * bid);
+      const position = (await portfolio.getPositions(undefined, undefined, undefined, ticker)).data
+        .market_positions;
+      expect(position[0]).toMatchObject({ position_fp: `${taker.count}.00`, resting_orders_count: 1 });
+      // Asked again at the same moment, the same taker fills nothing more.
+      expect((await orders.getOrder(created.order_id)).data.order.fill_count_fp).toBe(`${taker.count}.00`);
+      await orders.cancelOrderV2(created.order_id);
+      expect(await balance()).toBe(startBalance - taker.count * bid);
+    } finally {
+      clock = NOW;
+    }
+  });
+
   it("taken depth comes back with the half-life, deterministically", async () => {
     const ticker = nextMarket();
     const [best] = (await book(ticker)).no_dollars.map(level);
@@ -533,5 +595,22 @@ describe("refill", () => {
     } finally {
       clock = NOW;
     }
+  });
+});
+
+describe("Kalshi's fees", () => {
+  const series = (feeType: string, feeMultiplier = 1) => ({
+    ...(catalogue.series[0] as CatalogueFile["series"][number]),
+    feeType,
+    feeMultiplier,
+  });
+
+  it("charges makers ⌈0.0175 × C × P × (1 − P)⌉ only on series whose fee type charges makers", () => {
+    // 100 contracts at $0.50: $0.4375 to a maker, $1.75 to a taker.
+    expect(makerFee(series("quadratic_with_maker_fees"), 5_000, 100)).toBe(4_375);
+    expect(takerFee(series("quadratic_with_maker_fees"), 5_000, 100)).toBe(17_500);
+    expect(makerFee(series("quadratic"), 5_000, 100)).toBe(0);
+    // One contract at $0.52 rounds up to the next $0.0001, scaled by the series' multiplier.
+    expect(makerFee(series("quadratic_with_maker_fees", 2), 5_200, 1)).toBe(88);
   });
 });
