@@ -6,6 +6,7 @@ import {
   type MarketRecord,
 } from "../../src/contract/markets.js";
 import { generateDemoCatalogue, generateStressCatalogue } from "../../src/demo/generate.js";
+import { MarketDynamics } from "../../src/simulator/dynamics.js";
 
 /** 2026-11-22T00:00:00Z; the catalogue describes noon UTC of that day. */
 const ANCHOR = 1_795_305_600;
@@ -195,6 +196,27 @@ describe("generateDemoCatalogue", () => {
     const fractional = markets.filter((m) => m.fractionalTradingEnabled).length;
     expect(fractional).toBeGreaterThan(0);
     expect(fractional / markets.length).toBeLessThan(0.25);
+  });
+
+  it("leads the explorer's default listing (active events by volume) with events that trade on the venue and the tape", () => {
+    const volumeOf = (e: CatalogueEvent) => e.markets.reduce((sum, m) => sum + m.volume, 0);
+    const largest = events
+      .filter((e) => e.markets.some((m) => m.status === "active"))
+      .sort((a, b) => volumeOf(b) - volumeOf(a))
+      .slice(0, 10);
+    for (const event of largest) {
+      const trading = event.markets.filter((m) => m.status === "active");
+      expect(
+        trading.some((m) => m.tokenized),
+        event.ticker,
+      ).toBe(true);
+      // The simulator's tape in the hour before the catalogue's moment.
+      const trades = trading.flatMap((m) => {
+        const dynamics = new MarketDynamics(m, NOW);
+        return Array.from({ length: 60 }, (_, k) => dynamics.tradeInMinute(NOW / 60 - 1 - k)).filter(Boolean);
+      });
+      expect(trades.length, event.ticker).toBeGreaterThanOrEqual(4);
+    }
   });
 
   it("tokenizes a majority of listed markets and never an initialized one", () => {
