@@ -10,6 +10,7 @@ import type { AccessControl } from "../http/auth.js";
 import { installMetrics, type Metrics } from "../http/metrics.js";
 import { installApiDocuments } from "../http/openapi.js";
 import type { ResponseSigningKey } from "../http/response-signing.js";
+import type { SimulatorControls } from "../http/sim-relay.js";
 import type { ZodApp } from "../http/types.js";
 import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../limits.js";
 import type { CatalogHolder } from "../markets/catalog-holder.js";
@@ -64,6 +65,8 @@ export interface AppDependencies {
   health?: HealthMonitor;
   /** Symbols of the sandbox's demo tokens by mint, for the explorer. */
   tokenSymbols?: Readonly<Record<string, string>>;
+  /** The embedded simulator's controls: in development, the explorer's simulator panel relays to them. */
+  simulator?: SimulatorControls;
   /** Called with the app's metrics once they exist, for counters fed from outside the app (sync's). */
   onMetrics?: (metrics: Metrics) => void;
 }
@@ -109,7 +112,9 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
   await app.register(explorer, {
     mode,
     chain: deps.chain,
-    explorer: marketsApi ? { enabled: config.EXPLORER ?? true, tokenSymbols: deps.tokenSymbols } : undefined,
+    explorer: marketsApi
+      ? { enabled: config.EXPLORER ?? true, tokenSymbols: deps.tokenSymbols, simulator: deps.simulator }
+      : undefined,
   });
   await app.register(documents, {
     mode,

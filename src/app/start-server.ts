@@ -185,10 +185,17 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   // The trade API and the sandbox's faucet go where the trade listener is.
   // Sync's refusals are counted on the listener that serves the catalogue.
   let countRefusals = (_count: number) => {};
+  // In development, the explorer's simulator panel drives the embedded simulator and syncs at once.
+  let syncNow = (): Promise<void> => Promise.resolve();
+  const simulator =
+    config.MODE === "development" && upstream.simulator
+      ? { url: upstream.simulator.url, syncNow: () => syncNow() }
+      : undefined;
   const app = await buildApp({
     ...common,
     relay,
     marketStream,
+    ...(simulator ? { simulator } : {}),
     onMetrics: (metrics) => {
       countRefusals = (count) => metrics.lifecycleRefusals.inc({ source: "sync" }, count);
     },
@@ -269,7 +276,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  keepCatalogCurrent({
+  syncNow = keepCatalogCurrent({
     config,
     storage,
     venueSeed,
@@ -363,7 +370,10 @@ class DemoSource {
   }
 }
 
-/** Reloads the catalogue another process changed, and syncs from the upstream every SYNC_INTERVAL. */
+/**
+ * Reloads the catalogue another process changed, and syncs from the upstream every SYNC_INTERVAL;
+ * returns a sync on demand (run after any sync in progress, never beside it).
+ */
 function keepCatalogCurrent(deps: {
   config: Config;
   storage: Storage;
@@ -375,7 +385,7 @@ function keepCatalogCurrent(deps: {
   lifecycle: Lifecycle;
   /** Counts the market records a sync refused (its lifecycle refusals metric). */
   countRefusals: (count: number) => void;
-}): void {
+}): () => Promise<void> {
   const { config, catalog, log } = deps;
   const { db, snapshots } = deps.storage;
   const poll = every(
@@ -388,34 +398,38 @@ function keepCatalogCurrent(deps: {
     { onError: (error) => log.error({ err: error }, "catalog refresh failed; serving the previous one") },
   );
   deps.lifecycle.defer("catalog poll", () => poll.stop());
-  if (config.SYNC_INTERVAL <= 0) return;
-  const sync = every(
-    config.SYNC_INTERVAL * 1000,
-    async () => {
-      const result = await syncFromUpstream({
-        db,
-        venueSeed: deps.venueSeed,
-        upstream: deps.upstream.client,
-        tokenize: config.SYNC_TOKENIZE,
-      });
-      if (result.refused.length > 0) {
-        deps.countRefusals(result.refused.length);
-        log.warn(
-          { refused: result.refused.slice(0, 20), count: result.refused.length },
-          "sync refused upstream records that would turn determined or finalized markets back; storage keeps them settled",
-        );
-      }
-      if (result.changed.events > 0 || result.changed.series > 0) {
-        log.info(result, "sync stored upstream changes");
-        if (await catalog.refreshIfChanged(snapshots)) await deps.followCatalog();
-      }
-    },
-    {
-      immediately: true,
-      onError: (error) => log.error({ err: error }, "sync failed; the catalogue stays as it was"),
-    },
-  );
+  const syncOnce = async () => {
+    const result = await syncFromUpstream({
+      db,
+      venueSeed: deps.venueSeed,
+      upstream: deps.upstream.client,
+      tokenize: config.SYNC_TOKENIZE,
+    });
+    if (result.refused.length > 0) {
+      deps.countRefusals(result.refused.length);
+      log.warn(
+        { refused: result.refused.slice(0, 20), count: result.refused.length },
+        "sync refused upstream records that would turn determined or finalized markets back; storage keeps them settled",
+      );
+    }
+    if (result.changed.events > 0 || result.changed.series > 0) {
+      log.info(result, "sync stored upstream changes");
+      if (await catalog.refreshIfChanged(snapshots)) await deps.followCatalog();
+    }
+  };
+  let syncing: Promise<void> = Promise.resolve();
+  const syncNow = (): Promise<void> => {
+    const run = syncing.then(syncOnce);
+    syncing = run.catch(() => undefined);
+    return run;
+  };
+  if (config.SYNC_INTERVAL <= 0) return syncNow;
+  const sync = every(config.SYNC_INTERVAL * 1000, syncNow, {
+    immediately: true,
+    onError: (error) => log.error({ err: error }, "sync failed; the catalogue stays as it was"),
+  });
   deps.lifecycle.defer("upstream sync", () => sync.stop());
+  return syncNow;
 }
 
 /** The base URL an app is listening on. */

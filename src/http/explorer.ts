@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ApiError } from "../contract/errors.js";
 import { sendReusedBody } from "./reused-bodies.js";
+import { registerSimRelay, type SimulatorControls } from "./sim-relay.js";
 import type { ZodApp } from "./types.js";
 
 /** Where `npm run build` writes the web app, from the package root. */
@@ -87,6 +88,8 @@ export interface ExplorerOptions {
   sandbox: boolean;
   /** Symbols of the sandbox's own tokens by mint (the APIs give only mints and decimals). */
   tokenSymbols?: Readonly<Record<string, string>>;
+  /** The embedded simulator's controls, for the page's simulator panel (development only). */
+  simulator?: SimulatorControls;
 }
 
 interface Asset {
@@ -123,9 +126,11 @@ export function registerExplorer(app: ZodApp, options: ExplorerOptions): void {
   app.get("/", page, answer("index.html"));
   // What the page cannot find out from the APIs themselves: whether to offer the sandbox controls.
   const sandbox = options.sandbox && Boolean(options.rpcUrl);
+  const simulator = options.mode === "development" ? options.simulator : undefined;
   const settings = JSON.stringify({
     mode: options.mode,
     sandbox,
+    simulator: simulator !== undefined,
     ...(sandbox && options.tokenSymbols ? { tokens: options.tokenSymbols } : {}),
   });
   app.get("/explorer/config.json", page, async (_request, reply) =>
@@ -137,6 +142,7 @@ export function registerExplorer(app: ZodApp, options: ExplorerOptions): void {
   }
   // Only the sandbox controls use the relay: a production chain stays behind its own listener's checks.
   if (sandbox && options.rpcUrl) registerRpcRelay(app, options.rpcUrl);
+  if (simulator) registerSimRelay(app, simulator);
 }
 
 /** Every file of the build, by its path from the root (with `/`), read once at start. */

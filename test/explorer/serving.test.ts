@@ -15,14 +15,16 @@ import { loadConfig } from "../../src/config.js";
 import { toWireError } from "../../src/http/errors.js";
 import { EXPLORER_BUILD_DIR, registerExplorer } from "../../src/http/explorer.js";
 import { MemoryRateStore } from "../../src/http/rate-limit.js";
+import type { SimulatorControls } from "../../src/http/sim-relay.js";
 import type { ZodApp } from "../../src/http/types.js";
 import { CatalogHolder } from "../../src/markets/catalog-holder.js";
 
 const apps: ZodApp[] = [];
 
-async function app(settings: Record<string, string>): Promise<ZodApp> {
+async function app(settings: Record<string, string>, simulator?: SimulatorControls): Promise<ZodApp> {
   const config = loadConfig({}, { LOG_LEVEL: "silent", ...settings });
   const built = await buildApp({
+    ...(simulator ? { simulator } : {}),
     config,
     catalog: new CatalogHolder(),
     access: {
@@ -59,7 +61,7 @@ describe("serving the explorer", () => {
     expect(asset.statusCode).toBe(200);
     expect(asset.headers["content-type"]).toBe("text/javascript; charset=utf-8");
     const settings = await production.inject({ method: "GET", url: "/explorer/config.json" });
-    expect(settings.json()).toEqual({ mode: "production", sandbox: false });
+    expect(settings.json()).toEqual({ mode: "production", sandbox: false, simulator: false });
     // The data is not open: the page has to ask for a key.
     const data = await production.inject({ method: "GET", url: "/api/v1/events" });
     expect(data.statusCode).toBe(401);
@@ -67,6 +69,22 @@ describe("serving the explorer", () => {
     // Only the built files are open, not whatever path is asked for.
     const other = await production.inject({ method: "GET", url: "/assets/../../package.json" });
     expect(other.statusCode).not.toBe(200);
+  });
+
+  it("offers the simulator panel in development only: a production venue has no /dev/sim route", async () => {
+    const controls: SimulatorControls = { url: "http://127.0.0.1:9", syncNow: async () => {} };
+    const development = await app({ MODE: "development" }, controls);
+    const production = await app({ MODE: "production" }, controls);
+    const settingsOf = async (built: ZodApp) =>
+      (await built.inject({ method: "GET", url: "/explorer/config.json" })).json();
+    expect(await settingsOf(development)).toMatchObject({ mode: "development", simulator: true });
+    expect(await settingsOf(production)).toMatchObject({ mode: "production", simulator: false });
+    // Nothing listens where the controls point: the relay says so rather than hanging.
+    const unreachable = await development.inject({ method: "GET", url: "/dev/sim/status" });
+    expect(unreachable.json()).toMatchObject({ code: "upstream_unavailable" });
+    expect(development.hasRoute({ method: "POST", url: "/dev/sim/clock" })).toBe(true);
+    expect(production.hasRoute({ method: "POST", url: "/dev/sim/clock" })).toBe(false);
+    expect(production.hasRoute({ method: "GET", url: "/dev/sim/status" })).toBe(false);
   });
 
   it("caches hashed assets for good, revalidates the page, and sends a CSP of this origin only", async () => {

@@ -223,7 +223,7 @@ export async function getHealth(fresh: boolean): Promise<HealthReport | null> {
 }
 
 /** POSTs JSON to the venue (retried only when it was refused before being read: a 429, or unreachable). */
-export async function postJson<T>(path: string, body: unknown): Promise<T> {
+export async function postJson<T>(path: string, body: unknown, method: "POST" | "PUT" = "POST"): Promise<T> {
   let attempt = 0;
   for (;;) {
     attempt++;
@@ -231,7 +231,7 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(path, {
-        method: "POST",
+        method,
         headers: headers({ "content-type": "application/json" }),
         body: JSON.stringify(body),
       });
@@ -256,6 +256,8 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
 export interface ExplorerSettings {
   mode: "development" | "production";
   sandbox: boolean;
+  /** Whether the simulator panel applies (development with the embedded simulator); optional. */
+  simulator?: boolean;
   /** Symbols of mints the server knows beyond the well-known ones (its demo tokens), by mint; optional. */
   tokens?: Record<string, string>;
 }

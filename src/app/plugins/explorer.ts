@@ -1,6 +1,7 @@
 import { devFaucet } from "../../chain/routes/dev-faucet.js";
 import type { Config } from "../../config.js";
 import { registerExplorer } from "../../http/explorer.js";
+import type { SimulatorControls } from "../../http/sim-relay.js";
 import type { ChainConnection } from "../connect-chain.js";
 import { appPlugin } from "./app-plugin.js";
 
@@ -15,20 +16,25 @@ export const explorer = appPlugin(
     options: {
       mode: Config["MODE"];
       chain?: ChainConnection;
-      explorer?: { enabled: boolean; tokenSymbols?: Readonly<Record<string, string>> };
+      explorer?: {
+        enabled: boolean;
+        tokenSymbols?: Readonly<Record<string, string>>;
+        simulator?: SimulatorControls;
+      };
     },
   ) => {
     const { mode, chain } = options;
     const sandbox = chain?.sandbox;
     if (chain && sandbox) devFaucet(app, { chain: chain.chain, signers: sandbox.signers }, mode);
     if (!options.explorer) return;
-    const { enabled, tokenSymbols } = options.explorer;
+    const { enabled, tokenSymbols, simulator } = options.explorer;
     registerExplorer(app, {
       enabled,
       mode,
       sandbox: mode === "development" && sandbox !== undefined,
       ...(chain ? { rpcUrl: chain.rpcUrl } : {}),
       ...(tokenSymbols ? { tokenSymbols } : {}),
+      ...(simulator ? { simulator } : {}),
     });
   },
 );

@@ -25,6 +25,13 @@ export function MarketView({ ticker }: { ticker: string }) {
   const [Ticket, setTicket] = useState<ComponentType<{ market: Market; book: OrderBook | null }> | null>(
     null,
   );
+  const [SimControls, setSimControls] = useState<ComponentType<{
+    ticker: string;
+    status: string;
+    onChanged: () => void;
+  }> | null>(null);
+  const reload = () =>
+    getJson<Market>(`/api/v1/market/${encodeURIComponent(ticker)}`).then(setMarket, () => {});
 
   useEffect(() => {
     setMarket(null);
@@ -32,6 +39,11 @@ export function MarketView({ ticker }: { ticker: string }) {
       setError(failure.message),
     );
   }, [ticker]);
+
+  useEffect(() => {
+    if (!settings.value.simulator) return;
+    import("../sandbox/SimControls").then((module) => setSimControls(() => module.MarketSimControls));
+  }, [settings.value.simulator]);
 
   // Read again once a minute until it settles, so a page left open offers Redeem when it does.
   const settling = market !== null && market.status !== "determined" && market.status !== "finalized";
@@ -117,6 +129,7 @@ export function MarketView({ ticker }: { ticker: string }) {
         {market.result ? ` · result ${market.result}` : ""} · volume {count(market.volume)} · open interest{" "}
         {count(market.openInterest)} · closes {dateTime(market.closeTime)}
       </p>
+      {SimControls && <SimControls ticker={ticker} status={market.status} onChanged={() => void reload()} />}
       {/* Once settled, the ticket (the wallet's position and its Redeem) comes first, above the charts. */}
       {Ticket && settled && (
         <div class="settled-ticket">

@@ -5,8 +5,9 @@
  * exports). Idle, it costs the venue 9 requests a minute: the shared health watch every 15 s, the
  * metrics every 15 s and the block height every minute, and nothing while the tab is hidden.
  */
+import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, count, getText, postJson } from "../api";
+import { ApiError, count, getText, postJson, settings } from "../api";
 import { clock, dateTime } from "../format";
 import { healthCadenceMs, healthReadAt, healthReport } from "../health";
 
@@ -92,6 +93,7 @@ export function StatusView() {
   const [samples, setSamples] = useState<Sample[]>([]);
   const [height, setHeight] = useState<number | null>(null);
   const [updated, setUpdated] = useState<Date | null>(null);
+  const [SimulatorPanel, setSimulatorPanel] = useState<ComponentType | null>(null);
   const report = healthReport.value;
   const readAt = healthReadAt.value;
 
@@ -103,6 +105,12 @@ export function StatusView() {
       healthCadenceMs.value = before;
     };
   }, []);
+
+  // Development with the embedded simulator: its controls, a chunk of their own.
+  useEffect(() => {
+    if (!settings.value.simulator) return;
+    import("../sandbox/SimControls").then((module) => setSimulatorPanel(() => module.SimulatorPanel));
+  }, [settings.value.simulator]);
 
   // An instance without the report: its plain check, once it is known to have none.
   useEffect(() => {
@@ -174,6 +182,7 @@ export function StatusView() {
           <strong>{dateTime(started)}</strong>
         </div>
       </div>
+      {SimulatorPanel && <SimulatorPanel />}
       {report && (
         <section class="card" aria-labelledby="parts-title">
           <h2 id="parts-title">Parts {report.ready ? "(ready)" : "(not ready)"}</h2>
