@@ -7,15 +7,25 @@
  * /quote-stream following one outcome pair each) and the periodic sync from the upstream every `--sync`
  * seconds, which changes prices and so reloads the catalogue. It prints the RSS every ten seconds,
  * the catalogue reloads seen and the requests answered, then RSS after the first minute against the end.
+ * The upstream is the simulator in a process of its own, its markets moving (the seeded makers' books
+ * and takers' trades every quote and sync reads), so its CPU is measured apart from the venue's: both
+ * are printed beside the `/health-check` rate measured in the same run.
  *
  *   npx tsx bench/soak.ts                                   (demo catalogue, 60 s: "RSS after 60 s")
  *   npx tsx bench/soak.ts --markets 50000 --duration 600     (the soak: 10 minutes, a reload a minute)
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
+import type { CatalogueFile } from "../src/contract/markets.js";
 import { generateDemoCatalogue, sizedCatalogue } from "../src/demo/generate.js";
+import { startSimulator } from "../src/simulator/index.js";
 import {
+  cpuTimeUs,
   healthCheckRate,
   importCatalogue,
   rssMb,
@@ -35,8 +45,19 @@ const { values: args } = parseArgs({
     clients: { type: "string", default: "200" },
     /** Requests per second of each of the two HTTP loads (reads, quotes): steady, not saturating. */
     rate: { type: "string", default: "200" },
+    /** Internal: serve the simulator over the catalogue in this file, in this process. */
+    "serve-simulator": { type: "string" },
   },
 });
+
+// The simulator this bench starts as its own child process: `--serve-simulator CATALOGUE_FILE`.
+if (args["serve-simulator"]) {
+  const catalogue = JSON.parse(fs.readFileSync(args["serve-simulator"], "utf8")) as CatalogueFile;
+  const simulator = await startSimulator({ catalogue, host: "127.0.0.1", port: 0 });
+  process.stdout.write(`READY ${simulator.url}\n`);
+  process.once("SIGTERM", () => process.exit(0));
+  await new Promise(() => {});
+}
 const MARKETS = Number(args.markets);
 const DURATION_S = Number(args.duration);
 const SYNC_S = Number(args.sync);
@@ -119,19 +140,45 @@ function streamClients(server: StartedServer, load: Workload): { frames: () => n
   };
 }
 
+/** The simulator over `catalogue` in a child process of its own; resolves with it once it listens. */
+function startSimulatorProcess(
+  dataDir: string,
+  catalogue: CatalogueFile,
+): Promise<{ child: ChildProcess; url: string }> {
+  const file = path.join(dataDir, "simulator-catalogue.json");
+  fs.writeFileSync(file, JSON.stringify(catalogue));
+  const self = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, ["--import", "tsx", self, "--serve-simulator", file], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  process.once("exit", () => child.kill("SIGTERM"));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+      if (line.startsWith("READY ")) resolve({ child, url: line.slice("READY ".length) });
+    });
+    child.once("exit", (code) => reject(new Error(`the simulator exited (${code})`)));
+  });
+}
+
 async function main(): Promise<void> {
   const dataDir = tempDataDir();
   let label = "demo catalogue";
+  let catalogue = generateDemoCatalogue({ anchor: ANCHOR });
   if (MARKETS > 0) {
     const scale = Math.max(1, Math.ceil((MARKETS * 1.1) / MARKETS_PER_SCALE));
     const generated = generateDemoCatalogue({ anchor: ANCHOR, scale });
-    const catalogue = sizedCatalogue(generated, Math.ceil(generated.events.length), MARKETS);
+    catalogue = sizedCatalogue(generated, Math.ceil(generated.events.length), MARKETS);
     const count = catalogue.events.reduce((n, e) => n + e.markets.length, 0);
     label = `${catalogue.events.length} events / ${count} markets`;
     console.log(`importing ${label} ...`);
     importCatalogue(dataDir, catalogue);
   }
-  const server = await startServer({ dataDir, env: { SYNC_INTERVAL: String(SYNC_S) } });
+  const simulator = await startSimulatorProcess(dataDir, catalogue);
+  const simulatorPid = simulator.child.pid as number;
+  const server = await startServer({
+    dataDir,
+    env: { SYNC_INTERVAL: String(SYNC_S), UPSTREAM_URL: simulator.url },
+  });
   const pid = server.child.pid as number;
   try {
     const readyMs = await untilReady(server);
@@ -147,6 +194,7 @@ async function main(): Promise<void> {
     const firstVersion = await catalogueVersion(server.url);
     const versions = new Set<number | undefined>([firstVersion]);
     const samples: { t: number; rss: number }[] = [];
+    const cpuBefore = { venue: cpuTimeUs(pid), simulator: cpuTimeUs(simulatorPid) };
     const started = performance.now();
     const sampler = setInterval(async () => {
       const t = (performance.now() - started) / 1000;
@@ -175,11 +223,21 @@ async function main(): Promise<void> {
       }),
     ]);
     clearInterval(sampler);
+    const loadSeconds = (performance.now() - started) / 1000;
+    const cpu = {
+      venue: (cpuTimeUs(pid) - cpuBefore.venue) / 1e6,
+      simulator: (cpuTimeUs(simulatorPid) - cpuBefore.simulator) / 1e6,
+    };
     const endRss = rssMb(pid);
     streams.close();
     // Measured after the load, away from the start-up sync, which holds the event loop for a while.
     const baseline = await healthCheckRate(server.url, 3, 20);
     console.log(`  baseline: /health-check ${baseline.toFixed(0)} req/s at 20 connections`);
+    const share = cpu.simulator / (cpu.simulator + cpu.venue);
+    console.log(
+      `  CPU over the load: venue ${(cpu.venue / loadSeconds).toFixed(2)} cores, simulator ${(cpu.simulator / loadSeconds).toFixed(2)} cores ` +
+        `(${(share * 100).toFixed(1)}% of the two; the simulator's CPU a second = ${((cpu.simulator / loadSeconds) * baseline).toFixed(0)} /health-check answers' worth)`,
+    );
     const firstMinute = samples.find((s) => s.t >= Math.min(60, DURATION_S - 5))?.rss ?? endRss;
     console.log(
       `  event reads ${reads.requests.total} (${reads.non2xx} not 2xx, ${reads.errors} errors); ` +
@@ -192,6 +250,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await stopServer(server);
+    simulator.child.kill("SIGTERM");
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
