@@ -29,7 +29,16 @@ import type { OrderStatusResponse } from "../src/contract/trade.js";
 import { resolveVenueSeed } from "../src/markets/accounts.js";
 import { openStorage } from "../src/storage/database.js";
 import type { IntentQuoteResponse, SubmitIntentResponse } from "../src/trading/prediction/intents.js";
-import { cpuTimeUs, random, type StartedServer, sleep, startServer, stopServer } from "./support.js";
+import {
+  cpuTimeUs,
+  machineHealthRate,
+  random,
+  rawLiteSvmRate,
+  type StartedServer,
+  sleep,
+  startServer,
+  stopServer,
+} from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -376,6 +385,7 @@ async function main(): Promise<void> {
   if (!fs.existsSync(MAIN)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
   if (!(INTENTS > 0 && WALLETS > 0 && CONNECTIONS > 0 && WAVE > 0))
     throw new Error("--intents, --wallets, --connections and --wave must be positive");
+  let measured: { perSecond: number; cpuUsPerIntent: number } | undefined;
   let server: StartedServer | undefined;
   const dispatcher = new Agent({ connections: PREPARE_CONCURRENCY, pipelining: 1 });
   try {
@@ -451,6 +461,7 @@ async function main(): Promise<void> {
     const drainS = waves.reduce((sum, wave) => sum + wave.drainS, 0);
     const e2eCpu = waves.reduce((sum, wave) => sum + wave.e2eCpuUs, 0);
     const sustained = filled.length / e2eS;
+    measured = { perSecond: sustained, cpuUsPerIntent: e2eCpu / accepted.length };
     const prepareCpu = waves.reduce((sum, wave) => sum + wave.prepareCpuUs * wave.intents, 0);
     console.log(
       "\nend to end (first submission -> every order at an end in /order-status, summed over the waves)",
@@ -508,6 +519,17 @@ async function main(): Promise<void> {
     await dispatcher.close();
     if (server) await stopServer(server);
   }
+  if (!measured) return;
+  // The machine's baselines, measured now that the venue is stopped: the figures above as ratios.
+  const health = await machineHealthRate();
+  const rawTxUs = 1e6 / (await rawLiteSvmRate());
+  console.log(
+    `
+baselines: /health-check ${health.toFixed(0)} req/s, raw LiteSVM ${(1e6 / rawTxUs).toFixed(0)} tx/s` +
+      `
+  ${measured.perSecond.toFixed(0)} intents/s = ${((measured.perSecond * rawTxUs) / 1e6).toFixed(4)} of raw LiteSVM's rate;` +
+      ` server CPU per intent = ${(measured.cpuUsPerIntent / rawTxUs).toFixed(1)} raw LiteSVM transactions (issue 43: <= 15)`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -182,10 +182,15 @@ export async function healthCheckRate(url: string, seconds = 5, connections = 50
 
 /** This machine's baselines, measured now: a demo server's `/health-check` req/s and raw LiteSVM tx/s. */
 export async function machineBaselines(): Promise<string> {
-  const server = await startServer();
-  const health = await healthCheckRate(server.url, 3).finally(() => stopServer(server));
+  const health = await machineHealthRate();
   const litesvm = await rawLiteSvmRate();
   return `/health-check ${health.toFixed(0)} req/s, raw LiteSVM ${litesvm.toFixed(0)} tx/s`;
+}
+
+/** A demo server's `/health-check` req/s, measured now on a server started for it. */
+export async function machineHealthRate(): Promise<number> {
+  const server = await startServer();
+  return healthCheckRate(server.url, 3).finally(() => stopServer(server));
 }
 
 /**
