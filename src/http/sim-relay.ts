@@ -1,5 +1,5 @@
 /**
- * The explorer's simulator panel, in development with the embedded simulator only: `/dev/sim/*` relays
+ * The explorer's simulator panel, in development with the embedded simulator only: `/explorer/sim/*` relays
  * a few of the simulator's `/_sim` controls (its status, its clock, a market's lifecycle, faults) from
  * the page's own origin (its CSP allows no other), then syncs the venue's catalogue so the page sees a
  * change at once instead of at the next SYNC_INTERVAL. The simulator validates what it is sent; here
@@ -23,7 +23,7 @@ const Ticker = z.object({ ticker: z.string().min(1).max(128) });
 const Change = z.record(z.string(), z.unknown());
 const Faults = z.array(z.record(z.string(), z.unknown())).max(20);
 
-/** Registers `GET /dev/sim/status`, `POST /dev/sim/clock`, `POST /dev/sim/markets/:ticker/lifecycle` and `PUT /dev/sim/faults`. */
+/** Registers `GET /explorer/sim/status`, `POST /explorer/sim/clock`, `POST /explorer/sim/markets/:ticker/lifecycle` and `PUT /explorer/sim/faults`. */
 export function registerSimRelay(app: ZodApp, controls: SimulatorControls): void {
   const relay = async (method: string, path: string, body?: unknown, sync = false): Promise<unknown> => {
     let answer: Response;
@@ -44,12 +44,12 @@ export function registerSimRelay(app: ZodApp, controls: SimulatorControls): void
     return text === "" ? {} : JSON.parse(text);
   };
   const limits = { bodyLimit: BODY_BYTES, schema: { hide: true } } as const;
-  app.get("/dev/sim/status", { schema: { hide: true } }, async () => relay("GET", "/_sim/status"));
-  app.post("/dev/sim/clock", { ...limits, schema: { hide: true, body: Change } }, async (request) =>
+  app.get("/explorer/sim/status", { schema: { hide: true } }, async () => relay("GET", "/_sim/status"));
+  app.post("/explorer/sim/clock", { ...limits, schema: { hide: true, body: Change } }, async (request) =>
     relay("POST", "/_sim/clock", request.body, true),
   );
   app.post(
-    "/dev/sim/markets/:ticker/lifecycle",
+    "/explorer/sim/markets/:ticker/lifecycle",
     { ...limits, schema: { hide: true, params: Ticker, body: Change } },
     async (request) =>
       relay(
@@ -60,7 +60,7 @@ export function registerSimRelay(app: ZodApp, controls: SimulatorControls): void
       ),
   );
   // An empty list clears the faults.
-  app.put("/dev/sim/faults", { ...limits, schema: { hide: true, body: Faults } }, async (request) =>
+  app.put("/explorer/sim/faults", { ...limits, schema: { hide: true, body: Faults } }, async (request) =>
     relay("PUT", "/_sim/faults", request.body),
   );
 }

@@ -71,7 +71,7 @@ describe("serving the explorer", () => {
     expect(other.statusCode).not.toBe(200);
   });
 
-  it("offers the simulator panel in development only: a production venue has no /dev/sim route", async () => {
+  it("offers the simulator panel in development only: a production venue has no /explorer/sim route", async () => {
     const controls: SimulatorControls = { url: "http://127.0.0.1:9", syncNow: async () => {} };
     const development = await app({ MODE: "development" }, controls);
     const production = await app({ MODE: "production" }, controls);
@@ -80,11 +80,11 @@ describe("serving the explorer", () => {
     expect(await settingsOf(development)).toMatchObject({ mode: "development", simulator: true });
     expect(await settingsOf(production)).toMatchObject({ mode: "production", simulator: false });
     // Nothing listens where the controls point: the relay says so rather than hanging.
-    const unreachable = await development.inject({ method: "GET", url: "/dev/sim/status" });
+    const unreachable = await development.inject({ method: "GET", url: "/explorer/sim/status" });
     expect(unreachable.json()).toMatchObject({ code: "upstream_unavailable" });
-    expect(development.hasRoute({ method: "POST", url: "/dev/sim/clock" })).toBe(true);
-    expect(production.hasRoute({ method: "POST", url: "/dev/sim/clock" })).toBe(false);
-    expect(production.hasRoute({ method: "GET", url: "/dev/sim/status" })).toBe(false);
+    expect(development.hasRoute({ method: "POST", url: "/explorer/sim/clock" })).toBe(true);
+    expect(production.hasRoute({ method: "POST", url: "/explorer/sim/clock" })).toBe(false);
+    expect(production.hasRoute({ method: "GET", url: "/explorer/sim/status" })).toBe(false);
   });
 
   it("caches hashed assets for good, revalidates the page, and sends a CSP of this origin only", async () => {

@@ -99,14 +99,14 @@ describe("the explorer's simulator panel", () => {
   it("bounds what it relays and says what the simulator refused", async () => {
     const post = (path: string, body: string) =>
       fetch(`${t.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body });
-    expect((await post("/dev/sim/clock", JSON.stringify({ pad: "x".repeat(5_000) }))).status).toBe(413);
-    expect((await post(`/dev/sim/markets/${"X".repeat(129)}/lifecycle`, '{"status":"active"}')).status).toBe(
-      400,
-    );
-    const backwards = await post("/dev/sim/clock", JSON.stringify({ advanceSeconds: -60 }));
+    expect((await post("/explorer/sim/clock", JSON.stringify({ pad: "x".repeat(5_000) }))).status).toBe(413);
+    expect(
+      (await post(`/explorer/sim/markets/${"X".repeat(129)}/lifecycle`, '{"status":"active"}')).status,
+    ).toBe(400);
+    const backwards = await post("/explorer/sim/clock", JSON.stringify({ advanceSeconds: -60 }));
     expect(backwards.status).toBe(400);
     expect(((await backwards.json()) as { msg: string }).msg).toMatch(/^the simulator refused: /);
-    const unknown = await post("/dev/sim/markets/NOPE-1/lifecycle", '{"status":"inactive"}');
+    const unknown = await post("/explorer/sim/markets/NOPE-1/lifecycle", '{"status":"inactive"}');
     expect(unknown.status).toBe(400);
   });
 });

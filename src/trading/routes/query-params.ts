@@ -24,7 +24,10 @@ export interface Param<T> {
   readonly example?: string;
   /** The type the reference's document gives the parameter, which the venue's documents publish. */
   readonly published?: Published;
-  /** The value of `text` (undefined when the parameter is not sent); throws an `ApiError` when it is bad. */
+  /**
+   * The value of `text` (undefined when the parameter is not sent); throws an `ApiError` when it is
+   * bad. What it reads for undefined must be a constant: it is read once per declaration.
+   */
   read(text: string | undefined, name: string, refuse: Refuse): T;
 }
 
@@ -83,14 +86,49 @@ export function paramCodes<P extends Params>(params: P): { readonly [K in keyof 
   };
 }
 
+/** A declaration as read on every request: its parameters in order, and what each is when not sent. */
+interface CompiledParams {
+  entries: [string, Param<unknown>][];
+  absent: Record<string, unknown>;
+}
+
+const compiled = new WeakMap<Params, CompiledParams>();
+
+// What a parameter reads as when not sent depends on nothing else (a default, or undefined), so it is
+// read once per declaration: a request pays only for the parameters it sends. Built in one go (not
+// property by property), the object keeps V8's fast properties, so each request's copy is cheap.
+function compile(params: Params): CompiledParams {
+  const entries = Object.entries(params);
+  const absent = Object.fromEntries(
+    entries.map(([name, param]) => [
+      name,
+      param.required
+        ? undefined
+        : param.read(undefined, name, (message) => {
+            throw new Error(`${name} must read as a value when not sent: ${message}`);
+          }),
+    ]),
+  );
+  return { entries, absent };
+}
+
 /** Reads each parameter of `params` from `query`, in the order declared; throws at the first bad one. */
 export function parseParams<P extends Params>(params: P, query: RawQuery<P>): ParamValues<P> {
-  const values: Record<string, unknown> = {};
-  for (const [name, param] of Object.entries(params)) {
-    const refuse: Refuse = (message) => {
-      throw new ApiError(param.code, message);
-    };
-    values[name] = param.read(query[name as keyof P & string], name, refuse);
+  let declared = compiled.get(params);
+  if (!declared) {
+    declared = compile(params);
+    compiled.set(params, declared);
+  }
+  const values: Record<string, unknown> = { ...declared.absent };
+  let code: ErrorCode = "bad_request";
+  const refuse: Refuse = (message) => {
+    throw new ApiError(code, message);
+  };
+  for (const [name, param] of declared.entries) {
+    const text = query[name as keyof P & string];
+    if (text === undefined && !param.required) continue;
+    code = param.code;
+    values[name] = param.read(text, name, refuse);
   }
   return values as ParamValues<P>;
 }

@@ -1,5 +1,5 @@
 /**
- * The simulator's controls, in development with the embedded simulator (the venue's `/dev/sim/*`
+ * The simulator's controls, in development with the embedded simulator (the venue's `/explorer/sim/*`
  * relays them to its `/_sim` routes and syncs the catalogue after a change): on the Status view its
  * clock, its markets by status, paused markets and faults, with buttons to move the clock on and to
  * make every upstream request fail; on a market's page, pause, resume and settle. Nothing is polled:
@@ -51,7 +51,7 @@ export function SimulatorPanel() {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState("");
   const read = () =>
-    getJson<SimStatus>("/dev/sim/status").then(setStatus, (error) => setMessage(failure(error)));
+    getJson<SimStatus>("/explorer/sim/status").then(setStatus, (error) => setMessage(failure(error)));
   useEffect(() => {
     void read();
   }, []);
@@ -69,7 +69,7 @@ export function SimulatorPanel() {
     }
   };
   const advance = (seconds: number, label: string) =>
-    act(`Clock moved on ${label}.`, () => postJson("/dev/sim/clock", { advanceSeconds: seconds }));
+    act(`Clock moved on ${label}.`, () => postJson("/explorer/sim/clock", { advanceSeconds: seconds }));
   const faulty = (status?.faults.length ?? 0) > 0;
   return (
     <section class="card" aria-labelledby="simulator-title" data-testid="simulator-panel">
@@ -108,7 +108,7 @@ export function SimulatorPanel() {
           <button
             type="button"
             disabled={busy}
-            onClick={() => act("Faults cleared.", () => postJson("/dev/sim/faults", [], "PUT"))}
+            onClick={() => act("Faults cleared.", () => postJson("/explorer/sim/faults", [], "PUT"))}
           >
             End the outage
           </button>
@@ -118,7 +118,7 @@ export function SimulatorPanel() {
             class="danger"
             disabled={busy}
             onClick={() =>
-              act("Every upstream request now fails.", () => postJson("/dev/sim/faults", OUTAGE, "PUT"))
+              act("Every upstream request now fails.", () => postJson("/explorer/sim/faults", OUTAGE, "PUT"))
             }
           >
             Start an upstream outage
@@ -148,7 +148,7 @@ export function MarketSimControls({
     setBusy(true);
     setMessage("");
     try {
-      await postJson(`/dev/sim/markets/${encodeURIComponent(ticker)}/lifecycle`, body);
+      await postJson(`/explorer/sim/markets/${encodeURIComponent(ticker)}/lifecycle`, body);
       setMessage(label);
       onChanged();
     } catch (error) {
