@@ -57,7 +57,7 @@ const value = fc.oneof(
 );
 
 describe("GET /order under arbitrary queries", () => {
-  it("never answers 5xx, and every 200 is a reference OrderResponse", async () => {
+  it("never fails with a 5xx (a 503 only as a retry), and every 200 is a reference OrderResponse", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.dictionary(fc.constantFrom(...NAMES), value, { maxKeys: 8 }),
@@ -71,9 +71,12 @@ describe("GET /order under arbitrary queries", () => {
             .join("&");
           const response = await fetch(`${t.url}/order?${search}`);
           const body = (await response.json()) as Record<string, unknown>;
-          expect(response.status, JSON.stringify({ query, body })).toBeLessThan(500);
+          const seen = JSON.stringify({ status: response.status, query, body });
+          // A 503 is a venue still catching up under load (its chain or upstream behind): a retry, never a failure.
+          if (response.status === 503) expect(body, seen).toMatchObject({ reason: "not_ready" });
+          else expect(response.status, seen).toBeLessThan(500);
           if (response.status === 200) expect(validateAgainstReference("OrderResponse", body)).toEqual([]);
-          else expect(Object.keys(body).sort()).toEqual(["code", "msg"]);
+          else if (response.status !== 503) expect(Object.keys(body).sort(), seen).toEqual(["code", "msg"]);
         },
       ),
       { numRuns: 300 },
