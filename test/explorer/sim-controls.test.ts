@@ -85,8 +85,12 @@ describe("the explorer's simulator panel", () => {
       await page.getByRole("button", { name: "Resume" }).click();
       await expect.poll(() => badge(page), SETTLED).toBe("active");
 
+      const ladderRows = () => page.locator('[data-testid="ladder"] tr[data-side]').count();
+      await expect.poll(ladderRows, SETTLED).toBeGreaterThan(0);
       await page.getByRole("button", { name: "Settle yes" }).click();
       await expect.poll(() => badge(page), SETTLED).toBe("determined");
+      // A settled market has no book: the last one seen goes.
+      expect(await ladderRows()).toBe(0);
       expect(await venueMarket()).toMatchObject({ status: "determined", result: "yes" });
       // Settled: nothing left to pause or settle.
       expect(await page.getByRole("button", { name: /Pause|Settle/ }).count()).toBe(0);

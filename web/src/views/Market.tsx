@@ -115,8 +115,9 @@ export function MarketView({ ticker }: { ticker: string }) {
 
   if (error) return <p class="error">{error}</p>;
   if (!market) return <p class="muted">Loading…</p>;
-  const levels = book ? ladder(book) : { bids: [], asks: [] };
   const settled = market.status === "determined" || market.status === "finalized";
+  // A settled market has no book (the venue answers 404 for it): the last one seen is not shown.
+  const levels = book && !settled ? ladder(book) : { bids: [], asks: [] };
   return (
     <article aria-labelledby="market-title">
       <nav class="crumbs" aria-label="Breadcrumb">
