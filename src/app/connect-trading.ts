@@ -4,6 +4,7 @@
  */
 
 import type { Address } from "@solana/kit";
+import type { Chain } from "../chain/chain.js";
 import { faucet } from "../chain/faucet.js";
 import type { GenesisMarket } from "../chain/market-ledger.js";
 import { loadVenueKeys } from "../chain/venue-keys.js";
@@ -17,9 +18,11 @@ import type { PredictionOrderDeps, VenueSigningKeys } from "../trading/predictio
 import { WalletVerification } from "../trading/prediction/wallet-verification.js";
 import { FirmQuotes, type ReservationStore } from "../trading/quotes/firm-quotes.js";
 import { RedisReservations } from "../trading/quotes/reservations-redis.js";
+import { TicketSweeper } from "../trading/quotes/ticket-sweeper.js";
 import { OrderStatusDesk } from "../trading/routes/get-order-status.js";
 import { OrderDesk } from "../trading/spot/desk.js";
 import { PoolAuthorities } from "../trading/spot/pools/authority.js";
+import { TICKET_FLOAT } from "../trading/spot/pools/create.js";
 import { createDemoPools } from "../trading/spot/pools/demo.js";
 import { type BookLogger, SLOT_MS, TradingBook } from "../trading/spot/trading-book.js";
 import { PredictionVenue } from "../trading/spot/venues/prediction.js";
@@ -46,6 +49,8 @@ export interface Trading {
   priorityFees: PriorityFeeEstimator;
   /** The verified wallets, and whether prediction-market buys need one. */
   wallets: WalletVerification;
+  /** Takes back the rent of quote tickets no transaction can open any more. */
+  tickets: TicketSweeper;
   /** Demo pools this start created (0 unless the database had none yet). */
   demoPoolsCreated: number;
   close(): Promise<void>;
@@ -105,6 +110,7 @@ export async function startTrading(
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await book.start();
+  if (sandbox) await fundTicketFloats(book, deps.chain.chain);
   const { db } = deps.storage;
   const chain = deps.chain.chain;
   // One set of firm-quote bounds for everything a client makes the venue hold or store for it; with
@@ -140,6 +146,13 @@ export async function startTrading(
   );
   priorityFees.start();
   const desk = new OrderDesk(book, chain, predictionOrders, firmQuotes, priorityFees);
+  const tickets = new TicketSweeper({
+    store: firmQuotes,
+    chain,
+    book,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  tickets.start();
   // Only the sandbox's venue holds the outcome mints' authority and a USDC and CASH treasury to settle with.
   const venue = sandbox ? await fundedTreasury(deps.chain, config.DATA_DIR) : undefined;
   const keeper = new OrderKeeper({
@@ -196,16 +209,32 @@ export async function startTrading(
     books,
     priorityFees,
     wallets,
+    tickets,
     demoPoolsCreated,
     async close() {
       await Promise.all([quotes.stop(), books.stop()]);
       priorityFees.stop();
       await wallets.stop();
       book.stop();
+      tickets.stop();
       await keeper.stop();
       await shared?.close();
     },
   };
+}
+
+/**
+ * Tops up, on the sandbox, every pool authority holding less than half its ticket float (pools
+ * created before tickets existed hold none).
+ */
+async function fundTicketFloats(book: TradingBook, chain: Chain): Promise<void> {
+  let funded = 0;
+  for (const pool of book.allPools()) {
+    if (pool.authorityLamports >= TICKET_FLOAT / 2n) continue;
+    await chain.requestAirdrop(pool.authority.address, TICKET_FLOAT - pool.authorityLamports);
+    funded += 1;
+  }
+  if (funded > 0) await book.refresh();
 }
 
 /**

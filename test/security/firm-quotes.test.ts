@@ -16,6 +16,7 @@ import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { FirmQuoteRefused, FirmQuotes, TURN_GRACE_BLOCKS } from "../../src/trading/quotes/firm-quotes.js";
+import { familyKeyOf, pairKeyOf } from "../../src/trading/quotes/quote-family.js";
 import type { PoolHold } from "../../src/trading/spot/market.js";
 import { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
@@ -86,33 +87,23 @@ describe("firm quotes over HTTP", () => {
     expect(BigInt(quote.body.outAmount ?? 0)).toBeGreaterThan(0n);
   });
 
-  it("does not let one balance back two firm quotes", async () => {
+  it("does not let one balance back two firm quotes of different pairs, and lets a re-quote of one pair reuse it", async () => {
     const user = await wallet(10_000_000n);
-    const first = await order({
-      inputMint: USDC_MINT,
-      outputMint: dETH,
-      amount: 6_000_000n,
-      userPublicKey: user.address,
-    });
+    const buy = (outputMint: Address, amount: bigint) =>
+      order({ inputMint: USDC_MINT, outputMint, amount, userPublicKey: user.address });
+    const first = await buy(dETH, 6_000_000n);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.transaction).toBeTypeOf("string");
-    const second = await order({
-      inputMint: USDC_MINT,
-      outputMint: dETH,
-      amount: 6_000_000n,
-      userPublicKey: user.address,
-    });
+    const second = await buy(dBTC, 6_000_000n);
     expect(second.status).toBe(400);
     expect(second.body).toMatchObject({ code: "invalid_user_public_key", reason: "insufficient_funds" });
     expect(second.body.msg).toContain("holds 4000000");
     // What is left is still good for a smaller one.
-    const third = await order({
-      inputMint: USDC_MINT,
-      outputMint: dETH,
-      amount: 4_000_000n,
-      userPublicKey: user.address,
-    });
+    const third = await buy(dBTC, 4_000_000n);
     expect(third.status, JSON.stringify(third.body)).toBe(200);
+    // A re-quote of the first pair replaces it (only one of the two can land): the same funds back it.
+    const again = await buy(dETH, 6_000_000n);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
 
   it("frees a wallet's firm quotes as their trades land", async () => {
@@ -143,23 +134,37 @@ describe("firm quotes over HTTP", () => {
     );
   });
 
-  it("bounds the live firm quotes of a wallet, then of a client", async () => {
+  it("bounds the live firm quotes of a wallet, then of a client, counting a pair's re-quotes once", async () => {
     const [a, b] = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
-    const ask = (user: KeyPairSigner) =>
-      order({ inputMint: USDC_MINT, outputMint: dETH, amount: 1_000_000n, userPublicKey: user.address });
-    for (let i = 0; i < 8; i++) expect((await ask(a)).status).toBe(200);
-    const ninth = await ask(a);
+    // Nine pairs out of USDC: each pair's quotes are one family (a re-quote replaces the last).
+    const outputs = ["dBTC", "dETH", "dUSDT", "dJUP", "dBONK", "dJTO", "dPYTH", "dRAY", "dORCA"].map(
+      (symbol) => demoTokens(VENUE_SEED).find((token) => token.symbol === symbol)?.address as Address,
+    );
+    const ask = (user: KeyPairSigner, pair: number) =>
+      order({
+        inputMint: USDC_MINT,
+        outputMint: outputs[pair] as Address,
+        amount: 1_000_000n,
+        userPublicKey: user.address,
+      });
+    for (let pair = 0; pair < 8; pair++) {
+      const admitted = await ask(a, pair);
+      expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
+    }
+    // Re-quoting them all again holds no more.
+    for (let pair = 0; pair < 8; pair++) expect((await ask(a, pair)).status).toBe(200);
+    const ninth = await ask(a, 8);
     expect(ninth.status).toBe(400);
     expect(ninth.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
     expect(ninth.body.msg).toContain(a.address);
     // This client holds a's 8 and a few of the tests above: more wallets reach the client's 24 soon.
     const others = await Promise.all([wallet(1_000_000_000n), wallet(1_000_000_000n)]);
     let admitted = 0;
-    let over = await ask(b);
+    let over = await ask(b, 0);
     while (over.status === 200) {
       admitted += 1;
       expect(admitted).toBeLessThanOrEqual(24 - 8 - 2);
-      over = await ask([b, ...others][Math.floor(admitted / 7)] as KeyPairSigner);
+      over = await ask([b, ...others][Math.floor(admitted / 7)] as KeyPairSigner, admitted % 7);
     }
     expect(over.status).toBe(400);
     expect(over.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
@@ -312,15 +317,17 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     if (!pool) throw new Error("no pool behind the quote");
     const reserveIn = pool.balance(pool.sideOf(USDC_MINT));
     const reserveOut = pool.balance(pool.sideOf(dBTC));
-    // Each takes about 4% of the output reserve: two fit under 10%, a third does not.
+    // Each takes about 4% of the output reserve: two fit under 10%, a third does not. Each is for a
+    // wallet of its own: one wallet's re-quotes of one pair hold one quote's worth.
     const amount = reserveIn / 24n;
-    const rich = await wallet(amount * 4n);
+    const rich = await Promise.all([wallet(amount * 2n), wallet(amount * 2n), wallet(amount * 2n)]);
+    let asked = 0;
     const ask = (secret: string) =>
       orderAs(secret, {
         inputMint: USDC_MINT,
         outputMint: dBTC,
         amount,
-        userPublicKey: rich.address,
+        userPublicKey: (rich[asked++ % rich.length] as KeyPairSigner).address,
         onlyDirectRoutes: "true",
         priceImpactTolerancePct: 100,
       });
@@ -341,31 +348,31 @@ describe("firm quotes naming someone else's wallet, or much of a pool", () => {
     expect((await ask(keys.other)).status).toBe(200);
   });
 
-  it("counts prediction-market orders against the same bounds: each is a stored order, so a wallet's ninth from one client is refused", async () => {
-    const page = await t.client.listMarkets({ status: "active", isInitialized: true, limit: 20 });
-    let yesMint: string | undefined;
+  it("counts prediction-market orders against the same bounds: a wallet's ninth market from one client is refused, a re-quote never", async () => {
+    const page = await t.client.listMarkets({ status: "active", isInitialized: true, limit: 40 });
+    const yesMints: string[] = [];
     for (const market of page.markets) {
       const mint = Object.values(market.accounts)[0]?.yesMint;
       const probe = await order({ inputMint: USDC_MINT, outputMint: mint as string, amount: 1_000_000n });
-      if (probe.status === 200) {
-        yesMint = mint;
-        break;
-      }
+      if (probe.status === 200) yesMints.push(mint as string);
+      if (yesMints.length === 9) break;
     }
-    expect(yesMint).toBeDefined();
+    expect(yesMints).toHaveLength(9);
     const buyer = await wallet(100_000_000n);
-    const ask = () =>
+    const ask = (market: number) =>
       orderAs(keys.buyer, {
         inputMint: USDC_MINT,
-        outputMint: yesMint as string,
+        outputMint: yesMints[market] as string,
         amount: 1_000_000n,
         userPublicKey: buyer.address,
       });
-    for (let i = 0; i < 8; i++) {
-      const admitted = await ask();
+    for (let market = 0; market < 8; market++) {
+      const admitted = await ask(market);
       expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
     }
-    const ninth = await ask();
+    // Each order is stored and watched, but a re-quote of one market replaces the client's last in the count.
+    for (let i = 0; i < 10; i++) expect((await ask(0)).status).toBe(200);
+    const ninth = await ask(8);
     expect(ninth.status).toBe(400);
     expect(ninth.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
   });
@@ -380,7 +387,12 @@ describe("FirmQuotes", () => {
     const close = () => {
       for (const listener of listeners.splice(0)) listener();
     };
-    return { release: close, onClose: (listener) => listeners.push(listener), close };
+    return {
+      release: close,
+      onClose: (listener) => listeners.push(listener),
+      suspend: () => () => {},
+      close,
+    };
   }
 
   it("forgets a quote once its blockhash expires: a caller who never pays holds nothing after that", () => {
@@ -565,5 +577,99 @@ describe("FirmQuotes", () => {
     const after = pool.quote(mint, 1_000_000n)?.outAmount ?? 0n;
     // Priced as if every held quote lands first: (1 − 20%)² of the price before, less a fee's worth.
     expect(after * 10_000n).toBeGreaterThanOrEqual(before * 6_300n);
+  });
+
+  describe("quote families (issue 44: re-quoting UIs)", () => {
+    const sol = "So11111111111111111111111111111111111111112" as Address;
+    const base = "Poo1111111111111111111111111111111111111111" as Address;
+    function newPool() {
+      const token = (address: Address) => ({ mint: address, decimals: 6, program: address });
+      const record = { address: base, venue: "cpmm", keyId: "k", mintA: mint, mintB: sol, feeBps: 30 };
+      const pool = new CpmmPool(record, [token(mint), token(sol)], [mint, sol], {} as Keypair);
+      pool.observeBalance(0, 1_000_000_000n);
+      pool.observeBalance(1, 1_000_000_000n);
+      return pool;
+    }
+    const family = { key: familyKeyOf(pairKeyOf("key:ui", wallet, mint, sol), [base]), base };
+    /** A re-quote of `inAmount` as the desk makes it: priced without the family's own holds, then reserved. */
+    async function requote(quotes: FirmQuotes, pool: CpmmPool, inAmount: bigint, height: bigint, extra = {}) {
+      const pair = pairKeyOf("key:ui", wallet, mint, sol);
+      pool.expireReservations(height); // as the trading book does every slot
+      const maxOut = quotes.lend(pair, () => pool.quote(mint, inAmount)?.outAmount ?? 0n);
+      const terms = {
+        wallet,
+        client: "key:ui",
+        inputMint: mint,
+        inAmount,
+        balance: 100_000_000n,
+        holds: [{ side: `${pool.key}:1`, amount: maxOut, reserve: pool.balance(1) }],
+      };
+      const reserved = await quotes.reserve(
+        terms,
+        height,
+        height + 150n,
+        [{ pool, outputMint: sol, maxOut, inAmount }],
+        undefined,
+        { ...family, ...extra },
+      );
+      reserved.attach(reserved.holds);
+      return { maxOut, reserved };
+    }
+
+    it("counts a family as one quote and holds its largest live member once, however often it re-quotes", async () => {
+      const quotes = new FirmQuotes({ perWallet: 2, perClient: 2, poolShareBps: 1_000, poolHoldBps: 2_000 });
+      const pool = newPool();
+      const alone = pool.quote(mint, 10_000_000n)?.outAmount ?? 0n;
+      const first = await requote(quotes, pool, 10_000_000n, 100n);
+      expect(first.maxOut).toBe(alone);
+      expect(first.reserved.ticket?.base).toBe(base);
+      for (let i = 1; i <= 100; i++) {
+        const again = await requote(quotes, pool, 10_000_000n, 100n + BigInt(i));
+        // Priced as if its own earlier quotes were not there, and opening the same ticket.
+        expect(again.maxOut).toBe(alone);
+        expect(again.reserved.ticket).toEqual(first.reserved.ticket);
+      }
+      expect(quotes.liveCount(wallet, "key:ui")).toBe(1);
+      expect(pool.balance(1) - pool.available(1)).toBe(alone);
+      // A smaller re-quote still holds the larger one's output while that one may land.
+      await requote(quotes, pool, 5_000_000n, 201n);
+      expect(pool.balance(1) - pool.available(1)).toBe(alone);
+      // Once every larger one has expired, the family holds the smaller one's.
+      const small = await requote(quotes, pool, 5_000_000n, 400n);
+      expect(pool.balance(1) - pool.available(1)).toBe(small.maxOut);
+    });
+
+    it("starts a new family with a new ticket once the old ticket exists, and hands the old one to the sweeper after its expiry", async () => {
+      const quotes = new FirmQuotes({ perWallet: 1, perClient: 1 });
+      const pool = newPool();
+      const first = await requote(quotes, pool, 10_000_000n, 100n);
+      const seed = first.reserved.ticket?.seed as string;
+      const next = await requote(quotes, pool, 10_000_000n, 110n, { landed: seed });
+      expect(next.reserved.ticket?.seed).not.toBe(seed);
+      expect(quotes.liveCount(wallet, "key:ui")).toBe(1);
+      expect(await quotes.takeEndedTickets(250n)).toEqual([]);
+      const ended = await quotes.takeEndedTickets(251n);
+      expect(ended.map((entry) => entry.ticket)).toEqual([first.reserved.ticket]);
+      expect(await quotes.takeEndedTickets(251n)).toEqual([]);
+    });
+
+    it("keeps the family's hold when a re-quote is not issued after all: the earlier quotes may still land", async () => {
+      const quotes = new FirmQuotes({ perWallet: 1, perClient: 1 });
+      const pool = newPool();
+      const first = await requote(quotes, pool, 10_000_000n, 100n);
+      const pair = pairKeyOf("key:ui", wallet, mint, sol);
+      const maxOut = quotes.lend(pair, () => pool.quote(mint, 10_000_000n)?.outAmount ?? 0n);
+      const second = await quotes.reserve(
+        { wallet, client: "key:ui", inputMint: mint, inAmount: 10_000_000n, balance: 100_000_000n },
+        101n,
+        251n,
+        [{ pool, outputMint: sol, maxOut, inAmount: 10_000_000n }],
+        undefined,
+        family,
+      );
+      second.cancel();
+      expect(pool.balance(1) - pool.available(1)).toBe(first.maxOut);
+      expect(quotes.liveCount(wallet, "key:ui")).toBe(1);
+    });
   });
 });

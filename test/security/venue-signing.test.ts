@@ -16,6 +16,12 @@ import { WRAPPED_SOL_MINT } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
+import {
+  newTicketSeed,
+  type QuoteTicket,
+  quoteTicket,
+  TICKET_LAMPORTS,
+} from "../../src/trading/quotes/quote-ticket.js";
 import type { OrderResponse } from "../../src/trading/spot/desk.js";
 import type { CpmmPool } from "../../src/trading/spot/venues/cpmm-pool.js";
 import { buildOrderTransaction, ORDER_COMPUTE_UNIT_LIMIT } from "../../src/trading/tx/order-transaction.js";
@@ -216,7 +222,16 @@ describe("the pool drain", () => {
 });
 
 describe("the signing guard", () => {
-  async function built(user: Address, overrides: { userOut?: bigint; checkBeforeSigning?: boolean } = {}) {
+  async function built(
+    user: Address,
+    overrides: {
+      userOut?: bigint;
+      checkBeforeSigning?: boolean;
+      /** The ticket the transaction opens, and the one the guard expects (default the same). */
+      ticket?: QuoteTicket;
+      guardTicket?: QuoteTicket | null;
+    } = {},
+  ) {
     const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
     const priced = pool.quote(USDC_MINT, 1_000_000n);
     if (!priced) throw new Error("no quote");
@@ -230,12 +245,15 @@ describe("the signing guard", () => {
     const input = book().token(USDC_MINT);
     const output = book().token(dETH);
     if (!input || !output) throw new Error("unlisted");
+    const guardTicket =
+      overrides.guardTicket === null ? undefined : (overrides.guardTicket ?? overrides.ticket);
     const swap = {
       payer: user,
       payerSignedByVenue: false,
       legs: [
         { pool, inputMint: USDC_MINT, inAmount: 1_000_000n, outputMint: dETH, maxOut: priced.outAmount },
       ],
+      ...(guardTicket ? { ticket: guardTicket } : {}),
     };
     const wire = await buildOrderTransaction({
       user,
@@ -247,6 +265,7 @@ describe("the signing guard", () => {
       computeUnitLimit: ORDER_COMPUTE_UNIT_LIMIT,
       microLamportsPerComputeUnit: 0n,
       lifetime: book().clock.latest,
+      ...(overrides.ticket ? { ticket: overrides.ticket } : {}),
       // The check `/order` runs: on the compiled message, before the pools sign it.
       ...(overrides.checkBeforeSigning
         ? {
@@ -292,6 +311,29 @@ describe("the signing guard", () => {
     expect(() =>
       checkVenueSignatures(wire, { ...swap, legs: [{ ...leg, inAmount: 1_000_001n }] }, book()),
     ).toThrow(/less than the quoted/);
+  });
+
+  it("lets a pool open its quote family's ticket exactly as the family names it, and no other (issue 44)", async () => {
+    const pool = await poolOf(USDC_MINT, dETH, 1_000_000n);
+    const ticket = quoteTicket(pool.authority.address, newTicketSeed());
+    const own = await built(attacker.address, { ticket });
+    expect(() => checkVenueSignatures(own.wire, own.swap, book())).not.toThrow();
+    // Another family's ticket (or any with other terms) is the pool taking part in a System instruction.
+    const other = await built(attacker.address, {
+      ticket: quoteTicket(pool.authority.address, newTicketSeed()),
+      guardTicket: ticket,
+    });
+    expect(() => checkVenueSignatures(other.wire, other.swap, book())).toThrow(/instruction of 1111/);
+    const unasked = await built(attacker.address, { ticket, guardTicket: null });
+    expect(() => checkVenueSignatures(unasked.wire, unasked.swap, book())).toThrow(UnsafeTransactionError);
+    // The rent it moves is the ticket's, to the ticket: exactly the instruction's bytes.
+    const bytes = Buffer.from(own.wire);
+    const rent = Buffer.alloc(8);
+    rent.writeBigUInt64LE(TICKET_LAMPORTS);
+    const at = bytes.indexOf(rent);
+    expect(at).toBeGreaterThan(0);
+    bytes.writeBigUInt64LE(10n ** 12n, at);
+    expect(() => checkVenueSignatures(bytes, own.swap, book())).toThrow(UnsafeTransactionError);
   });
 
   it("refuses a transaction that is complete without the user", async () => {

@@ -76,7 +76,14 @@ describe("GET /order under arbitrary queries", () => {
           if (response.status === 503) expect(body, seen).toMatchObject({ reason: "not_ready" });
           else expect(response.status, seen).toBeLessThan(500);
           if (response.status === 200) expect(validateAgainstReference("OrderResponse", body)).toEqual([]);
-          else if (response.status !== 503) expect(Object.keys(body).sort(), seen).toEqual(["code", "msg"]);
+          // `reason` is the venue's documented extension: what exactly refused it, where the reference code is broader.
+          else if (response.status !== 503)
+            expect(
+              Object.keys(body)
+                .filter((key) => key !== "reason")
+                .sort(),
+              seen,
+            ).toEqual(["code", "msg"]);
         },
       ),
       { numRuns: 300 },

@@ -27,6 +27,7 @@ import { BACKENDS, type Backend } from "../support/backends.js";
 import { newFundedWallet } from "../support/kit.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { postgresAvailable, REDIS_TEST_URL, redisAvailable, redisTestPrefix } from "../support/services.js";
+import { ticketOf } from "../support/tickets.js";
 
 const SOL = "So11111111111111111111111111111111111111112" as Address;
 
@@ -344,7 +345,7 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       });
       return {
         status: response.status,
-        body: (await response.json()) as { code?: string; outAmount?: string },
+        body: (await response.json()) as { code?: string; outAmount?: string; transaction?: string },
       };
     }
 
@@ -382,15 +383,36 @@ describe.skipIf(!redisAvailable || !postgresAvailable)(
       const whole = await ask(first.url, budget, buyer.address);
       expect(whole.status, JSON.stringify(whole.body)).toBe(200);
       expect(BigInt(whole.body.outAmount ?? 0) * 100n).toBeGreaterThan(reserveOut * 97n);
-      // The first instance prices the next quote past its promise; the second, firm, prices it the same.
+      // The first instance prices the next quote past its promise; the second, firm for another
+      // wallet, prices it the same.
       const alone = await ask(first.url, small);
       expect(alone.status, JSON.stringify(alone.body)).toBe(200);
-      const onSecond = await ask(second.url, small, buyer.address);
+      const other = await newFundedWallet(first.url, chain, 1_000_000_000n, [[USDC_MINT, small]]);
+      const onSecond = await ask(second.url, small, other.address);
       expect(onSecond.status, JSON.stringify(onSecond.body)).toBe(200);
       expect(onSecond.body.outAmount).toBe(alone.body.outAmount);
       expect(BigInt(onSecond.body.outAmount ?? 0) * 10n).toBeLessThan(BigInt(before.body.outAmount ?? 0));
-      // The wallet's bound (2 per client) counts both instances' quotes.
-      const third = await ask(first.url, small, buyer.address);
+      // The buyer's re-quote on the second instance joins its family: priced without its own promise,
+      // opening the same ticket, so one of them lands at most.
+      const requote = await ask(second.url, small, buyer.address);
+      expect(requote.status, JSON.stringify(requote.body)).toBe(200);
+      expect(BigInt(requote.body.outAmount ?? 0)).toBeGreaterThan(BigInt(onSecond.body.outAmount ?? 0) * 10n);
+      expect(ticketOf(requote.body.transaction as string)).toBe(ticketOf(whole.body.transaction as string));
+      // The wallet's bound (2 per client) counts both instances' families: a second pair, then a third.
+      const pairs = all
+        .filter((each) => each.mints.includes(USDC_MINT) && otherOf(each) !== output)
+        .map(otherOf);
+      const elsewhere = (url: string, outputMint: Address) =>
+        order(url, {
+          inputMint: USDC_MINT,
+          outputMint,
+          amount: small,
+          priceImpactTolerancePct: "100",
+          userPublicKey: buyer.address,
+        });
+      const secondPair = await elsewhere(second.url, pairs[0] as Address);
+      expect(secondPair.status, JSON.stringify(secondPair.body)).toBe(200);
+      const third = await elsewhere(first.url, pairs.find((mint) => mint !== pairs[0]) as Address);
       expect(third.status).toBe(400);
       expect(third.body).toMatchObject({ code: "invalid_user_public_key", reason: "too_many_firm_quotes" });
     });

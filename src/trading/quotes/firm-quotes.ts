@@ -16,6 +16,15 @@
 import type { Address } from "@solana/kit";
 import type { PoolHold, SyncMarket } from "../spot/market.js";
 import { FundsLine } from "./funds-line.js";
+import {
+  type EndedTicket,
+  FamiliesByPair,
+  type FamilyMember,
+  type FamilyRequest,
+  joinWithQuote,
+  withoutHolds,
+} from "./quote-family.js";
+import { newTicketSeed, type QuoteTicket, quoteTicket } from "./quote-ticket.js";
 
 export { TURN_GRACE_BLOCKS } from "./funds-line.js";
 
@@ -49,6 +58,8 @@ export interface FirmQuoteTerms {
 
 interface FirmQuote extends FirmQuoteTerms {
   holds: readonly QuoteHold[];
+  /** The family whose footprint this quote carries, while it does. */
+  family: Family | undefined;
   /** Its client and wallet, the key of the quotes counted together. */
   walletKey: string;
   lastValidBlockHeight: bigint;
@@ -73,9 +84,25 @@ export interface PoolLeg {
   inAmount: bigint;
 }
 
-/** A firm quote admitted and its pools' output held (`holds`, one per leg). */
+/**
+ * A firm quote admitted and its pools' output held (`holds`, one per leg); `cancel` gives back what it
+ * alone holds.
+ */
 export interface ReservedQuote extends AdmittedQuote {
   readonly holds: readonly PoolHold[];
+  /** Its family's ticket, which its transaction must open (a quote reserved with a family only). */
+  readonly ticket?: QuoteTicket;
+}
+
+/** One quote family in this process: its ticket, live members, the quote carrying its footprint, and its holds. */
+interface Family {
+  key: string;
+  ticket: QuoteTicket | undefined;
+  members: FamilyMember[];
+  record: FirmQuote;
+  holds: readonly PoolHold[];
+  /** Whether any of its transactions was issued (a family none was issued for has no rent to take back). */
+  issued: boolean;
 }
 
 /**
@@ -90,9 +117,14 @@ export interface ReservationStore {
   view(): number;
   /**
    * Throws `FirmQuoteRefused` unless `quote` fits its wallet's funds, its client's bounds and the pools'
-   * share; holds nothing (a client refused the funds for others' quotes only takes its place in line).
+   * share, as a new quote of `family` (which it would replace); holds nothing (a client refused the
+   * funds for others' quotes only takes its place in line).
    */
-  check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void | Promise<void>;
+  check(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    family?: string,
+  ): void | Promise<void>;
   /**
    * Admits a firm quote (as `check`) and holds each leg's output, at once: a concurrent quote on any
    * instance sees both. Throws `FirmQuoteRefused`, or `ReservationConflict` (price it again).
@@ -103,7 +135,17 @@ export interface ReservationStore {
     lastValidBlockHeight: bigint,
     legs?: readonly PoolLeg[],
     view?: number,
+    family?: FamilyRequest,
   ): Promise<ReservedQuote>;
+  /** The ticket of the live family `key`, if there is one. */
+  ticketOf(key: string): QuoteTicket | undefined | Promise<QuoteTicket | undefined>;
+  /**
+   * Runs `price` with this instance's holds of the families of `pair` (`pairKeyOf`) taken off the
+   * pools: a re-quote is priced as if its family's earlier quotes were not there (one of them lands at most).
+   */
+  lend<T>(pair: string, price: () => T): T;
+  /** Takes the tickets of ended families that no transaction can open any more at `blockHeight` (each once). */
+  takeEndedTickets(blockHeight: bigint): Promise<EndedTicket[]>;
 }
 
 /** A firm quote was priced without a hold made meanwhile (here or on another instance): price it again. */
@@ -178,6 +220,10 @@ export class FirmQuotes implements ReservationStore {
   /** Every quote in the order it was added, which is the order its blockhash expires in. */
   private expiring: FirmQuote[] = [];
   private expiringHead = 0;
+  /** The live quote families, by `familyKeyOf`. */
+  private readonly families = new FamiliesByPair<Family>();
+  /** Tickets of ended families, until the sweeper takes them. */
+  private endedTickets: EndedTicket[] = [];
 
   constructor(private readonly limits: FirmQuoteLimits) {}
 
@@ -194,38 +240,50 @@ export class FirmQuotes implements ReservationStore {
     this.check(quote, blockHeight);
     const recorded = this.add(quote, lastValidBlockHeight);
     return {
-      attach: (holds) => {
-        recorded.openHolds = holds.length;
-        const closed = () => {
-          recorded.openHolds = (recorded.openHolds ?? 1) - 1;
-          if (recorded.openHolds === 0) this.retire(recorded);
-        };
-        for (const hold of holds) hold.onClose(closed);
-      },
+      attach: (holds) => this.attachHolds(recorded, holds),
       cancel: () => this.retire(recorded),
     };
   }
 
-  /** Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds, its client's bounds and the pools' share. */
-  check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): void {
+  /** The quote now ends when every one of `holds` has closed, or at its expiry. */
+  private attachHolds(recorded: FirmQuote, holds: readonly PoolHold[]): void {
+    recorded.openHolds = holds.length;
+    const closed = () => {
+      recorded.openHolds = (recorded.openHolds ?? 1) - 1;
+      if (recorded.openHolds === 0) this.retire(recorded);
+    };
+    for (const hold of holds) hold.onClose(closed);
+  }
+
+  /**
+   * Throws `FirmQuoteRefused` unless a quote for `balance` of its input fits its wallet's funds, its
+   * client's bounds and the pools' share; as if the quote carrying `family` (or that quote itself: a
+   * live one of the same client, wallet and input) were gone.
+   */
+  check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint, family?: string | FirmQuote): void {
     this.expire(blockHeight);
+    const replacing = typeof family === "string" ? this.families.get(family)?.record : family;
     if (blockHeight > this.height) this.height = blockHeight;
     this.sweep();
+    const gone = replacing?.live ? replacing : undefined;
     const wallet = this.byWallet.get(walletKeyOf(quote));
-    const live = wallet?.quotes.size ?? 0;
+    const live = (wallet?.quotes.size ?? 0) - (gone ? 1 : 0);
     if (this.limits.perWallet > 0 && live >= this.limits.perWallet) throw walletLimit(quote, live);
     const client = this.byClient.get(quote.client);
-    const asked = client?.count ?? 0;
+    const asked = (client?.count ?? 0) - (gone ? 1 : 0);
     if (this.limits.perClient > 0 && asked >= this.limits.perClient) throw clientLimit(asked);
-    this.checkFunds(quote, wallet?.committed.get(quote.inputMint) ?? 0n, blockHeight);
+    const spent = gone?.inAmount ?? 0n;
+    this.checkFunds(quote, (wallet?.committed.get(quote.inputMint) ?? 0n) - spent, blockHeight, spent);
+    const heldBy = (side: string) =>
+      gone?.holds.reduce((sum, hold) => (hold.side === side ? sum + hold.amount : sum), 0n) ?? 0n;
     const shareBps = BigInt(this.limits.poolShareBps ?? 0);
     for (const hold of shareBps > 0n ? (quote.holds ?? []) : []) {
-      const held = (client?.held.get(hold.side) ?? 0n) + hold.amount;
+      const held = (client?.held.get(hold.side) ?? 0n) - heldBy(hold.side) + hold.amount;
       if (held * BPS > hold.reserve * shareBps) throw poolShare(held, hold.reserve, shareBps);
     }
     const holdBps = BigInt(this.limits.poolHoldBps ?? 0);
     for (const hold of holdBps > 0n ? (quote.holds ?? []) : []) {
-      const held = (this.held.get(hold.side) ?? 0n) + hold.amount;
+      const held = (this.held.get(hold.side) ?? 0n) - heldBy(hold.side) + hold.amount;
       if (held * BPS > hold.reserve * holdBps) throw poolHold(held, hold.reserve, holdBps);
     }
   }
@@ -235,18 +293,24 @@ export class FirmQuotes implements ReservationStore {
    * first in line for them. `own` is what this client's quotes spend: a client refused only because of
    * others' quotes takes its place in line (one asking more than the wallet holds could never be served).
    */
-  private checkFunds(quote: FirmQuoteTerms & { balance: bigint }, own: bigint, blockHeight: bigint): void {
+  private checkFunds(
+    quote: FirmQuoteTerms & { balance: bigint },
+    own: bigint,
+    blockHeight: bigint,
+    replaced = 0n,
+  ): void {
     const key = fundsKeyOf(quote);
     const funds = this.funds.get(key);
     if (!funds) {
       if (quote.balance < quote.inAmount) throw insufficientFunds(quote, 0n);
       return;
     }
-    const fits = quote.balance >= funds.committed + quote.inAmount;
+    const committed = funds.committed - replaced;
+    const fits = quote.balance >= committed + quote.inAmount;
     const ahead = funds.line.ahead(quote.client, blockHeight);
     if (fits && !ahead) return;
     if (quote.balance >= own + quote.inAmount) funds.line.wait(quote.client, blockHeight, funds.latest);
-    throw fits ? fundsAwaited(quote) : insufficientFunds(quote, funds.committed);
+    throw fits ? fundsAwaited(quote) : insufficientFunds(quote, committed);
   }
 
   /**
@@ -265,19 +329,115 @@ export class FirmQuotes implements ReservationStore {
     return 0;
   }
 
-  /** Admits a firm quote and holds its legs' output in their pools, with no await between (nor since they were checked). */
+  /**
+   * Admits a firm quote and holds its legs' output in their pools, with no await between (nor since
+   * they were checked). With a family, the quote joins it (or starts it): the family's one quote then
+   * carries what its largest live member takes, and its holds replace the family's previous ones.
+   */
   async reserve(
     quote: FirmQuoteTerms & { balance: bigint },
     blockHeight: bigint,
     lastValidBlockHeight: bigint,
     legs: readonly PoolLeg[] = [],
+    _view?: number,
+    family?: FamilyRequest,
   ): Promise<ReservedQuote> {
+    if (family) return this.reserveInFamily(quote, blockHeight, lastValidBlockHeight, legs, family);
     checkLegsStillPay(legs);
     const admitted = this.admit(quote, blockHeight, lastValidBlockHeight);
     const holds = legs.map((leg) =>
       leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),
     );
-    return { holds, attach: admitted.attach, cancel: admitted.cancel };
+    return {
+      holds,
+      attach: admitted.attach,
+      cancel: () => {
+        for (const hold of holds) hold.release();
+        admitted.cancel();
+      },
+    };
+  }
+
+  ticketOf(key: string): QuoteTicket | undefined {
+    return this.families.get(key)?.ticket;
+  }
+
+  lend<T>(pair: string, price: () => T): T {
+    const holds: PoolHold[] = [];
+    for (const family of this.families.ofPair(pair)) holds.push(...family.holds);
+    return holds.length === 0 ? price() : withoutHolds(holds, price);
+  }
+
+  async takeEndedTickets(blockHeight: bigint): Promise<EndedTicket[]> {
+    const ready = this.endedTickets.filter((ended) => ended.after < blockHeight);
+    if (ready.length > 0) this.endedTickets = this.endedTickets.filter((ended) => ended.after >= blockHeight);
+    return ready;
+  }
+
+  private reserveInFamily(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    lastValidBlockHeight: bigint,
+    legs: readonly PoolLeg[],
+    request: FamilyRequest,
+  ): ReservedQuote {
+    this.expire(blockHeight);
+    let family = this.families.get(request.key);
+    if (family && request.landed !== undefined && request.landed === family.ticket?.seed) {
+      this.endFamily(family);
+      family = undefined;
+    }
+    const {
+      members,
+      terms,
+      legs: held,
+    } = joinWithQuote(quote, legs, lastValidBlockHeight, family?.members, blockHeight);
+    // Priced without the family's own holds: checked so, then they give way to the new ones.
+    if (family) withoutHolds(family.holds, () => checkLegsStillPay(legs));
+    else checkLegsStillPay(legs);
+    const previous = family?.record;
+    this.check(terms, blockHeight, previous);
+    const ticket = family ? family.ticket : request.base && quoteTicket(request.base, newTicketSeed());
+    const record = this.add(terms, lastValidBlockHeight);
+    const holds = held.map((leg) =>
+      leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount, ticket?.address),
+    );
+    let current: Family;
+    if (family && previous) {
+      current = family;
+      current.record = record;
+      // Replaced, not ended: its transaction may still land, and the new holds cover it.
+      this.retire(previous);
+      for (const hold of current.holds) hold.release();
+      current.holds = holds;
+      current.members = members;
+    } else {
+      current = { key: request.key, ticket, members, record, holds, issued: false };
+      this.families.set(request.key, current);
+    }
+    record.family = current;
+    const attach = (attached: readonly PoolHold[]) => {
+      current.issued = true;
+      this.attachHolds(record, attached);
+    };
+    const joined = previous !== undefined;
+    return {
+      holds,
+      ...(ticket ? { ticket } : {}),
+      attach,
+      // A re-quote not issued after all still holds for the family's earlier quotes, which may land.
+      cancel: () => {
+        if (joined) return attach(holds);
+        for (const hold of holds) hold.release();
+        this.retire(record);
+      },
+    };
+  }
+
+  /** Ends a family whose ticket exists: its quote and holds, and its rent is taken back once its quotes expire. */
+  private endFamily(family: Family): void {
+    this.retire(family.record);
+    for (const hold of family.holds) hold.release();
   }
 
   /** Records an admitted quote; it ends when its holds all close, or at expiry. */
@@ -289,6 +449,7 @@ export class FirmQuotes implements ReservationStore {
       inputMint: terms.inputMint,
       inAmount: terms.inAmount,
       holds: terms.holds ?? [],
+      family: undefined,
       lastValidBlockHeight,
       openHolds: undefined,
       live: true,
@@ -347,6 +508,13 @@ export class FirmQuotes implements ReservationStore {
   private retire(quote: FirmQuote): void {
     if (!quote.live) return;
     quote.live = false;
+    const family = quote.family;
+    // The quote carrying a family's footprint ends with the family (a replaced one no longer carries it).
+    if (family?.record === quote) {
+      this.families.delete(family.key);
+      if (family.issued && family.ticket)
+        this.endedTickets.push({ ticket: family.ticket, after: quote.lastValidBlockHeight });
+    }
     const wallet = this.byWallet.get(quote.walletKey);
     if (wallet) {
       wallet.quotes.delete(quote);

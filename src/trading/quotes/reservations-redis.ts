@@ -36,6 +36,15 @@ import {
   walletLimit,
 } from "./firm-quotes.js";
 import { TURN_GRACE_BLOCKS } from "./funds-line.js";
+import {
+  type EndedTicket,
+  FamiliesByPair,
+  type FamilyMember,
+  type FamilyRequest,
+  joinWithQuote,
+  withoutHolds,
+} from "./quote-family.js";
+import { newTicketSeed, type QuoteTicket, quoteTicket } from "./quote-ticket.js";
 
 /** Expired quotes dropped per script run, at most (the rest on the next runs). */
 const PRUNE_BATCH = 256;
@@ -119,8 +128,18 @@ local function drop(id, kind)
   end
   for _, p in ipairs(q.p) do
     redis.call('ZREM', P .. 'p:' .. p[1], p[2])
-    if kind == 'cancel' then
+    if kind == 'cancel' or kind == 'replace' then
       redis.call('PUBLISH', P .. 'events', cjson.encode({k = 'cancel', p = p[1], e = p[2]}))
+    end
+  end
+  -- The quote carrying a family's footprint ends the family, unless a newer one replaces it; the
+  -- ticket's rent is taken back after its expiry (a family never issued has none).
+  if q.y and kind ~= 'replace' then
+    local yk = P .. 'fam:' .. q.y
+    local fam = redis.call('GET', yk)
+    if fam and cjson.decode(fam).q == id then
+      redis.call('DEL', yk)
+      if kind ~= 'cancel' and q.ts then redis.call('ZADD', P .. 'tix', q.v, cjson.encode({s = q.ts, b = q.tb})) end
     end
   end
   return 1
@@ -153,22 +172,37 @@ for _, l in ipairs(r.l) do
   end
 end
 if #conflicts > 0 then return cjson.encode({x = conflicts}) end
+-- A quote of a family: the family as the caller read it (else price again), ended when its ticket was
+-- seen, and the quote it replaces, counted as gone.
+local rp, rph = nil, {}
+if r.y then
+  local cur = redis.call('GET', P .. 'fam:' .. r.y.k)
+  if (cur and cjson.decode(cur).v or 0) ~= r.y.v then return cjson.encode({fc = 1}) end
+  if r.y.e then drop(r.y.e, 'done') end
+  local raw = r.y.rp and redis.call('GET', P .. 'q:' .. r.y.rp)
+  if raw then
+    rp = cjson.decode(raw)
+    for _, h in ipairs(rp.h) do rph[h[1]] = h[2] end
+  end
+end
+local gone = rp and 1 or 0
 local wk, ck = P .. 'w:' .. r.w, P .. 'c:' .. r.c
-local wn = tonumber(redis.call('HGET', wk, 'n') or '0')
+local wn = tonumber(redis.call('HGET', wk, 'n') or '0') - gone
 if r.pw > 0 and wn >= r.pw then return cjson.encode({no = 'wallet_limit', n = wn}) end
-local cn = tonumber(redis.call('HGET', ck, 'n') or '0')
+local cn = tonumber(redis.call('HGET', ck, 'n') or '0') - gone
 if r.pc > 0 and cn >= r.pc then return cjson.encode({no = 'client_limit', n = cn}) end
 -- The wallet's funds, as FirmQuotes.checkFunds and FundsLine: every client's quotes count, and a
 -- client refused for others' quotes takes its place in line.
 local fk = P .. 'f:' .. r.f
-local committed = redis.call('HGET', fk, 'm') or '0'
+local spent = rp and rp.a or '0'
+local committed = sub(redis.call('HGET', fk, 'm') or '0', spent)
 local line = {}
 for _, place in ipairs(cjson.decode(redis.call('HGET', fk, 'q') or '[]')) do
   if place.u >= r.bh then line[#line + 1] = place end
 end
 local fits = cmp(r.bal, add(committed, r.a)) >= 0
 if not fits or (line[1] and line[1].c ~= r.c) then
-  if cmp(r.bal, add(redis.call('HGET', wk, 'm:' .. r.m) or '0', r.a)) >= 0 then
+  if cmp(r.bal, add(sub(redis.call('HGET', wk, 'm:' .. r.m) or '0', spent), r.a)) >= 0 then
     local u, at = math.max(tonumber(redis.call('HGET', fk, 'v') or '0'), r.bh), nil
     for i, place in ipairs(line) do
       if place.c == r.c then at = i break end
@@ -183,7 +217,7 @@ if not fits or (line[1] and line[1].c ~= r.c) then
 end
 if r.bps > 0 then
   for _, h in ipairs(r.h) do
-    local held = add(redis.call('HGET', ck, 'h:' .. h[1]) or '0', h[2])
+    local held = sub(add(redis.call('HGET', ck, 'h:' .. h[1]) or '0', h[2]), rph[h[1]] or '0')
     if cmp(mul(held, 10000), mul(h[3], r.bps)) > 0 then
       return cjson.encode({no = 'pool_share', v = held, reserve = h[3]})
     end
@@ -191,14 +225,19 @@ if r.bps > 0 then
 end
 if r.ph > 0 then
   for _, h in ipairs(r.h) do
-    local held = add(redis.call('HGET', P .. 'held', h[1]) or '0', h[2])
+    local held = sub(add(redis.call('HGET', P .. 'held', h[1]) or '0', h[2]), rph[h[1]] or '0')
     if cmp(mul(held, 10000), mul(h[3], r.ph)) > 0 then
       return cjson.encode({no = 'pool_hold', v = held, reserve = h[3]})
     end
   end
 end
 if r.dry then return cjson.encode({ok = 1}) end
-local q = {c = r.c, w = r.w, f = r.f, m = r.m, a = r.a, h = {}, p = {}}
+if rp then drop(r.y.rp, 'replace') end
+local q = {c = r.c, w = r.w, f = r.f, m = r.m, a = r.a, h = {}, p = {}, v = r.lv}
+if r.y then
+  q.y, q.ts, q.tb = r.y.k, r.y.s, r.y.b
+  redis.call('SET', P .. 'fam:' .. r.y.k, r.y.st)
+end
 redis.call('HINCRBY', wk, 'n', 1)
 redis.call('HINCRBY', ck, 'n', 1)
 hadd(wk, 'm:' .. r.m, r.a)
@@ -216,7 +255,7 @@ end
 local seqs = {}
 for _, l in ipairs(r.l) do
   local seq = redis.call('INCR', P .. 's:' .. l[1])
-  local e = cjson.encode({s = seq, i = r.i, q = r.id, d = l[3], a = l[4], n = l[5], v = r.lv})
+  local e = cjson.encode({s = seq, i = r.i, q = r.id, d = l[3], a = l[4], n = l[5], v = r.lv, t = r.t, y = r.y and r.y.k})
   redis.call('ZADD', P .. 'p:' .. l[1], seq, e)
   q.p[#q.p + 1] = {l[1], e}
   redis.call('PUBLISH', P .. 'events', cjson.encode({k = 'reserve', p = l[1], e = e}))
@@ -232,12 +271,22 @@ const RELEASE_SCRIPT = `${LIBRARY}
 return drop(ARGV[2], ARGV[3])
 `;
 
+/** ARGV: prefix, block height. Takes the tickets of ended families whose quotes all expired before it. */
+const TAKE_TICKETS_SCRIPT = `
+local P = ARGV[1]
+local ended = redis.call('ZRANGEBYSCORE', P .. 'tix', '-inf', '(' .. ARGV[2], 'LIMIT', 0, ${PRUNE_BATCH})
+for _, entry in ipairs(ended) do redis.call('ZREM', P .. 'tix', entry) end
+return ended
+`;
+
 declare module "ioredis" {
   interface RedisCommander {
     /** RESERVE_SCRIPT, registered with defineCommand. */
     oddsgateFirmReserve(prefix: string, request: string): Promise<string>;
     /** RELEASE_SCRIPT, registered with defineCommand. */
     oddsgateFirmRelease(prefix: string, id: string, kind: "cancel" | "done"): Promise<number>;
+    /** TAKE_TICKETS_SCRIPT, registered with defineCommand. */
+    oddsgateTakeTickets(prefix: string, blockHeight: string): Promise<string[]>;
   }
 }
 
@@ -255,10 +304,25 @@ interface HoldEntry {
   n: string;
   /** The last valid block height of its quote. */
   v: number;
+  /** Its family's ticket and family key, for a family's quote. */
+  t?: Address;
+  y?: string;
+}
+
+/** A family as kept in Redis (`fam:<key>`): its version, the quote carrying it, its ticket and live members. */
+interface StoredFamily {
+  v: number;
+  q: string;
+  /** Its ticket's seed and base (none for a family of prediction-market orders). */
+  s?: string;
+  b?: Address;
+  /** Members as [last valid block height, input, [[max out, input] per leg]], amounts as decimal text. */
+  m: [number, string, [string, string][]][];
 }
 
 type ReserveReply =
   | { ok: 1; s?: number[] }
+  | { fc: 1 }
   | { x: [string, number, string[] | Record<string, never>][] }
   | { no: "wallet_limit" | "client_limit"; n: number }
   | { no: "insufficient_funds"; v: string }
@@ -294,6 +358,8 @@ export class RedisReservations implements ReservationStore {
   private epoch = 0;
   /** The highest block height a quote was checked at here. */
   private height = 0n;
+  /** The holds in this instance's pools of each family's current quote (its own or mirrored), to lend them. */
+  private readonly familyHolds = new FamiliesByPair<{ quote: string; holds: PoolHold[] }>();
 
   private constructor(
     private readonly redis: Redis,
@@ -308,6 +374,7 @@ export class RedisReservations implements ReservationStore {
     const [redis, subscriber] = await connectRedisPair(options.url);
     redis.defineCommand("oddsgateFirmReserve", { numberOfKeys: 0, lua: RESERVE_SCRIPT });
     redis.defineCommand("oddsgateFirmRelease", { numberOfKeys: 0, lua: RELEASE_SCRIPT });
+    redis.defineCommand("oddsgateTakeTickets", { numberOfKeys: 0, lua: TAKE_TICKETS_SCRIPT });
     const store = new RedisReservations(redis, subscriber, options);
     subscriber.on("message", (_channel, message) => store.receive(message));
     // Messages sent while reconnecting are lost: until a script answers again, no pool counts as synced.
@@ -322,9 +389,28 @@ export class RedisReservations implements ReservationStore {
     return this.epoch;
   }
 
-  async check(quote: FirmQuoteTerms & { balance: bigint }, blockHeight: bigint): Promise<void> {
+  async check(
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    family?: string,
+  ): Promise<void> {
     if (blockHeight > this.height) this.height = blockHeight;
-    this.refusal(await this.run(quote, blockHeight, 0n, [], true), quote);
+    // The family's quote is counted as gone; if another joined it meanwhile, that one.
+    for (let attempt = 0; ; attempt++) {
+      const stored = family === undefined ? undefined : await this.readFamily(family);
+      const replacing: FamilyJoin | undefined = stored && {
+        key: family as string,
+        version: stored.v,
+        replaces: stored.q,
+        ticket: undefined,
+        stored: "",
+        terms: quote,
+        legs: [],
+      };
+      const reply = await this.run(quote, blockHeight, 0n, [], true, "", replacing);
+      if (!("fc" in reply)) return this.refusal(reply, quote);
+      if (attempt === 2) throw new ReservationConflict("other quotes of its family kept arriving");
+    }
   }
 
   async reserve(
@@ -333,28 +419,43 @@ export class RedisReservations implements ReservationStore {
     lastValidBlockHeight: bigint,
     legs: readonly PoolLeg[] = [],
     view = this.epoch,
+    family?: FamilyRequest,
   ): Promise<ReservedQuote> {
     for (const leg of legs) {
       if (this.viewOf(leg.pool.key).changedAt > view)
         throw new ReservationConflict("another instance held output of this pool while it was priced");
     }
-    checkLegsStillPay(legs);
     const id = randomBytes(12).toString("hex");
+    const joining =
+      family && (await this.joinFamily(family, id, quote, blockHeight, lastValidBlockHeight, legs));
+    const own = joining && this.familyHolds.get(joining.key);
+    if (own) withoutHolds(own.holds, () => checkLegsStillPay(legs));
+    else checkLegsStillPay(legs);
+    const terms = joining?.terms ?? quote;
+    const held = joining?.legs ?? legs;
     if (blockHeight > this.height) this.height = blockHeight;
     // Held here before Redis answers, so this instance's concurrent quotes price without them, as in one process.
-    const holds = legs.map((leg) =>
-      leg.pool.reserve(leg.outputMint, leg.maxOut, lastValidBlockHeight, leg.inAmount),
+    const holds = held.map((leg) =>
+      leg.pool.reserve(
+        leg.outputMint,
+        leg.maxOut,
+        lastValidBlockHeight,
+        leg.inAmount,
+        joining?.ticket?.address,
+      ),
     );
     const releaseHolds = () => {
       for (const hold of holds) hold.release();
     };
     let reply: ReserveReply;
     try {
-      reply = await this.run(quote, blockHeight, lastValidBlockHeight, legs, false, id);
+      reply = await this.run(terms, blockHeight, lastValidBlockHeight, held, false, id, joining);
       if ("x" in reply) {
         for (const [pool, seq, newer] of reply.x) this.mirror(pool, seq, newer, blockHeight);
         throw new ReservationConflict("another instance held output of this pool while it was priced");
       }
+      if ("fc" in reply)
+        throw new ReservationConflict("another instance quoted for the same family while it was priced");
       this.refusal(reply, quote);
     } catch (error) {
       releaseHolds();
@@ -364,6 +465,7 @@ export class RedisReservations implements ReservationStore {
       const seq = "ok" in reply ? reply.s?.[index] : undefined;
       if (seq !== undefined) this.viewOf(leg.pool.key).synced = seq;
     });
+    if (joining) this.holdForFamily(joining.key, id, holds);
     let ended = false;
     const end = (kind: "cancel" | "done") => {
       if (ended) return;
@@ -373,24 +475,103 @@ export class RedisReservations implements ReservationStore {
         this.options.logger?.error({ err: error }, "firm quotes: releasing a reservation in Redis failed");
       });
     };
+    const attach = (attached: readonly PoolHold[]) => {
+      // Ends in Redis once every pool here saw its output delivered. Holds that closed because the
+      // blockhash expired need no message: the script drops expired quotes itself, and sending one
+      // for each would queue a slot's worth of scripts in front of the next quotes.
+      let open = attached.length;
+      for (const hold of attached)
+        hold.onClose(() => {
+          open -= 1;
+          if (open === 0 && lastValidBlockHeight >= this.height) end("done");
+        });
+    };
     return {
       holds,
-      attach: (attached) => {
-        // Ends in Redis once every pool here saw its output delivered. Holds that closed because the
-        // blockhash expired need no message: the script drops expired quotes itself, and sending one
-        // for each would queue a slot's worth of scripts in front of the next quotes.
-        let open = attached.length;
-        for (const hold of attached)
-          hold.onClose(() => {
-            open -= 1;
-            if (open === 0 && lastValidBlockHeight >= this.height) end("done");
-          });
-      },
+      ...(joining?.ticket ? { ticket: joining.ticket } : {}),
+      attach,
       cancel: () => {
+        // A re-quote not issued after all still holds for the family's earlier quotes, which may land.
+        if (joining?.replaces) return attach(holds);
         releaseHolds();
         end("cancel");
       },
     };
+  }
+
+  async ticketOf(key: string): Promise<QuoteTicket | undefined> {
+    return ticketOfStored(await this.readFamily(key));
+  }
+
+  lend<T>(pair: string, price: () => T): T {
+    const holds: PoolHold[] = [];
+    for (const family of this.familyHolds.ofPair(pair)) holds.push(...family.holds);
+    return holds.length === 0 ? price() : withoutHolds(holds, price);
+  }
+
+  async takeEndedTickets(blockHeight: bigint): Promise<EndedTicket[]> {
+    const ended = await this.redis.oddsgateTakeTickets(this.keys, blockHeight.toString());
+    return ended.map((raw) => {
+      const entry = JSON.parse(raw) as { s: string; b: Address };
+      return { ticket: quoteTicket(entry.b, entry.s), after: blockHeight - 1n };
+    });
+  }
+
+  /**
+   * What a family's quote records: the family as Redis has it (ended when its ticket was seen), the
+   * quote joining it, and what the family then holds, the largest of each amount of its live quotes.
+   */
+  private async joinFamily(
+    request: FamilyRequest,
+    id: string,
+    quote: FirmQuoteTerms & { balance: bigint },
+    blockHeight: bigint,
+    lastValidBlockHeight: bigint,
+    legs: readonly PoolLeg[],
+  ): Promise<FamilyJoin> {
+    const stored = await this.readFamily(request.key);
+    const live = stored && (request.landed === undefined || request.landed !== stored.s) ? stored : undefined;
+    const joined = joinWithQuote(quote, legs, lastValidBlockHeight, live?.m.map(decodeMember), blockHeight);
+    const { members } = joined;
+    const ticket = live ? ticketOfStored(live) : request.base && quoteTicket(request.base, newTicketSeed());
+    const next: StoredFamily = {
+      v: (stored?.v ?? 0) + 1,
+      q: id,
+      ...(ticket ? { s: ticket.seed, b: ticket.base } : {}),
+      m: members.map(encodeMember),
+    };
+    return {
+      key: request.key,
+      version: stored?.v ?? 0,
+      ...(stored && !live ? { ended: stored.q } : {}),
+      ...(live ? { replaces: live.q } : {}),
+      ticket,
+      stored: JSON.stringify(next),
+      terms: joined.terms,
+      legs: joined.legs,
+    };
+  }
+
+  private async readFamily(key: string): Promise<StoredFamily | undefined> {
+    const raw = await this.redis.get(`${this.keys}fam:${key}`);
+    return raw === null ? undefined : (JSON.parse(raw) as StoredFamily);
+  }
+
+  /** Records `holds` as family `key`'s, for quote `quote`; the holds of the quote it replaced are given back. */
+  private holdForFamily(key: string, quote: string, holds: PoolHold[]): void {
+    const previous = this.familyHolds.get(key);
+    if (previous?.quote === quote) {
+      previous.holds.push(...holds);
+      return;
+    }
+    this.familyHolds.set(key, { quote, holds });
+    for (const hold of previous?.holds ?? []) hold.release();
+    let open = holds.length;
+    for (const hold of holds)
+      hold.onClose(() => {
+        open -= 1;
+        if (open === 0 && this.familyHolds.get(key)?.quote === quote) this.familyHolds.delete(key);
+      });
   }
 
   /** Closes both connections. */
@@ -407,6 +588,7 @@ export class RedisReservations implements ReservationStore {
     legs: readonly PoolLeg[],
     dry: boolean,
     id = "",
+    family?: FamilyJoin,
   ): Promise<ReserveReply> {
     const { limits } = this.options;
     const request = {
@@ -434,6 +616,19 @@ export class RedisReservations implements ReservationStore {
         leg.maxOut.toString(),
         leg.inAmount.toString(),
       ]),
+      ...(family
+        ? {
+            ...(family.ticket ? { t: family.ticket.address } : {}),
+            y: {
+              k: family.key,
+              v: family.version,
+              ...(family.ticket ? { s: family.ticket.seed, b: family.ticket.base } : {}),
+              st: family.stored,
+              ...(family.ended ? { e: family.ended } : {}),
+              ...(family.replaces ? { rp: family.replaces } : {}),
+            },
+          }
+        : {}),
     };
     return this.redis
       .oddsgateFirmReserve(this.keys, JSON.stringify(request))
@@ -516,10 +711,48 @@ export class RedisReservations implements ReservationStore {
       BigInt(entry.a),
       BigInt(entry.v),
       BigInt(entry.n),
+      entry.t,
     );
     this.mirrored.set(key, hold);
+    if (entry.y !== undefined) this.holdForFamily(entry.y, entry.q, [hold]);
     hold.onClose(() => this.mirrored.delete(key));
     this.epoch += 1;
     this.viewOf(address).changedAt = this.epoch;
   }
+}
+
+/** A family quote on its way to Redis: the family it joins and what it then holds. */
+interface FamilyJoin {
+  key: string;
+  /** The version of the family the quote was priced with (0: none). */
+  version: number;
+  /** The quote of a family whose ticket was seen: it ends. */
+  ended?: string;
+  /** The quote carrying the family's footprint until now. */
+  replaces?: string;
+  ticket: QuoteTicket | undefined;
+  /** The family as it is once this quote is recorded. */
+  stored: string;
+  terms: FirmQuoteTerms & { balance: bigint };
+  legs: readonly PoolLeg[];
+}
+
+function ticketOfStored(family: StoredFamily | undefined): QuoteTicket | undefined {
+  return family?.b !== undefined && family.s !== undefined ? quoteTicket(family.b, family.s) : undefined;
+}
+
+function encodeMember(member: FamilyMember): StoredFamily["m"][number] {
+  return [
+    Number(member.lastValidBlockHeight),
+    member.inAmount.toString(),
+    member.legs.map((leg) => [leg.maxOut.toString(), leg.inAmount.toString()]),
+  ];
+}
+
+function decodeMember([lastValidBlockHeight, inAmount, legs]: StoredFamily["m"][number]): FamilyMember {
+  return {
+    lastValidBlockHeight: BigInt(lastValidBlockHeight),
+    inAmount: BigInt(inAmount),
+    legs: legs.map(([maxOut, legIn]) => ({ maxOut: BigInt(maxOut), inAmount: BigInt(legIn) })),
+  };
 }

@@ -15,9 +15,10 @@ import type { Tables } from "../../storage/database.js";
 import { OrderRefused, TradingNotReady } from "../errors.js";
 import { orderPredictionMarket } from "../prediction/orders.js";
 import { FirmQuotes, ReservationConflict, type ReservationStore } from "../quotes/firm-quotes.js";
+import { pairKeyOf } from "../quotes/quote-family.js";
 import type { PriorityFeeLevels } from "../streams/priority-fees.js";
 import { OrderChecks } from "./order-checks.js";
-import { OrderPricing } from "./order-pricing.js";
+import { type Lend, OrderPricing } from "./order-pricing.js";
 import type { OrderRequest, PricedRoute } from "./order-terms.js";
 import type { PoolAuthorities } from "./pools/authority.js";
 import type { Route } from "./router.js";
@@ -106,16 +107,22 @@ export class OrderDesk {
   ): Promise<IssuedOrder> {
     // Before pricing: a hold another instance makes from here on is noticed when this one reserves.
     const view = this.firmQuotes.view();
-    const order = await this.pricing.priceOrder(asked);
+    // A re-quote is priced without its family's earlier quotes (only one of them can land); priced
+    // again after a conflict, with them, in case its route left the family.
+    const pair =
+      asked.userPublicKey && pairKeyOf(client, asked.userPublicKey, asked.inputMint, asked.outputMint);
+    const lend: Lend | undefined =
+      pair && !options.attempt ? (price) => this.firmQuotes.lend(pair, price) : undefined;
+    const order = await this.pricing.priceOrder(asked, lend);
     const { request, priced, response } = order;
     const { route } = priced;
-    if (route.executionMode === "async")
-      return orderPredictionMarket(this.orders, request, priced, response, (wallet, sponsored) =>
-        this.checks.admitAsyncOrder(wallet, client, request, priced, sponsored),
-      );
-    const user = request.userPublicKey;
-    if (!user) return response;
     try {
+      if (route.executionMode === "async")
+        return await orderPredictionMarket(this.orders, request, priced, response, (wallet, sponsored) =>
+          this.checks.admitAsyncOrder(wallet, client, request, priced, sponsored),
+        );
+      const user = request.userPublicKey;
+      if (!user) return response;
       const spot = { ...order, request: { ...request, userPublicKey: user }, route };
       return await this.issueSpot(spot, client, { ...options, view });
     } catch (error) {

@@ -44,13 +44,20 @@ export interface PoolHold {
   release(): void;
   /** Calls `listener` once the output was delivered, the quote expired or the hold was released. */
   onClose(listener: () => void): void;
+  /**
+   * Takes the hold off the pool's prices until the returned function puts it back: a re-quote of its
+   * own family is priced as if it were not there (only one of the family's transactions can land).
+   */
+  suspend(): () => void;
 }
 
 /** A market a transaction trades directly: token transfers in and out of its vaults, signed by its authority. */
 export interface SyncMarket extends TradingMarket {
   readonly executionMode: "sync";
-  /** Signs the transfers out of the vaults. */
+  /** Signs the transfers out of the vaults, and pays the tickets of the quote families it is first in. */
   readonly authority: Keypair;
+  /** The authority's lamports, as last read from the chain. */
+  readonly authorityLamports: bigint;
   /** The token accounts holding each side's reserve, in the order of `mints`. */
   readonly vaults: readonly [Address, Address];
   readonly tokens: readonly [TokenRecord, TokenRecord];
@@ -58,8 +65,17 @@ export interface SyncMarket extends TradingMarket {
   sideOf(mint: Address): 0 | 1;
   /** What one side's vault holds, as last read from the chain (promised output not taken off). */
   balance(side: 0 | 1): bigint;
-  /** Holds `amount` of `outputMint` for a firm quote paying `inAmount` in, until `lastValidBlockHeight`. */
-  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint, inAmount: bigint): PoolHold;
+  /**
+   * Holds `amount` of `outputMint` for a firm quote paying `inAmount` in, until `lastValidBlockHeight`
+   * or until its family's `ticket` exists (see `settleTickets`).
+   */
+  reserve(
+    outputMint: Address,
+    amount: bigint,
+    lastValidBlockHeight: bigint,
+    inAmount: bigint,
+    ticket?: Address,
+  ): PoolHold;
 }
 
 /** A market whose orders settle after the fact, from an escrow the order funds. */

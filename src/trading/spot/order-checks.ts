@@ -8,6 +8,7 @@ import type { Chain } from "../../chain/chain.js";
 import { LAMPORTS_PER_SIGNATURE, WRAPPED_SOL_MINT } from "../../chain/programs.js";
 import { OrderRefused } from "../errors.js";
 import { type AdmittedQuote, FirmQuoteRefused, type ReservationStore } from "../quotes/firm-quotes.js";
+import { familyKeyOf, pairKeyOf } from "../quotes/quote-family.js";
 import type { OrderDestination } from "../tx/order-transaction.js";
 import { associatedTokenAddress, checkNamedTokenAccount } from "../tx/token-accounts.js";
 import type { VenueMarket } from "./market.js";
@@ -56,7 +57,9 @@ export class OrderChecks {
     const { input, clock } = priced;
     const balance = await this.balanceOf(wallet, input, false);
     const terms = { wallet, client, inputMint: input.mint, inAmount: request.amount, balance };
-    await this.firmQuotes.check(terms, clock.blockHeight);
+    // A re-quote of the same market replaces the client's last one in the count (it holds nothing).
+    const family = familyKeyOf(pairKeyOf(client, wallet, request.inputMint, request.outputMint), []);
+    await this.firmQuotes.check(terms, clock.blockHeight, family);
     const sponsor =
       sponsored && (await this.admitSponsor(sponsored.sponsor, client, sponsored.lamports, priced));
     try {
@@ -64,6 +67,9 @@ export class OrderChecks {
         { ...terms, inAmount: 0n },
         clock.blockHeight,
         clock.latest.lastValidBlockHeight,
+        [],
+        undefined,
+        { key: family },
       );
       if (!sponsor) return admitted;
       return {

@@ -22,6 +22,9 @@ export interface PricedOrder {
   response: OrderResponse;
 }
 
+/** Runs a routing with some holds taken off the pools (`ReservationStore.lend`). */
+export type Lend = <T>(price: () => T) => T;
+
 export class OrderPricing {
   constructor(
     private readonly book: TradingBook,
@@ -30,15 +33,18 @@ export class OrderPricing {
     private readonly priorityFees?: { levels(): PriorityFeeLevels },
   ) {}
 
-  /** Prices `asked` as `/order` answers it: its route, its priority fee as paid now, its response fields. */
-  async priceOrder(asked: OrderRequest): Promise<PricedOrder> {
+  /**
+   * Prices `asked` as `/order` answers it: its route, its priority fee as paid now, its response
+   * fields. `lend` runs the routing with the asker's own earlier quotes of the pair taken off the pools.
+   */
+  async priceOrder(asked: OrderRequest, lend?: Lend): Promise<PricedOrder> {
     const request = this.withPriorityPrice(asked);
-    const priced = await this.priceRoute(request);
+    const priced = await this.priceRoute(request, lend);
     return { request, priced, response: this.describe(request, priced) };
   }
 
   /** Routes and prices a request: the part `/order` and `/intent` share. */
-  async priceRoute(request: OrderRequest): Promise<PricedRoute> {
+  async priceRoute(request: OrderRequest, lend?: Lend): Promise<PricedRoute> {
     const { book } = this;
     if (!book.loaded) throw new TradingNotReady("pools", "the pools are still loading; retry shortly");
     const input = this.listed(request.inputMint, "invalid_input_mint", "inputMint");
@@ -51,7 +57,7 @@ export class OrderPricing {
     await book.prediction?.prepare([request.inputMint, request.outputMint]);
     const clock = book.clock;
     const venues = this.allowedVenues(request);
-    const find = (amount: bigint) =>
+    const search = (amount: bigint) =>
       book.graph.bestRoute({
         inputMint: request.inputMint,
         outputMint: request.outputMint,
@@ -59,6 +65,7 @@ export class OrderPricing {
         maxLegs: request.onlyDirectRoutes ? 1 : Math.min(2, request.maxRouteLength),
         venues,
       });
+    const find = lend ? (amount: bigint) => lend(() => search(amount)) : search;
     let route = find(request.amount);
     // An input-mint fee comes off the amount before it is routed; prediction markets take fees in USDC.
     const feeMode = route?.executionMode === "sync" ? request.platformFeeMode : "outputMint";

@@ -7,7 +7,10 @@ import type { Address } from "@solana/kit";
 import type { Chain } from "../../chain/chain.js";
 import { parseWireTransaction } from "../../chain/wire.js";
 import type { OrderResponse } from "../../contract/trade.js";
+import { TradingNotReady } from "../errors.js";
 import type { ReservationStore } from "../quotes/firm-quotes.js";
+import { type FamilyRequest, familyKeyOf, pairKeyOf } from "../quotes/quote-family.js";
+import { TICKET_LAMPORTS } from "../quotes/quote-ticket.js";
 import {
   computeBudgetFields,
   computeUnitPriceFor,
@@ -21,7 +24,7 @@ import {
   orderInstructions,
 } from "../tx/order-transaction.js";
 import { checkMessageBeforeSigning, checkVenueSignatures } from "../tx/signing-guard.js";
-import type { VenueMarket } from "./market.js";
+import type { SyncMarket, VenueMarket } from "./market.js";
 import type { CheckedSpotOrder } from "./order-checks.js";
 import { type PricedOrder, routeToken } from "./order-pricing.js";
 import type { OrderRequest } from "./order-terms.js";
@@ -105,9 +108,10 @@ export class SpotOrderBuilder {
       lastValidBlockHeight,
       legs,
       options.view,
+      await this.familyOf(order),
     );
-    const swap = { payer: user, feePayer, payerSignedByVenue: false, legs };
-    const { holds } = admitted;
+    const { holds, ticket } = admitted;
+    const swap = { payer: user, feePayer, payerSignedByVenue: false, legs, ticket };
     const transactionInput = (limit: number, microLamports: bigint): OrderTransactionInput => ({
       user,
       feePayer,
@@ -123,6 +127,7 @@ export class SpotOrderBuilder {
       computeUnitLimit: limit,
       microLamportsPerComputeUnit: microLamports,
       lifetime: clock.latest,
+      ticket,
       beforeSigning: (message, instructions, signers) =>
         checkMessageBeforeSigning(message, instructions, signers, swap, this.book),
     });
@@ -162,11 +167,33 @@ export class SpotOrderBuilder {
         ...(request.includeAddressLookupTables ? { addressLookupTables: [] } : {}),
       };
     } catch (error) {
-      // Not issued (the signing guard refused it, or building failed): the output is free again.
-      for (const hold of holds) hold.release();
+      // Not issued (the signing guard refused it, or building failed): what it alone held is free again.
       admitted.cancel();
       throw error;
     }
+  }
+
+  /**
+   * The quote family an order joins (`quote-family.ts`), ended first when its ticket exists (one of
+   * its transactions landed). Its first pool's authority pays the ticket: one that cannot is refused.
+   */
+  private async familyOf(order: SpotOrder): Promise<FamilyRequest> {
+    const { request, route } = order;
+    const pools = route.legs.map((leg) => leg.market);
+    const first = pools[0] as SyncMarket;
+    if (first.authorityLamports < TICKET_LAMPORTS)
+      throw new TradingNotReady(
+        "pools",
+        `pool ${first.key}'s authority holds too little SOL to pay its quotes' tickets; its operator must fund it`,
+      );
+    const pair = pairKeyOf(order.client, request.userPublicKey, request.inputMint, request.outputMint);
+    const key = familyKeyOf(
+      pair,
+      pools.map((pool) => pool.key),
+    );
+    const known = await this.firmQuotes.ticketOf(key);
+    const landed = known && (await this.chain.getBalance(known.address)) > 0n ? known.seed : undefined;
+    return { key, base: first.authority.address, ...(landed ? { landed } : {}) };
   }
 }
 

@@ -256,20 +256,40 @@ export class TradingBook {
       chain.getBlockHeight(),
     ]);
     const pools = [...this.pools.values()];
-    const vaults = pools.flatMap((pool) => pool.vaults);
-    const accounts: (AccountInfo | null)[] = [];
-    for (let start = 0; start < vaults.length; start += ACCOUNTS_PER_CALL) {
-      accounts.push(...(await chain.getMultipleAccounts(vaults.slice(start, start + ACCOUNTS_PER_CALL))));
-    }
+    // Each pool's two vaults and its authority, which funds the tickets of its quotes.
+    const accounts = await this.readAccounts(
+      pools.flatMap((pool) => [...pool.vaults, pool.authority.address]),
+    );
     pools.forEach((pool, index) => {
       for (const side of [0, 1] as const) {
-        const account = accounts[index * 2 + side];
+        const account = accounts[index * 3 + side];
         const decoded = account ? decodeTokenAccount(pool.vaults[side], account.owner, account.data) : null;
         pool.observeBalance(side, decoded?.amount ?? 0n);
       }
-      pool.expireReservations(blockHeight);
+      pool.observeAuthorityLamports(accounts[index * 3 + 2]?.lamports ?? 0n);
     });
+    // Where output left a vault, the tickets that now exist tell which families' transactions landed.
+    const tickets = [...new Set(pools.flatMap((pool) => pool.ticketsToCheck()))];
+    const landed = new Set<string>();
+    if (tickets.length > 0)
+      (await this.readAccounts(tickets)).forEach((account, index) => {
+        if (account) landed.add(tickets[index] as string);
+      });
+    for (const pool of pools) {
+      pool.settleTickets(landed);
+      pool.expireReservations(blockHeight);
+    }
     this.clockState = { slot, blockHeight, latest };
+  }
+
+  /** Reads accounts in calls of at most `ACCOUNTS_PER_CALL`. */
+  private async readAccounts(addresses: readonly Address[]): Promise<(AccountInfo | null)[]> {
+    const accounts: (AccountInfo | null)[] = [];
+    for (let start = 0; start < addresses.length; start += ACCOUNTS_PER_CALL)
+      accounts.push(
+        ...(await this.options.chain.getMultipleAccounts(addresses.slice(start, start + ACCOUNTS_PER_CALL))),
+      );
+    return accounts;
   }
 
   private rebuildGraph(): void {

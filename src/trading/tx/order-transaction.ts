@@ -1,9 +1,9 @@
 /**
- * The transaction of a firm spot quote: compute budget, the missing token accounts (created
- * idempotently, paid by the fee payer: a sponsor or the user), native SOL wrapped or unwrapped when
- * asked, an input-mint platform fee, and one transfer per leg in and out of the pools' vaults. The
- * pools' authorities sign it here; the user's (and a sponsor's) signature is left empty. It is valid
- * until the blockhash's `lastValidBlockHeight`.
+ * The transaction of a firm spot quote: compute budget, its quote family's ticket, the missing token
+ * accounts (created idempotently, paid by the fee payer: a sponsor or the user), native SOL wrapped or
+ * unwrapped when asked, an input-mint platform fee, and one transfer per leg in and out of the pools'
+ * vaults. The pools' authorities sign it here; the user's (and a sponsor's) signature is left empty.
+ * It is valid until the blockhash's `lastValidBlockHeight`.
  */
 import { type Address, createNoopSigner, type Instruction } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
@@ -16,6 +16,7 @@ import {
 import type { LatestBlockhash } from "../../chain/chain.js";
 import type { Keypair } from "../../chain/ed25519.js";
 import { WRAPPED_SOL_MINT } from "../../chain/programs.js";
+import { openTicketInstruction, type QuoteTicket } from "../quotes/quote-ticket.js";
 import type { SyncMarket } from "../spot/market.js";
 import type { TokenRecord } from "../spot/pools/store.js";
 import type { RouteLeg } from "../spot/router.js";
@@ -56,6 +57,8 @@ export interface OrderTransactionInput {
   computeUnitLimit: number;
   microLamportsPerComputeUnit: bigint;
   lifetime: LatestBlockhash;
+  /** The quote family's ticket the transaction opens, so that no other transaction of the family can land. */
+  ticket?: QuoteTicket;
   /** Checks the compiled message and the keys about to sign it; throws to refuse signing. */
   beforeSigning?: (
     message: CompiledMessage,
@@ -72,7 +75,7 @@ export interface OrderInstructions {
   feePayer: Address;
   /** The compute-unit limit and price. */
   computeBudget: Instruction[];
-  /** Accounts created, native SOL wrapped, the input paid in (and an input-mint fee), the legs before the last. */
+  /** The ticket opened, accounts created, native SOL wrapped, the input paid in (and an input-mint fee), the legs before the last. */
   setup: Instruction[];
   /** The last pool paying the user. */
   swap: Instruction;
@@ -124,6 +127,7 @@ export async function orderInstructions(input: OrderTransactionInput): Promise<O
     computeUnitLimit(input.computeUnitLimit),
     computeUnitPrice(input.microLamportsPerComputeUnit),
   ];
+  if (input.ticket) instructions.push(openTicketInstruction(input.ticket));
   const firstLeg = input.legs[0];
   if (!firstLeg) throw new Error("an order needs at least one leg");
   const inputFee = input.platformFee?.mode === "inputMint" ? input.platformFee : undefined;

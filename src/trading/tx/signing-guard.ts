@@ -6,12 +6,14 @@
  * quote says and only against an inflow of at least the quoted input that some other party (the user,
  * the order's escrow, or the previous pool of the route) pays. The party the swap is for must not be a
  * venue account; unless the venue settles an escrow it holds, the transaction must still lack that
- * party's signature, so nothing the venue issues is complete as issued.
+ * party's signature, so nothing the venue issues is complete as issued. A pool authority may also open
+ * its quote family's ticket, once, exactly as `openTicketInstruction` does (its rent, no data).
  */
 import type { Address, Instruction, ReadonlyUint8Array } from "@solana/kit";
 import { addressOf } from "../../chain/base58.js";
-import { isTokenProgram } from "../../chain/programs.js";
+import { isTokenProgram, SYSTEM_PROGRAM } from "../../chain/programs.js";
 import { parseWireTransaction } from "../../chain/wire.js";
+import { openTicketInstruction, type QuoteTicket } from "../quotes/quote-ticket.js";
 import type { SyncMarket } from "../spot/market.js";
 import type { CompiledMessage } from "./transaction.js";
 
@@ -38,6 +40,8 @@ export interface GuardedSwap {
   /** True when the venue itself signs as the payer (an order escrow it settles); else the payer must still sign. */
   payerSignedByVenue: boolean;
   legs: readonly GuardedLeg[];
+  /** The quote family's ticket the transaction may open, based on and paid by one of its pools. */
+  ticket?: QuoteTicket;
 }
 
 /** A transaction the venue must not sign: the reason names what was wrong. */
@@ -140,10 +144,17 @@ function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAcco
   for (const pool of pools.values()) {
     for (const vault of pool.vaults) vaults.set(vault, { pool, paid: 0n, received: 0n });
   }
+  const ticket = swap.ticket && pools.has(swap.ticket.base) ? openTicketInstruction(swap.ticket) : undefined;
+  let ticketsOpened = 0;
   for (const { program, accounts, data } of plan.instructions) {
     const poolSigners = accounts.filter((account) => pools.has(account));
     const transfer = isTokenProgram(program) ? tokenTransferOf(data, accounts) : undefined;
     if (!transfer) {
+      if (ticket && program === SYSTEM_PROGRAM && sameInstruction(ticket, accounts, data)) {
+        ticketsOpened += 1;
+        if (ticketsOpened > 1) refuse("it opens its quote ticket twice");
+        continue;
+      }
       if (poolSigners.length > 0) refuse(`a pool authority takes part in an instruction of ${program}`);
       continue;
     }
@@ -174,6 +185,22 @@ function checkSigningPlan(plan: SigningPlan, swap: GuardedSwap, venue: VenueAcco
     if (inVault.received < leg.inAmount)
       refuse(`pool ${leg.pool.key} would receive ${inVault.received}, less than the quoted ${leg.inAmount}`);
   }
+}
+
+/** Whether an instruction names exactly `expected`'s accounts, in order, with exactly its data. */
+function sameInstruction(
+  expected: Instruction,
+  accounts: readonly string[],
+  data: ReadonlyUint8Array,
+): boolean {
+  const want = expected.accounts ?? [];
+  const bytes = expected.data ?? EMPTY;
+  return (
+    want.length === accounts.length &&
+    want.every((account, i) => account.address === accounts[i]) &&
+    bytes.length === data.length &&
+    bytes.every((byte, i) => byte === data[i])
+  );
 }
 
 interface TokenTransfer {

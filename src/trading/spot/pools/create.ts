@@ -1,7 +1,7 @@
 /**
  * Creating a pool: its authority is derived, its two vaults (the authority's associated token
- * accounts) are funded by the venue (its mint authority, or its treasury for wrapped SOL), then the
- * pool and its mints are stored. A crash before the store leaves funded vaults no pool uses, never a
+ * accounts) are funded by the venue (its mint authority, or its treasury for wrapped SOL), and so is
+ * the SOL the authority pays its quotes' tickets with, then the pool and its mints are stored. A crash before the store leaves funded vaults no pool uses, never a
  * pool without its reserves.
  */
 import { randomBytes } from "node:crypto";
@@ -9,6 +9,7 @@ import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
 import type { Chain } from "../../../chain/chain.js";
 import { faucet } from "../../../chain/faucet.js";
+import { LAMPORTS_PER_SOL } from "../../../chain/programs.js";
 import type { VenueSigners } from "../../../chain/venue-keys.js";
 import type { Tables } from "../../../storage/database.js";
 import { MAX_POOL_FEE_BPS } from "../venues/cpmm.js";
@@ -31,6 +32,12 @@ export interface PoolFunding {
   signers: VenueSigners;
   authorities: PoolAuthorities;
 }
+
+/**
+ * The SOL a pool authority keeps to pay its quotes' tickets (`quote-ticket.ts`) until they are swept:
+ * each landed trade's ticket holds 0.00089 SOL for about a minute, so 100 SOL covers ~1,900 trades a second.
+ */
+export const TICKET_FLOAT = 100n * LAMPORTS_PER_SOL;
 
 /** A pool that cannot be created as asked, with the reason. */
 export class PoolSpecError extends Error {
@@ -57,6 +64,7 @@ export async function createPool(funding: PoolFunding, spec: PoolSpec): Promise<
   const authority = funding.authorities.authority(keyId);
   await faucet(funding.chain, funding.signers, authority.address, spec.mintA, spec.amountA);
   await faucet(funding.chain, funding.signers, authority.address, spec.mintB, spec.amountB);
+  await funding.chain.requestAirdrop(authority.address, TICKET_FLOAT);
   const record: PoolRecord = {
     address: authority.address,
     venue: CPMM_VENUE,

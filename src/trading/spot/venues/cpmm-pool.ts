@@ -23,8 +23,12 @@ interface Reservation {
   incoming: bigint;
   /** The promise lapses once the chain passes this block height. */
   lastValidBlockHeight: bigint;
+  /** The quote family's ticket: delivered when it exists on the chain (see `settleTickets`). */
+  ticket: Address | undefined;
   /** Still counted in `reserved`. */
   open: boolean;
+  /** Taken out of `reserved` for a moment, to price its own family's re-quote (`PoolHold.suspend`). */
+  suspended: boolean;
   /** Called once when the reservation closes: delivered, expired or released. */
   onClose: (() => void) | undefined;
 }
@@ -44,6 +48,8 @@ export class CpmmPool implements SyncMarket {
   private readonly approximateIn: [number, number] = [0, 0];
   private readonly approximateOut: [number, number] = [0, 0];
   private reservations: Reservation[] = [];
+  /** Output that left each side since the last `settleTickets`, not yet matched to a reservation. */
+  private readonly unexplained: [bigint, bigint] = [0n, 0n];
   /** 1 − fee, as a float, for `estimate`. */
   private readonly keptAfterFee: number;
 
@@ -56,6 +62,13 @@ export class CpmmPool implements SyncMarket {
     this.key = record.address;
     this.mints = [record.mintA, record.mintB];
     this.keptAfterFee = 1 - record.feeBps / 10_000;
+  }
+
+  /** The lamports of the pool's authority, as last read: it pays each of its quote families' ticket. */
+  authorityLamports = 0n;
+
+  observeAuthorityLamports(lamports: bigint): void {
+    this.authorityLamports = lamports;
   }
 
   balance(side: 0 | 1): bigint {
@@ -102,16 +115,24 @@ export class CpmmPool implements SyncMarket {
 
   /**
    * Holds `amount` of `outputMint` for a firm quote that pays `inAmount` of the other mint, until the
-   * chain passes `lastValidBlockHeight`; the hold can be released early (when the quote could not be
-   * issued after all).
+   * chain passes `lastValidBlockHeight`, or until `ticket` exists when the quote has one; the hold can be
+   * released early (when the quote could not be issued after all).
    */
-  reserve(outputMint: Address, amount: bigint, lastValidBlockHeight: bigint, inAmount: bigint): PoolHold {
+  reserve(
+    outputMint: Address,
+    amount: bigint,
+    lastValidBlockHeight: bigint,
+    inAmount: bigint,
+    ticket?: Address,
+  ): PoolHold {
     const reservation: Reservation = {
       side: this.sideOf(outputMint),
       amount,
       incoming: inAmount,
       lastValidBlockHeight,
+      ticket,
       open: true,
+      suspended: false,
       onClose: undefined,
     };
     this.reserved[reservation.side] += amount;
@@ -123,42 +144,102 @@ export class CpmmPool implements SyncMarket {
         if (!reservation.open) return;
         this.close(reservation);
         this.reservations.splice(this.reservations.indexOf(reservation), 1);
-        this.reserved[reservation.side] -= reservation.amount;
         this.approximateAgain();
       },
       onClose: (listener) => {
         if (reservation.open) reservation.onClose = listener;
         else listener();
       },
+      suspend: () => {
+        if (!reservation.open || reservation.suspended) return () => {};
+        reservation.suspended = true;
+        this.count(reservation, -1n);
+        return () => {
+          if (!reservation.suspended) return;
+          reservation.suspended = false;
+          if (reservation.open) this.count(reservation, 1n);
+        };
+      },
     };
+  }
+
+  /** Adds (`sign` 1) or takes off (−1) a reservation's output and input from the totals the curve prices on. */
+  private count(reservation: Reservation, sign: 1n | -1n): void {
+    this.reserved[reservation.side] += sign * reservation.amount;
+    this.incoming[otherSide(reservation.side)] += sign * reservation.incoming;
+    this.approximateAgain();
   }
 
   /**
    * Records a vault balance read from the chain. Tokens leave a vault only in transactions this venue
-   * signed, so a drop means promised output was delivered: that much is released. A transaction pays
-   * a promise whole, so whole promises that fit in the drop go first, oldest first; what is left is
-   * taken from the oldest promises. Releasing older promises first can only keep a promise longer than
-   * needed, never drop one still outstanding before its expiry.
+   * signed, so a drop means promised output was delivered. While a side has ticketed promises the drop
+   * waits for `settleTickets`, which knows which of them landed; otherwise it is matched by amount
+   * (`deliver`).
    */
   observeBalance(side: 0 | 1, balance: bigint): void {
-    let delivered = this.balances[side] - balance;
+    const delivered = this.balances[side] - balance;
     this.balances[side] = balance;
     this.approximateAgain();
     if (delivered <= 0n) return;
+    if (this.reservations.some((r) => r.side === side && r.ticket !== undefined)) {
+      this.unexplained[side] += delivered;
+      return;
+    }
+    this.deliver(side, delivered);
+  }
+
+  /** The tickets to look up before `settleTickets`: those of promises on a side whose balance dropped. */
+  ticketsToCheck(): Address[] {
+    if (this.unexplained[0] === 0n && this.unexplained[1] === 0n) return [];
+    const tickets = new Set<Address>();
+    for (const r of this.reservations)
+      if (r.ticket !== undefined && this.unexplained[r.side] > 0n) tickets.add(r.ticket);
+    return [...tickets];
+  }
+
+  /**
+   * Releases the promises whose ticket now exists (their family's transaction landed), whole: the
+   * family's output is promised once, at its largest, and one of its transactions paid it. What else
+   * left the vault is matched to the promises without a ticket. Taking the whole promise off what left
+   * can only leave too little to match (a promise kept longer than needed), never too much.
+   */
+  settleTickets(landed: ReadonlySet<string>): void {
+    for (const side of [0, 1] as const) {
+      let delivered = this.unexplained[side];
+      if (delivered === 0n) continue;
+      this.unexplained[side] = 0n;
+      for (const r of this.reservations) {
+        if (r.side !== side || !r.open || r.ticket === undefined || !landed.has(r.ticket)) continue;
+        delivered = delivered > r.amount ? delivered - r.amount : 0n;
+        this.close(r);
+      }
+      this.reservations = this.reservations.filter((r) => r.open);
+      if (delivered > 0n) this.deliver(side, delivered, (r) => r.ticket === undefined);
+    }
+    this.approximateAgain();
+  }
+
+  /**
+   * Releases `delivered` of one side's promises. A transaction pays a promise whole, so whole promises
+   * that fit in the drop go first, oldest first; what is left is taken from the oldest promises.
+   * Releasing older promises first can only keep a promise longer than needed, never drop one still
+   * outstanding before its expiry.
+   */
+  private deliver(side: 0 | 1, delivered: bigint, eligible: (r: Reservation) => boolean = () => true): void {
     const release = (reservation: Reservation, amount: bigint) => {
+      if (!reservation.suspended) this.reserved[side] -= amount;
       reservation.amount -= amount;
-      this.reserved[side] -= amount;
       delivered -= amount;
-      if (reservation.amount === 0n) this.close(reservation);
+      if (reservation.amount === 0n) this.close(reservation, false);
     };
     for (const reservation of this.reservations) {
       if (delivered === 0n) break;
-      if (reservation.side === side && reservation.amount <= delivered)
+      if (reservation.side === side && eligible(reservation) && reservation.amount <= delivered)
         release(reservation, reservation.amount);
     }
     for (const reservation of this.reservations) {
       if (delivered === 0n) break;
-      if (reservation.side === side && reservation.open)
+      if (reservation.side === side && reservation.open && eligible(reservation))
         release(reservation, reservation.amount < delivered ? reservation.amount : delivered);
     }
     this.reservations = this.reservations.filter((reservation) => reservation.open);
@@ -171,10 +252,7 @@ export class CpmmPool implements SyncMarket {
     const live: Reservation[] = [];
     for (const reservation of this.reservations) {
       if (reservation.lastValidBlockHeight >= blockHeight) live.push(reservation);
-      else {
-        this.close(reservation);
-        this.reserved[reservation.side] -= reservation.amount;
-      }
+      else this.close(reservation);
     }
     this.reservations = live;
     this.approximateAgain();
@@ -187,10 +265,17 @@ export class CpmmPool implements SyncMarket {
     }
   }
 
-  /** Ends a reservation: delivered (its input has arrived with it), expired or released. */
-  private close(reservation: Reservation): void {
+  /**
+   * Ends a reservation: delivered, expired or released. Its output leaves `reserved` unless `counted`
+   * is false (a delivery already took it off) or it is suspended (it is not in it).
+   */
+  private close(reservation: Reservation, counted = true): void {
     reservation.open = false;
-    this.incoming[otherSide(reservation.side)] -= reservation.incoming;
+    if (!reservation.suspended) {
+      if (counted) this.reserved[reservation.side] -= reservation.amount;
+      this.incoming[otherSide(reservation.side)] -= reservation.incoming;
+    }
+    reservation.suspended = false;
     reservation.onClose?.();
     reservation.onClose = undefined;
   }
