@@ -228,13 +228,11 @@ export async function startTrading(
  * created before tickets existed hold none).
  */
 async function fundTicketFloats(book: TradingBook, chain: Chain): Promise<void> {
-  let funded = 0;
   for (const pool of book.allPools()) {
-    if (pool.authorityLamports >= TICKET_FLOAT / 2n) continue;
-    await chain.requestAirdrop(pool.authority.address, TICKET_FLOAT - pool.authorityLamports);
-    funded += 1;
+    const lamports = await chain.getBalance(pool.authority.address);
+    if (lamports < TICKET_FLOAT / 2n)
+      await chain.requestAirdrop(pool.authority.address, TICKET_FLOAT - lamports);
   }
-  if (funded > 0) await book.refresh();
 }
 
 /**

@@ -101,15 +101,26 @@ export function joinFamily(
   member: FamilyMember,
   blockHeight: bigint,
 ): { members: FamilyMember[]; footprint: FamilyMember } {
+  // A member the new one covers in every amount adds nothing: the new one expires no earlier.
   const live = members.filter(
-    (m) => m.lastValidBlockHeight >= blockHeight && m.legs.length === member.legs.length,
+    (m) =>
+      m.lastValidBlockHeight >= blockHeight && m.legs.length === member.legs.length && !covers(member, m),
   );
   live.push(member);
   while (live.length > FAMILY_MEMBERS) {
     const [first, second] = live.splice(0, 2) as [FamilyMember, FamilyMember];
     live.unshift(largest([first, second]));
   }
-  return { members: live, footprint: largest(live) };
+  return { members: live, footprint: live.length === 1 ? member : largest(live) };
+}
+
+/** Whether `a` takes at least what `b` does, in every amount. */
+function covers(a: FamilyMember, b: FamilyMember): boolean {
+  if (a.inAmount < b.inAmount) return false;
+  return a.legs.every((leg, i) => {
+    const other = b.legs[i];
+    return other !== undefined && leg.maxOut >= other.maxOut && leg.inAmount >= other.inAmount;
+  });
 }
 
 /**

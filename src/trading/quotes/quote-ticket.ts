@@ -13,6 +13,7 @@ import {
   getCreateAccountWithSeedInstruction,
   getTransferSolWithSeedInstruction,
 } from "@solana-program/system";
+import { LRUCache } from "lru-cache";
 import { addressBytes, addressOf } from "../../chain/base58.js";
 import { SYSTEM_PROGRAM } from "../../chain/programs.js";
 
@@ -41,18 +42,29 @@ export function quoteTicket(base: Address, seed: string): QuoteTicket {
   return { base, seed, address: addressOf(digest) };
 }
 
-/** The instruction that opens `ticket`: its base pays the rent and signs. */
+/**
+ * The instruction that opens `ticket`: its base pays the rent and signs. Kept for the family's next
+ * quotes: every one of them opens it, and the guard builds it again to compare.
+ */
 export function openTicketInstruction(ticket: QuoteTicket): Instruction {
-  return getCreateAccountWithSeedInstruction({
-    payer: createNoopSigner(ticket.base),
-    newAccount: ticket.address,
-    base: ticket.base,
-    seed: ticket.seed,
-    amount: TICKET_LAMPORTS,
-    space: 0n,
-    programAddress: SYSTEM_PROGRAM,
-  });
+  let instruction = opening.get(ticket.address);
+  if (!instruction) {
+    instruction = getCreateAccountWithSeedInstruction({
+      payer: createNoopSigner(ticket.base),
+      newAccount: ticket.address,
+      base: ticket.base,
+      seed: ticket.seed,
+      amount: TICKET_LAMPORTS,
+      space: 0n,
+      programAddress: SYSTEM_PROGRAM,
+    });
+    opening.set(ticket.address, instruction);
+  }
+  return instruction;
 }
+
+// Counted through maxSize, not max, which would allocate every slot at start (as the other caches).
+const opening = new LRUCache<string, Instruction>({ maxSize: 10_000, sizeCalculation: () => 1 });
 
 /** The instruction that gives a ticket's `lamports` back to its base, which signs (the ticket then no longer exists). */
 export function closeTicketInstruction(ticket: QuoteTicket, lamports: bigint): Instruction {

@@ -56,8 +56,6 @@ export interface SyncMarket extends TradingMarket {
   readonly executionMode: "sync";
   /** Signs the transfers out of the vaults, and pays the tickets of the quote families it is first in. */
   readonly authority: Keypair;
-  /** The authority's lamports, as last read from the chain. */
-  readonly authorityLamports: bigint;
   /** The token accounts holding each side's reserve, in the order of `mints`. */
   readonly vaults: readonly [Address, Address];
   readonly tokens: readonly [TokenRecord, TokenRecord];

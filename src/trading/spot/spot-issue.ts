@@ -175,17 +175,13 @@ export class SpotOrderBuilder {
 
   /**
    * The quote family an order joins (`quote-family.ts`), ended first when its ticket exists (one of
-   * its transactions landed). Its first pool's authority pays the ticket: one that cannot is refused.
+   * its transactions landed). A new family's ticket is paid by its first pool's authority: one that
+   * cannot pay it is refused.
    */
   private async familyOf(order: SpotOrder): Promise<FamilyRequest> {
     const { request, route } = order;
     const pools = route.legs.map((leg) => leg.market);
-    const first = pools[0] as SyncMarket;
-    if (first.authorityLamports < TICKET_LAMPORTS)
-      throw new TradingNotReady(
-        "pools",
-        `pool ${first.key}'s authority holds too little SOL to pay its quotes' tickets; its operator must fund it`,
-      );
+    const base = (pools[0] as SyncMarket).authority.address;
     const pair = pairKeyOf(order.client, request.userPublicKey, request.inputMint, request.outputMint);
     const key = familyKeyOf(
       pair,
@@ -193,7 +189,12 @@ export class SpotOrderBuilder {
     );
     const known = await this.firmQuotes.ticketOf(key);
     const landed = known && (await this.chain.getBalance(known.address)) > 0n ? known.seed : undefined;
-    return { key, base: first.authority.address, ...(landed ? { landed } : {}) };
+    if ((!known || landed) && (await this.chain.getBalance(base)) < TICKET_LAMPORTS)
+      throw new TradingNotReady(
+        "pools",
+        `pool ${pools[0]?.key}'s authority holds too little SOL to pay its quotes' tickets; its operator must fund it`,
+      );
+    return { key, base, ...(landed ? { landed } : {}) };
   }
 }
 

@@ -256,17 +256,13 @@ export class TradingBook {
       chain.getBlockHeight(),
     ]);
     const pools = [...this.pools.values()];
-    // Each pool's two vaults and its authority, which funds the tickets of its quotes.
-    const accounts = await this.readAccounts(
-      pools.flatMap((pool) => [...pool.vaults, pool.authority.address]),
-    );
+    const accounts = await this.readAccounts(pools.flatMap((pool) => pool.vaults));
     pools.forEach((pool, index) => {
       for (const side of [0, 1] as const) {
-        const account = accounts[index * 3 + side];
+        const account = accounts[index * 2 + side];
         const decoded = account ? decodeTokenAccount(pool.vaults[side], account.owner, account.data) : null;
         pool.observeBalance(side, decoded?.amount ?? 0n);
       }
-      pool.observeAuthorityLamports(accounts[index * 3 + 2]?.lamports ?? 0n);
     });
     // Where output left a vault, the tickets that now exist tell which families' transactions landed.
     const tickets = [...new Set(pools.flatMap((pool) => pool.ticketsToCheck()))];

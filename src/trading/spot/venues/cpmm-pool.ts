@@ -64,13 +64,6 @@ export class CpmmPool implements SyncMarket {
     this.keptAfterFee = 1 - record.feeBps / 10_000;
   }
 
-  /** The lamports of the pool's authority, as last read: it pays each of its quote families' ticket. */
-  authorityLamports = 0n;
-
-  observeAuthorityLamports(lamports: bigint): void {
-    this.authorityLamports = lamports;
-  }
-
   balance(side: 0 | 1): bigint {
     return this.balances[side];
   }
