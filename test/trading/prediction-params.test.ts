@@ -228,5 +228,12 @@ describe("sponsored prediction-market orders", () => {
     expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers)).toEqual([200, 400]);
     expect(answers.find((answer) => answer.status === 400)?.body).toMatchObject({ code: "invalid_sponsor" });
     for (const answer of answers) validateAgainstReference("OrderResponse", answer.body);
+    // The admitted wallet's re-quotes (a UI asking again) replace its order in the sponsor's count.
+    const admitted = answers[0]?.status === 200 ? first : second;
+    for (let i = 0; i < 3; i++) {
+      const again = await fetch(orderUrl(buy(admitted.address, sponsor.address)));
+      expect(again.status, JSON.stringify(await again.clone().json())).toBe(200);
+      await again.body?.cancel();
+    }
   });
 });

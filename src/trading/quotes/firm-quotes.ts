@@ -265,7 +265,11 @@ export class FirmQuotes implements ReservationStore {
     const replacing = typeof family === "string" ? this.families.get(family)?.record : family;
     if (blockHeight > this.height) this.height = blockHeight;
     this.sweep();
-    const gone = replacing?.live ? replacing : undefined;
+    // Only a quote of the same client, wallet and input is counted as gone (a family's always is).
+    const gone =
+      replacing?.live && replacing.walletKey === walletKeyOf(quote) && replacing.inputMint === quote.inputMint
+        ? replacing
+        : undefined;
     const wallet = this.byWallet.get(walletKeyOf(quote));
     const live = (wallet?.quotes.size ?? 0) - (gone ? 1 : 0);
     if (this.limits.perWallet > 0 && live >= this.limits.perWallet) throw walletLimit(quote, live);

@@ -182,7 +182,10 @@ if r.y then
   local raw = r.y.rp and redis.call('GET', P .. 'q:' .. r.y.rp)
   if raw then
     rp = cjson.decode(raw)
-    for _, h in ipairs(rp.h) do rph[h[1]] = h[2] end
+    -- Only a quote of the same client, wallet and input counts as gone (a family's always is).
+    if rp.w ~= r.w or rp.m ~= r.m then rp = nil else
+      for _, h in ipairs(rp.h) do rph[h[1]] = h[2] end
+    end
   end
 end
 local gone = rp and 1 or 0

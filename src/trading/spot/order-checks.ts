@@ -58,10 +58,19 @@ export class OrderChecks {
     const balance = await this.balanceOf(wallet, input, false);
     const terms = { wallet, client, inputMint: input.mint, inAmount: request.amount, balance };
     // A re-quote of the same market replaces the client's last one in the count (it holds nothing).
-    const family = familyKeyOf(pairKeyOf(client, wallet, request.inputMint, request.outputMint), []);
+    const pair = pairKeyOf(client, wallet, request.inputMint, request.outputMint);
+    const family = familyKeyOf(pair, []);
     await this.firmQuotes.check(terms, clock.blockHeight, family);
+    // A sponsor's lamports back the family once too: a re-quote sponsored by it replaces the last.
     const sponsor =
-      sponsored && (await this.admitSponsor(sponsored.sponsor, client, sponsored.lamports, priced));
+      sponsored &&
+      (await this.admitSponsor(
+        sponsored.sponsor,
+        client,
+        sponsored.lamports,
+        priced,
+        familyKeyOf(pair, [sponsored.sponsor]),
+      ));
     try {
       const admitted = await this.firmQuotes.reserve(
         { ...terms, inAmount: 0n },
@@ -91,18 +100,26 @@ export class OrderChecks {
   /**
    * Holds `lamports` of a sponsor's SOL for an order it pays (its fees, rents and any initialization)
    * until the order's blockhash expires: like a wallet's input, a sponsor's lamports back one order at
-   * a time, whichever client or instance names it. Refused as `invalid_sponsor`.
+   * a time (one family's re-quotes once), whichever client or instance names it. Refused as `invalid_sponsor`.
    */
   private async admitSponsor(
     sponsor: Address,
     client: string,
     lamports: bigint,
     { clock }: PricedRoute,
+    family: string,
   ): Promise<AdmittedQuote> {
     const balance = await this.chain.getBalance(sponsor);
     const terms = { wallet: sponsor, client, inputMint: WRAPPED_SOL_MINT, inAmount: lamports, balance };
     try {
-      return await this.firmQuotes.reserve(terms, clock.blockHeight, clock.latest.lastValidBlockHeight);
+      return await this.firmQuotes.reserve(
+        terms,
+        clock.blockHeight,
+        clock.latest.lastValidBlockHeight,
+        [],
+        undefined,
+        { key: family },
+      );
     } catch (error) {
       if (!(error instanceof FirmQuoteRefused)) throw error;
       throw new OrderRefused(
