@@ -13,12 +13,13 @@ const LAYERS = [
   ["chain"],
   ["upstream"],
   ["demo"],
+  ["archive"],
   ["markets"],
   ["simulator", "trading"],
   ["app"],
   ["cli"],
 ];
-const DOMAIN = "^src/(storage|api-keys|chain|upstream|demo|markets|simulator|trading)/";
+const DOMAIN = "^src/(storage|api-keys|chain|upstream|demo|archive|markets|simulator|trading)/";
 const folder = (name) => `^src/${name}(/|\\.ts$)`;
 
 const layerRules = LAYERS.flatMap((layer, rank) =>

@@ -122,6 +122,14 @@ export const ConfigSchema = z.object({
   DEMO_CATALOGUE: booleanSetting.default(true),
   /** Whether the explorer web app is served at `/` (its assets hold no data, so they need no key). */
   EXPLORER: booleanSetting.default(true),
+  /** Whether the venue archives what it observes and serves into Parquet files (docs/archive.md). */
+  ARCHIVE: booleanSetting.default(true),
+  /** Where the archive's Parquet files go; unset, DATA_DIR/archive. Instances may share it. */
+  ARCHIVE_DIR: z.string().min(1).optional(),
+  /** Seconds between the archive's flushes: what a crash can lose at most. */
+  ARCHIVE_FLUSH_SECONDS: z.coerce.number().min(0.1).max(3_600).default(10),
+  /** Days of archive kept (by the day a row is dated); 0 keeps everything. */
+  ARCHIVE_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -155,6 +163,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
 }
 
 /** Absolute path of the embedded SQLite database for a configuration. */
+/** Where the archive's files are: ARCHIVE_DIR, else DATA_DIR/archive. */
+export function archiveDir(config: Pick<Config, "DATA_DIR" | "ARCHIVE_DIR">): string {
+  return path.resolve(config.ARCHIVE_DIR ?? path.join(config.DATA_DIR, "archive"));
+}
+
 export function sqlitePath(config: Pick<Config, "DATA_DIR">): string {
   return path.resolve(config.DATA_DIR, "oddsgate.db");
 }

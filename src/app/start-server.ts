@@ -15,11 +15,12 @@ import { CatalogHolder } from "../markets/catalog-holder.js";
 import { OnchainTrades } from "../markets/onchain-trades.js";
 import { RedisMarketFeed } from "../markets/redis-market-feed.js";
 import { fillCashRails, isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
-import { syncFromUpstream } from "../markets/sync.js";
+import { type SyncOptions, syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";
 import { openStorage, type Storage } from "../storage/database.js";
 import { MarketRelay } from "../upstream/relay.js";
 import { buildApp } from "./build-app.js";
+import { type ArchiveConnection, connectArchive } from "./connect-archive.js";
 import { type ChainConnection, connectChain } from "./connect-chain.js";
 import { startTrading, type Trading } from "./connect-trading.js";
 import { connectUpstream, type UpstreamConnection } from "./connect-upstream.js";
@@ -49,6 +50,8 @@ export interface RunningServer {
   readonly chain: ChainConnection;
   readonly trading: Trading;
   readonly marketStream: MarketStreamHub;
+  /** The archive, when ARCHIVE is on. */
+  readonly archive: ArchiveConnection | undefined;
   /** Base URL of the prediction-market API listener, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   /** Base URL of the trade API listener: `url` unless the ports split the two groups. */
@@ -147,12 +150,21 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     ? await RedisMarketFeed.connect({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger: log })
     : undefined;
   if (feed) lifecycle.defer("market feed", () => feed.close());
+  const archive = await connectArchive(config, {
+    db,
+    upstream: upstream.client,
+    leading: () => feed?.isLeader ?? true,
+    logger: log,
+  });
+  // Closed after the stream and the sync (deferred earlier, closed later): it writes what they last heard.
+  if (archive) lifecycle.defer("archive", () => archive.close());
   const marketStream = new MarketStreamHub({
     catalog,
     relay,
     upstream: upstream.client,
     logger: log,
     ...(feed ? { feed } : {}),
+    ...(archive ? { recordFrames: (channel, entries) => archive.recorder.frames(channel, entries) } : {}),
   });
   const trading = await startTrading(config, {
     storage,
@@ -263,6 +275,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     chain,
     trading,
     marketStream,
+    archive,
     url: listenerUrl(app, config.HOST),
     tradeUrl: listenerUrl(tradeApp, config.HOST),
     close: () => lifecycle.close(),
@@ -286,6 +299,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     log,
     lifecycle,
     countRefusals: (count) => countRefusals(count),
+    ...(archive ? { onStored: (stored) => archive.recorder.catalogueChanges(stored) } : {}),
   });
   return server;
 }
@@ -385,6 +399,8 @@ function keepCatalogCurrent(deps: {
   lifecycle: Lifecycle;
   /** Counts the market records a sync refused (its lifecycle refusals metric). */
   countRefusals: (count: number) => void;
+  /** Hears what each sync stored (the archive). */
+  onStored?: SyncOptions["onStored"];
 }): () => Promise<void> {
   const { config, catalog, log } = deps;
   const { db, snapshots } = deps.storage;
@@ -404,6 +420,7 @@ function keepCatalogCurrent(deps: {
       venueSeed: deps.venueSeed,
       upstream: deps.upstream.client,
       tokenize: config.SYNC_TOKENIZE,
+      ...(deps.onStored ? { onStored: deps.onStored } : {}),
     });
     if (result.refused.length > 0) {
       deps.countRefusals(result.refused.length);

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, type OutputConfiguration } from "commander";
+import { registerArchiveCommands } from "./archive.js";
 import { registerCatalogueCommands } from "./catalogue.js";
 import { registerChainCommands } from "./chain.js";
 import { registerKeysCommands } from "./keys.js";
@@ -43,6 +44,7 @@ export function buildProgram(cli: Cli): Command {
   registerMarketsCommands(program, cli);
   registerResetCommand(program, cli);
   registerSimCommands(program, cli);
+  registerArchiveCommands(program, cli);
   return program;
 }
 

@@ -32,6 +32,8 @@ export interface SyncOptions {
   tokenize: TokenizePolicy;
   /** Called after each page read and once more before writing. */
   onProgress?: (progress: SyncProgress) => void;
+  /** Hears what this sync stored, as stored (the markets storage refused to move back left out). */
+  onStored?: (stored: Pick<CatalogueFile, "series" | "events">) => void;
 }
 
 export interface SyncProgress {
@@ -92,6 +94,7 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
     const saved = await saveCatalogue(db, options.venueSeed, changes);
     refused.push(...saved.refused);
     refusedOnWrite = saved.refused.length;
+    options.onStored?.(storedPart(changes, saved.refused));
   }
   return {
     upstream: { series: allSeries.length, events, markets },
@@ -176,4 +179,20 @@ async function readJson(
     throw new Error(`the upstream's answer to GET ${path} is not a JSON object`);
   }
   return body as Record<string, unknown>;
+}
+
+/** The changes as storage kept them: without the market records it refused to write. */
+function storedPart(
+  changes: CatalogueFile,
+  refused: readonly LifecycleRefusal[],
+): Pick<CatalogueFile, "series" | "events"> {
+  if (refused.length === 0) return changes;
+  const kept = new Set(refused.map((refusal) => refusal.ticker));
+  return {
+    series: changes.series,
+    events: changes.events.map((event) => ({
+      ...event,
+      markets: event.markets.filter((market) => !kept.has(market.ticker)),
+    })),
+  };
 }

@@ -22,6 +22,9 @@ export interface UpstreamAnswer {
   cached?: true;
 }
 
+/** Hears a fresh answer: its path relative to the base URL (with the query) and its JSON body. */
+export type UpstreamObserver = (path: string, body: Buffer) => void;
+
 export interface UpstreamRequestOptions {
   /** The answer can never change (e.g. a range wholly in the past): keep a 200 in the cache. */
   cacheable?: boolean;
@@ -87,6 +90,7 @@ export class UpstreamClient implements Upstream {
   private readonly maxBodyBytes: number;
   /** What the bodies being read hold between them. */
   readonly bodyBudget: ByteBudget;
+  private readonly observers: UpstreamObserver[] = [];
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
@@ -143,6 +147,11 @@ export class UpstreamClient implements Upstream {
       this.settled.set(url, answer, { ttl: options.maxAgeMs });
     }
     return answer;
+  }
+
+  /** Hears every fresh 200 answer (never a cached one) once, however many callers shared it. */
+  observe(observer: UpstreamObserver): void {
+    this.observers.push(observer);
   }
 
   /** The cached answer for a settled call, if any, without touching the network. */
@@ -222,9 +231,22 @@ export class UpstreamClient implements Upstream {
       if (status >= 300 && status < 400) throw unavailable(`redirected (${status})`);
       if (status === 200 && !isJson(contentType, body))
         throw unavailable("answered 200 with a body that is not JSON");
+      if (status === 200) this.tell(url, body);
       return { status, contentType, body };
     } finally {
       bodyBudget.release(size);
+    }
+  }
+
+  private tell(url: string, body: Buffer): void {
+    if (this.observers.length === 0) return;
+    const path = url.slice(this.base.href.length);
+    for (const observer of this.observers) {
+      try {
+        observer(path, body);
+      } catch {
+        // An observer (the archive) never fails the call it heard.
+      }
     }
   }
 

@@ -665,6 +665,13 @@ export function toReferenceTrades(body: unknown): { trades: unknown[]; cursor: s
   return { trades, cursor };
 }
 
+/** A trade's time in milliseconds: Kalshi's ISO string keeps them; a number is seconds below 10^11. */
+export function tradeTimeMs(raw: unknown, seconds: number): number {
+  if (typeof raw === "number") return raw < 1e11 ? raw * 1000 : Math.floor(raw);
+  const parsed = Date.parse(String(raw));
+  return Number.isFinite(parsed) ? parsed : seconds * 1000;
+}
+
 /** A price in whole cents from Kalshi's integer cents or its `*_dollars` string. */
 function cents(integer: unknown, dollars: unknown): number | null {
   if (typeof dollars === "string" && dollars !== "") {

@@ -99,6 +99,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     SYNC_INTERVAL: "0",
     // Prediction-market fills against the venue's own book, unless a test is about executing them upstream.
     UPSTREAM_TRADING: "false",
+    // Not archived unless a test is about the archive.
+    ARCHIVE: "false",
     ...storageSettings.settings,
     ...options.settings,
   };

@@ -2,7 +2,7 @@
 import type { Upstream } from "../../upstream/client.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import type { MarketFeed } from "../market-feed.js";
+import type { FeedEntry, MarketChannel, MarketFeed } from "../market-feed.js";
 
 export interface MarketStreamOptions {
   /** How often the upstream is polled (default 1 s). */
@@ -65,6 +65,8 @@ export interface MarketStreamDependencies {
   /** Where messages are published and heard: this instance alone (the default), or the deployment through Redis. */
   feed?: MarketFeed;
   logger?: { error(object: object, message: string): void };
+  /** Hears every data frame the feed published, in order (the archive's recorder). */
+  recordFrames?: (channel: MarketChannel, entries: readonly FeedEntry[]) => void;
 }
 
 /** What the upstream readers of the leader share with the hub. */

@@ -1,4 +1,4 @@
-import { toReferenceTrades } from "../../upstream/relay.js";
+import { toReferenceTrades, tradeTimeMs } from "../../upstream/relay.js";
 import type { Following, Publication } from "../market-feed.js";
 import { type ReferenceTrade, tradeMessage } from "./frames.js";
 import type { UpstreamReading } from "./options.js";
@@ -37,7 +37,7 @@ export class TradeReader {
       page.trades.forEach((trade, index) => {
         const t = trade as ReferenceTrade;
         if (fresh.has(t.tradeId)) return;
-        const createdMs = milliseconds(raw[index]?.created_time, t.createdTime);
+        const createdMs = tradeTimeMs(raw[index]?.created_time, t.createdTime);
         fresh.set(t.tradeId, { ms: createdMs, order: fresh.size, publication: tradeMessage(t, createdMs) });
       });
       if (!page.cursor) break;
@@ -53,11 +53,4 @@ export class TradeReader {
     const next = Math.floor(startedAt / 1000) - options.tradeOverlapSeconds;
     if (next > since) await feed.setTradesCursor(next);
   }
-}
-
-/** A trade's time in milliseconds: Kalshi's ISO string keeps them; a number is seconds below 10^11. */
-function milliseconds(raw: unknown, seconds: number): number {
-  if (typeof raw === "number") return raw < 1e11 ? raw * 1000 : Math.floor(raw);
-  const parsed = Date.parse(String(raw));
-  return Number.isFinite(parsed) ? parsed : seconds * 1000;
 }

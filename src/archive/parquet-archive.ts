@@ -1,0 +1,420 @@
+/**
+ * The archive's writer: rows are buffered in memory per table and written every `flushMs` (and on
+ * close) as Parquet files, one per table and UTC day of the rows' dated column (see layout.ts).
+ * A private in-memory DuckDB does the writing: the rows go into a staging table through its Appender,
+ * then a COPY writes them zstd-compressed, times as Parquet timestamps.
+ *
+ * Archiving must never hurt the venue: `append` only pushes onto an array, a buffer that grows past
+ * four flushes' worth (the disk full, the directory gone) drops further rows and counts them rather
+ * than growing without bound, and a failed write keeps its rows for the next flush. A file appears
+ * under its final name only complete (written as `.tmp`, synced, renamed), so a crash at any moment
+ * leaves nothing a reader would choke on; `open` sweeps up the `.tmp` files of a killed writer.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { every, type Repeating } from "../every.js";
+import { ArchiveFlushError, type FailedWrite } from "./errors.js";
+import {
+  columnsOf,
+  DAY_MS,
+  datedColumn,
+  dayDir,
+  dayOf,
+  isDatable,
+  removeDaysBefore,
+  removeStaleTmpFiles,
+  sqlIdentifier,
+  TMP_SUFFIX,
+} from "./layout.js";
+import {
+  ARCHIVE_TABLE_NAMES,
+  type ArchiveRow,
+  type ArchiveSink,
+  type ArchiveTable,
+  type ColumnKind,
+} from "./tables.js";
+
+export interface ArchiveLogger {
+  error(object: object, message: string): void;
+  warn?(object: object, message: string): void;
+}
+
+export interface ParquetArchiveOptions {
+  /** The archive's directory; instances sharing it each write their own files. */
+  dir: string;
+  /** How often buffered rows are written. */
+  flushMs: number;
+  /** Days of files kept (by their day's name); 0 or unset keeps every day. */
+  retentionDays?: number;
+  /** Rows of one table buffered before a flush starts early (default 50 000); 4× that are held at most. */
+  maxBufferedRows?: number;
+  /** Names this writer's files, unique among the instances sharing `dir` (default: a random id). */
+  instance?: string;
+  logger?: ArchiveLogger;
+  /** The clock, in Unix milliseconds (tests move it for retention). */
+  now?: () => number;
+}
+
+type Row = Readonly<Record<string, unknown>>;
+
+/** A table's rows waiting for a flush, and how many of its rows a running flush holds. */
+interface TableBuffer {
+  rows: Row[];
+  writing: number;
+  /** Set while rows are being dropped, so the drop is logged once, not once per append. */
+  overflowing: boolean;
+}
+
+const DEFAULT_MAX_BUFFERED_ROWS = 50_000;
+/** Buffered rows past `maxBufferedRows` times this are dropped: room for a few slow or failed flushes. */
+const HELD_ROWS_FACTOR = 4;
+const RETENTION_EVERY_MS = 3_600_000;
+/** A `.tmp` this old is no write in progress (a flush takes seconds at most): a killed writer's. */
+const STALE_TMP_MS = 60_000;
+const INSTANCE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** How rows are staged before the COPY: times as the milliseconds they arrive in, converted by the COPY. */
+const STAGING_TYPES: Readonly<Record<ColumnKind, string>> = {
+  text: "VARCHAR",
+  json: "VARCHAR",
+  int: "BIGINT",
+  float: "DOUBLE",
+  time: "BIGINT",
+};
+/** Microseconds of a Parquet timestamp must fit 64 bits; Date's own range is well inside. */
+const MAX_TIME_MS = 8.64e15;
+const INT64_LIMIT = 2 ** 63;
+
+/** Distinguishes the files of every writer of this process, whatever instance names they were given. */
+let fileCounter = 0;
+
+export class ParquetArchive implements ArchiveSink {
+  private readonly buffers = new Map<ArchiveTable, TableBuffer>(
+    ARCHIVE_TABLE_NAMES.map((table) => [table, { rows: [], writing: 0, overflowing: false }]),
+  );
+  private readonly maxBufferedRows: number;
+  private readonly instance: string;
+  private readonly now: () => number;
+  private readonly timer: Repeating;
+  private droppedRows = 0;
+  /** The flush waiting to start, which every flush() call until it starts joins. */
+  private queued: Promise<void> | undefined;
+  /** The last flush started, settled either way: the next waits for it, so writes never overlap. */
+  private previous: Promise<void> = Promise.resolve();
+  private flushesPending = 0;
+  /** After a failed flush, a full buffer waits for the timer rather than retrying at every append. */
+  private lastFlushFailed = false;
+  private lastRetentionAt: number;
+  private readonly loggedFailures = new WeakSet<object>();
+  private closing: Promise<void> | undefined;
+  private closed = false;
+
+  /** DuckDB, loaded with the first write: a venue that has archived nothing yet pays neither its load nor its memory. */
+  private duck: Promise<{ database: DuckDBInstance; connection: DuckDBConnection }> | undefined;
+
+  private constructor(private readonly options: ParquetArchiveOptions) {
+    this.maxBufferedRows = options.maxBufferedRows ?? DEFAULT_MAX_BUFFERED_ROWS;
+    this.instance = options.instance ?? randomBytes(4).toString("hex");
+    this.now = options.now ?? Date.now;
+    this.lastRetentionAt = this.now();
+    this.timer = every(options.flushMs, () => this.flush(), { onError: (error) => this.logFailure(error) });
+  }
+
+  /** Opens the archive in `options.dir` (made if missing), after sweeping leftovers and expired days. */
+  static async open(options: ParquetArchiveOptions): Promise<ParquetArchive> {
+    checkOptions(options);
+    await fs.mkdir(options.dir, { recursive: true });
+    await removeStaleTmpFiles(options.dir, STALE_TMP_MS);
+    await applyRetention(options.dir, options.retentionDays, (options.now ?? Date.now)());
+    return new ParquetArchive(options);
+  }
+
+  /** Rows refused: past the buffer's bound, undatable (their dated column no time 1970–9999), or after close. */
+  get dropped(): number {
+    return this.droppedRows;
+  }
+
+  append<T extends ArchiveTable>(table: T, rows: readonly ArchiveRow<T>[]): void {
+    const buffer = this.buffers.get(table);
+    if (!buffer || this.closing) {
+      this.droppedRows += rows.length;
+      return;
+    }
+    const dated = datedColumn(table);
+    const room = this.maxBufferedRows * HELD_ROWS_FACTOR - buffer.rows.length - buffer.writing;
+    let accepted = 0;
+    let full = false;
+    for (const row of rows as readonly Row[]) {
+      if (!isDatable(row[dated])) continue;
+      if (accepted >= room) {
+        full = true;
+        continue;
+      }
+      buffer.rows.push(row);
+      accepted++;
+    }
+    this.droppedRows += rows.length - accepted;
+    this.noteOverflow(table, buffer, full);
+    if (buffer.rows.length >= this.maxBufferedRows) this.flushEarly();
+  }
+
+  /**
+   * Writes every buffered row; rejects with an ArchiveFlushError when some could not be written (they
+   * stay buffered). Never overlaps another flush: it starts once the running one has ended.
+   */
+  flush(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.queued) return this.queued;
+    const run = this.previous.then(() => {
+      this.queued = undefined;
+      return this.writeBuffered();
+    });
+    this.queued = run;
+    this.flushesPending++;
+    this.previous = run.then(
+      () => this.settleFlush(false),
+      () => this.settleFlush(true),
+    );
+    return run;
+  }
+
+  /** Stops the schedule, writes what is buffered and closes DuckDB; rejects like flush() when rows were lost. */
+  close(): Promise<void> {
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private async closeNow(): Promise<void> {
+    this.timer.stop();
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+      const duck = await this.duck?.catch(() => undefined);
+      duck?.connection.closeSync();
+      duck?.database.closeSync();
+    }
+  }
+
+  private connection(): Promise<DuckDBConnection> {
+    this.duck ??= (async () => {
+      const { DuckDBInstance } = await import("@duckdb/node-api");
+      // One thread: the writer shares the venue's cores, and a flush's few files gain nothing from more.
+      const database = await DuckDBInstance.create(":memory:", {
+        threads: "1",
+        autoinstall_known_extensions: "false",
+      });
+      return { database, connection: await database.connect() };
+    })();
+    return this.duck.then((duck) => duck.connection);
+  }
+
+  private settleFlush(failed: boolean): void {
+    this.flushesPending--;
+    this.lastFlushFailed = failed;
+  }
+
+  private flushEarly(): void {
+    if (this.flushesPending > 0 || this.lastFlushFailed) return;
+    this.flush().catch((error) => this.logFailure(error));
+  }
+
+  private noteOverflow(table: ArchiveTable, buffer: TableBuffer, overflowing: boolean): void {
+    if (overflowing && !buffer.overflowing) {
+      this.options.logger?.warn?.(
+        { table, held: buffer.rows.length + buffer.writing },
+        "archive: buffer full (flushes failing or too slow); dropping rows until it drains",
+      );
+    }
+    buffer.overflowing = overflowing;
+  }
+
+  /** Logs a flush's failure once, however many callers (the timer, a full buffer) waited on it. */
+  private logFailure(error: unknown): void {
+    if (typeof error === "object" && error !== null) {
+      if (this.loggedFailures.has(error)) return;
+      this.loggedFailures.add(error);
+    }
+    this.options.logger?.error({ err: error }, "archive: flush failed; its rows are kept for the next flush");
+  }
+
+  private async writeBuffered(): Promise<void> {
+    const startMs = this.now();
+    const failures: FailedWrite[] = [];
+    for (const [table, buffer] of this.buffers) {
+      if (buffer.rows.length === 0) continue;
+      const rows = buffer.rows;
+      buffer.rows = [];
+      buffer.writing = rows.length;
+      const kept: Row[] = [];
+      for (const [day, dayRows] of groupByDay(rows, datedColumn(table))) {
+        try {
+          await this.writeDay(table, day, dayRows, startMs);
+        } catch (cause) {
+          failures.push({ table, day, rows: dayRows.length, cause });
+          for (const row of dayRows) kept.push(row);
+        }
+      }
+      buffer.writing = 0;
+      // Rows that arrived during the write go after the kept ones, as they came.
+      if (kept.length > 0) buffer.rows = kept.concat(buffer.rows);
+    }
+    await this.applyRetentionHourly(startMs);
+    if (failures.length > 0) throw new ArchiveFlushError(failures);
+  }
+
+  /** Writes one file of `table`'s rows of `day`: staged, copied to a `.tmp`, synced, renamed. */
+  private async writeDay(
+    table: ArchiveTable,
+    day: string,
+    rows: readonly Row[],
+    startMs: number,
+  ): Promise<void> {
+    const dir = dayDir(this.options.dir, table, day);
+    const file = path.join(dir, `${startMs}-${this.instance}-${++fileCounter}.parquet`);
+    const tmp = file + TMP_SUFFIX;
+    await fs.mkdir(dir, { recursive: true });
+    const connection = await this.connection();
+    try {
+      await this.stage(connection, table, rows);
+      await connection.run(
+        `COPY (SELECT ${parquetSelectList(table)} FROM staging) TO $1 (FORMAT parquet, COMPRESSION zstd)`,
+        [tmp],
+      );
+      await syncFile(tmp);
+      await fs.rename(tmp, file);
+    } catch (error) {
+      await fs.rm(tmp, { force: true }).catch(() => {});
+      throw error;
+    } finally {
+      await connection.run("DROP TABLE IF EXISTS staging").catch(() => {});
+    }
+  }
+
+  private async stage(
+    connection: DuckDBConnection,
+    table: ArchiveTable,
+    rows: readonly Row[],
+  ): Promise<void> {
+    const columns = columnsOf(table);
+    const definitions = columns.map(([name, kind]) => `${sqlIdentifier(name)} ${STAGING_TYPES[kind]}`);
+    await connection.run(`CREATE OR REPLACE TABLE staging (${definitions.join(", ")})`);
+    const appender = await connection.createAppender("staging");
+    try {
+      for (const row of rows) {
+        for (const [name, kind] of columns) appendCell(appender, kind, row[name]);
+        appender.endRow();
+      }
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  private async applyRetentionHourly(nowMs: number): Promise<void> {
+    if (!this.options.retentionDays || nowMs - this.lastRetentionAt < RETENTION_EVERY_MS) return;
+    this.lastRetentionAt = nowMs;
+    try {
+      await removeStaleTmpFiles(this.options.dir, STALE_TMP_MS);
+      await applyRetention(this.options.dir, this.options.retentionDays, nowMs);
+    } catch (error) {
+      // Not the flush's failure: its rows were written; the next hour tries again.
+      this.options.logger?.error({ err: error }, "archive: removing expired days failed");
+    }
+  }
+}
+
+function checkOptions(options: ParquetArchiveOptions): void {
+  if (!(options.flushMs > 0))
+    throw new RangeError(`archive flushMs must be positive, not ${options.flushMs}`);
+  const max = options.maxBufferedRows;
+  if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+    throw new RangeError(`archive maxBufferedRows must be a positive integer, not ${max}`);
+  }
+  const days = options.retentionDays;
+  if (days !== undefined && !(Number.isSafeInteger(days) && days >= 0)) {
+    throw new RangeError(`archive retentionDays must be a whole number of days, not ${days}`);
+  }
+  if (options.instance !== undefined && !INSTANCE_NAME.test(options.instance)) {
+    throw new RangeError(`archive instance "${options.instance}" must be 1-64 letters, digits, _ . or -`);
+  }
+}
+
+/** Deletes the days wholly older than `retentionDays` before `nowMs`: every younger row is kept. */
+async function applyRetention(dir: string, retentionDays: number | undefined, nowMs: number): Promise<void> {
+  if (!retentionDays) return;
+  await removeDaysBefore(dir, dayOf(nowMs - retentionDays * DAY_MS));
+}
+
+function groupByDay(rows: readonly Row[], dated: string): Map<string, Row[]> {
+  const days = new Map<string, Row[]>();
+  let lastDayStart = Number.NaN;
+  let lastRows: Row[] = [];
+  for (const row of rows) {
+    const ms = row[dated] as number;
+    // Rows come mostly in time order: the day's bounds spare a Date per row.
+    if (!(ms >= lastDayStart && ms < lastDayStart + DAY_MS)) {
+      lastDayStart = ms - (ms % DAY_MS);
+      const day = dayOf(ms);
+      lastRows = days.get(day) ?? [];
+      days.set(day, lastRows);
+    }
+    lastRows.push(row);
+  }
+  return days;
+}
+
+/** The COPY's columns: as staged, times turned from milliseconds into timestamps. */
+function parquetSelectList(table: ArchiveTable): string {
+  return columnsOf(table)
+    .map(([name, kind]) => {
+      const column = sqlIdentifier(name);
+      return kind === "time" ? `epoch_ms(${column}) AS ${column}` : column;
+    })
+    .join(", ");
+}
+
+/**
+ * Appends one value, as forgivingly as the staging type allows: a value no column of its kind can hold
+ * (a missing field, a time out of range) is written as NULL, because one bad value must not fail its
+ * whole file flush after flush.
+ */
+function appendCell(appender: DuckDBAppender, kind: ColumnKind, value: unknown): void {
+  const staged = stagedValue(kind, value);
+  if (staged === undefined) appender.appendNull();
+  else if (typeof staged === "string") appender.appendVarchar(staged);
+  else if (typeof staged === "bigint") appender.appendBigInt(staged);
+  else appender.appendDouble(staged);
+}
+
+function stagedValue(kind: ColumnKind, value: unknown): string | bigint | number | undefined {
+  if (value === null || value === undefined) return undefined;
+  switch (kind) {
+    case "text":
+      return typeof value === "string" ? value : String(value);
+    case "json":
+      return typeof value === "string" ? value : JSON.stringify(value);
+    case "float":
+      return typeof value === "number" ? value : undefined;
+    case "int":
+      return toInt64(value, INT64_LIMIT);
+    case "time":
+      return toInt64(value, MAX_TIME_MS);
+  }
+}
+
+function toInt64(value: unknown, limit: number): bigint | undefined {
+  if (typeof value === "bigint") return value < limit && value >= -limit ? value : undefined;
+  if (typeof value !== "number" || !(Math.abs(value) < limit)) return undefined;
+  return BigInt(Math.trunc(value));
+}
+
+/** Makes the file's bytes durable before its rename publishes it: a power cut must not leave an empty file. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
