@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyServerOptions } from "fastify";
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import type { ArchiveHistory } from "../archive/history.js";
 import type { Config } from "../config.js";
 import type { AccessControl } from "../http/auth.js";
 import { installMetrics, type Metrics } from "../http/metrics.js";
@@ -46,6 +47,8 @@ export interface AppDependencies {
   relay?: MarketRelay;
   /** The market-data stream `/api/v1/ws`, fed from the upstream; offered only with the relay. */
   marketStream?: MarketStreamHub;
+  /** What the archive holds past the upstream's retention: older forecasts, books at a moment (`?at=`). */
+  history?: ArchiveHistory;
   /** The prediction-market fills this venue settled, for `/api/v1/onchain-trades`. */
   onchainTrades?: OnchainTrades;
   /** The chain; with the embedded sandbox in development mode, `POST /dev/faucet` is offered. */
@@ -105,8 +108,8 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
 
   const marketsApi = deps.marketsApi ?? true;
   if (marketsApi) {
-    const { relay, marketStream, onchainTrades } = deps;
-    await app.register(marketApi, { catalog, mode, metrics, relay, marketStream, onchainTrades });
+    const { relay, marketStream, onchainTrades, history } = deps;
+    await app.register(marketApi, { catalog, mode, metrics, relay, marketStream, onchainTrades, history });
   }
   if (trading) await app.register(tradeApi, { trading, mode, metrics });
   await app.register(explorer, {

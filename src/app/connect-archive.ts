@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import { FillCopier } from "../archive/fill-copier.js";
+import { ArchiveHistory } from "../archive/history.js";
 import { hasFiles } from "../archive/layout.js";
 import { ParquetArchive } from "../archive/parquet-archive.js";
 import { ArchiveRecorder } from "../archive/recorder.js";
@@ -16,6 +17,8 @@ import type { UpstreamClient } from "../upstream/client.js";
 
 export interface ArchiveConnection {
   readonly recorder: ArchiveRecorder;
+  /** Reads of the archive for the history routes. */
+  readonly history: ArchiveHistory;
   readonly writer: ParquetArchive;
   readonly dir: string;
   /** Copies new fills and writes everything buffered (tests, and before a planned stop). */
@@ -58,8 +61,10 @@ export async function connectArchive(
     onError: (error) =>
       deps.logger.error({ err: error }, "archive: copying the venue's fills failed; retrying"),
   });
+  const history = new ArchiveHistory(dir);
   return {
     recorder,
+    history,
     writer,
     dir,
     async flush() {
@@ -69,6 +74,7 @@ export async function connectArchive(
     async close() {
       copying.stop();
       await fills.copy().catch(() => 0);
+      await history.close();
       await writer.close();
     },
   };

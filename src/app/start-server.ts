@@ -207,6 +207,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     ...common,
     relay,
     marketStream,
+    ...(archive ? { history: archive.history } : {}),
     ...(simulator ? { simulator } : {}),
     onMetrics: (metrics) => {
       countRefusals = (count) => metrics.lifecycleRefusals.inc({ source: "sync" }, count);

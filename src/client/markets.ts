@@ -1,6 +1,8 @@
 /** Typed client for the prediction-market data API (`/api/v1`). */
-import type { Event, Market, Series } from "../contract/markets.js";
+import type { Event, ForecastHistory, Market, Series } from "../contract/markets.js";
 import { ApiTransport, type ClientOptions, type QueryValue } from "./http.js";
+
+export type { ForecastHistory } from "../contract/markets.js";
 
 export { type ClientOptions, OddsgateApiError } from "./http.js";
 
@@ -91,21 +93,6 @@ export interface Orderbook {
   yes_bids: Record<string, number>;
   no_bids: Record<string, number>;
   sequence: number;
-}
-
-/** The upstream exchange's forecast history body (Kalshi's snake_case, relayed unchanged). */
-export interface ForecastHistory {
-  forecast_history: {
-    event_ticker: string;
-    end_period_ts: number;
-    period_interval: number;
-    percentile_points: {
-      percentile: number;
-      raw_numerical_forecast: number;
-      numerical_forecast: number;
-      formatted_forecast: string;
-    }[];
-  }[];
 }
 
 export class MarketsClient {

@@ -153,3 +153,18 @@ export const CASH_MINT = address("CASHx9KJUStyftLFWGvEVf59SGeG9sh5FfcnZMVPCASH")
 export function toFixedPoint(contracts: number): string {
   return `${Math.trunc(contracts)}.00`;
 }
+
+/** The upstream exchange's forecast history body (Kalshi's snake_case, relayed unchanged). */
+export interface ForecastHistory {
+  forecast_history: {
+    event_ticker: string;
+    end_period_ts: number;
+    period_interval: number;
+    percentile_points: {
+      percentile: number;
+      raw_numerical_forecast: number;
+      numerical_forecast: number;
+      formatted_forecast: string;
+    }[];
+  }[];
+}

@@ -497,7 +497,11 @@ export function registerExchangeRoutes(
       if (new Set(q.percentiles).size !== q.percentiles.length) {
         throw new ExchangeRequestError(400, "bad_request", "percentiles must not repeat");
       }
-      return forecastHistory(event, q.percentiles, q.start_ts, q.end_ts, q.period_interval, ctx.now());
+      // The live tier keeps its window of forecasts, as of trades and candles; Kalshi has no older tier for them.
+      const now = ctx.now();
+      const start = Math.max(q.start_ts, ctx.history.cutoff(now));
+      if (q.start_ts <= q.end_ts && start > q.end_ts) return { forecast_history: [] };
+      return forecastHistory(event, q.percentiles, start, q.end_ts, q.period_interval, now);
     },
   );
 }

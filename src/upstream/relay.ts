@@ -608,7 +608,7 @@ export function toReferenceBook(body: unknown): ReferenceBook {
 }
 
 /** The `depth` highest-priced levels of one side, best first. */
-function bestBids(levels: Record<string, number>, depth: number): Record<string, number> {
+export function bestBids(levels: Record<string, number>, depth: number): Record<string, number> {
   const prices = Object.keys(levels).sort((a, b) => Number(b) - Number(a));
   return Object.fromEntries(prices.slice(0, depth).map((price) => [price, levels[price] as number]));
 }

@@ -1,3 +1,4 @@
+import type { ArchiveHistory } from "../../archive/history.js";
 import type { Config } from "../../config.js";
 import type { Metrics } from "../../http/metrics.js";
 import type { CatalogHolder } from "../../markets/catalog-holder.js";
@@ -19,11 +20,19 @@ export const marketApi = appPlugin(
       relay?: MarketRelay;
       marketStream?: MarketStreamHub;
       onchainTrades?: OnchainTrades;
+      history?: ArchiveHistory;
     },
   ) => {
     const { marketStream } = options;
     await app.register(
-      registerMarketsApi(options.catalog, options.mode, options.relay, marketStream, options.onchainTrades),
+      registerMarketsApi(
+        options.catalog,
+        options.mode,
+        options.relay,
+        marketStream,
+        options.onchainTrades,
+        options.history,
+      ),
       { prefix: "/api/v1" },
     );
     if (marketStream) options.metrics.countStreamClients("/api/v1/ws", () => marketStream.size);

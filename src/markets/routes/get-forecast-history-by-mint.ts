@@ -3,6 +3,7 @@
  * owning a market mint (ledger, yes or no), relayed byte for byte.
  */
 import { z } from "zod";
+import type { ArchiveHistory } from "../../archive/history.js";
 import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
@@ -11,7 +12,12 @@ import { ForecastQuery, RELAYED_RESPONSES, sendUpstream } from "./relay-params.j
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
 
-export function getForecastHistoryByMint(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+export function getForecastHistoryByMint(
+  app: ZodApp,
+  catalog: CatalogHolder,
+  relay: MarketRelay,
+  history?: ArchiveHistory,
+): void {
   app.get(
     "/event/by-mint/:mint/forecast_percentile_history",
     {
@@ -33,7 +39,10 @@ export function getForecastHistoryByMint(app: ZodApp, catalog: CatalogHolder, re
         market.record.eventTicker,
         request.query,
       );
-      return sendUpstream(reply, answer);
+      return sendUpstream(
+        reply,
+        history ? await history.forecastHistory(market.record.eventTicker, request.query, answer) : answer,
+      );
     },
   );
 }

@@ -1,8 +1,10 @@
 /**
  * GET /api/v1/event/{series_ticker}/{event_id}/forecast_percentile_history — the upstream's forecast
- * percentile history of an event, relayed byte for byte (interface operation 1).
+ * percentile history of an event, relayed byte for byte (interface operation 1); periods older than
+ * the upstream keeps come from the venue's archive, in front of the upstream's.
  */
 import { z } from "zod";
+import type { ArchiveHistory } from "../../archive/history.js";
 import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
@@ -14,7 +16,12 @@ const Params = z.object({
   event_id: z.string().min(1).max(128),
 });
 
-export function getForecastHistory(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+export function getForecastHistory(
+  app: ZodApp,
+  catalog: CatalogHolder,
+  relay: MarketRelay,
+  history?: ArchiveHistory,
+): void {
   app.get(
     "/event/:series_ticker/:event_id/forecast_percentile_history",
     {
@@ -35,7 +42,11 @@ export function getForecastHistory(app: ZodApp, catalog: CatalogHolder, relay: M
       if (!event || event.record.seriesTicker !== seriesTicker) {
         throw new ApiError("event_not_found", `event ${eventTicker} not found in series ${seriesTicker}`);
       }
-      return sendUpstream(reply, await relay.forecastHistory(seriesTicker, eventTicker, request.query));
+      const answer = await relay.forecastHistory(seriesTicker, eventTicker, request.query);
+      return sendUpstream(
+        reply,
+        history ? await history.forecastHistory(eventTicker, request.query, answer) : answer,
+      );
     },
   );
 }

@@ -1,15 +1,21 @@
 /** GET /api/v1/orderbook/by-mint/{mint} — the order book of the market owning a mint. */
 
 import { z } from "zod";
+import type { ArchiveHistory } from "../../archive/history.js";
 import { ApiError, ErrorBody } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
-import { Orderbook, OrderbookQuery } from "./get-orderbook.js";
+import { Orderbook, OrderbookQuery, orderbookAnswer } from "./get-orderbook.js";
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
 
-export function getOrderbookByMint(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+export function getOrderbookByMint(
+  app: ZodApp,
+  catalog: CatalogHolder,
+  relay: MarketRelay,
+  history?: ArchiveHistory,
+): void {
   app.get(
     "/orderbook/by-mint/:mint",
     {
@@ -25,7 +31,7 @@ export function getOrderbookByMint(app: ZodApp, catalog: CatalogHolder, relay: M
     async (request, reply) => {
       const market = catalog.require().marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
-      return sendJson(reply, await relay.orderbook(market.record.ticker, request.query.depth));
+      return sendJson(reply, await orderbookAnswer(market.record.ticker, request.query, relay, history));
     },
   );
 }

@@ -1,5 +1,6 @@
 /** The prediction-market data API (contract §5), mounted under /api/v1 with its own OpenAPI document. */
 import type { FastifyPluginAsync } from "fastify";
+import type { ArchiveHistory } from "../../archive/history.js";
 import type { Config } from "../../config.js";
 import { registerOpenApi } from "../../http/openapi.js";
 import type { ZodApp } from "../../http/types.js";
@@ -83,6 +84,7 @@ export function registerMarketsApi(
   relay?: MarketRelay,
   stream?: MarketStreamHub,
   onchainTrades?: OnchainTrades,
+  history?: ArchiveHistory,
 ): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as ZodApp;
@@ -96,7 +98,7 @@ export function registerMarketsApi(
       mode,
     );
     for (const route of ROUTES) route(app, catalog);
-    if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay);
+    if (relay) for (const route of RELAY_ROUTES) route(app, catalog, relay, history);
     if (relay && stream) marketStream(app, stream);
     if (onchainTrades) for (const route of ONCHAIN_TRADE_ROUTES) route(app, catalog, onchainTrades);
   };

@@ -1,6 +1,7 @@
 /** Query and response schemas shared by the prediction-market routes. */
 import { z } from "zod";
 import { MarketStatus, SORT_KEYS } from "../../contract/markets.js";
+import { rfc3339Seconds } from "../../upstream/relay.js";
 
 /** A strict boolean query flag: only `true` or `false` are accepted. */
 export const booleanFlag = z
@@ -15,6 +16,22 @@ export const unixSecondsParam = (name: string) =>
     .transform(Number)
     .refine((value) => value <= 1e11, {
       error: (issue) => `${name} must be Unix seconds, got ${String(issue.input)} (milliseconds?)`,
+    });
+
+/** An RFC 3339 moment (`2026-11-22T14:03:00.250Z`), as Unix milliseconds. */
+export const rfc3339MsParam = (name: string) =>
+  z
+    .string()
+    .max(40, { error: `${name} must be an RFC 3339 timestamp, e.g. 2026-11-22T14:03:00Z` })
+    .transform((value, ctx) => {
+      if (rfc3339Seconds(value) === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be an RFC 3339 timestamp, e.g. 2026-11-22T14:03:00Z, got ${JSON.stringify(value)}`,
+        });
+        return z.NEVER;
+      }
+      return Date.parse(value.toUpperCase());
     });
 
 /** An integer query parameter within bounds. */
