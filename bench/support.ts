@@ -43,6 +43,8 @@ export interface ServerOptions {
   dataDir?: string;
   /** Headers of the readiness probe (a production server wants a key). */
   headers?: Record<string, string>;
+  /** The command and its options (default `serve`): `replay --from ...` serves a recorded window. */
+  command?: string[];
 }
 
 /** A fresh temporary DATA_DIR, removed by `stopServer`. */
@@ -64,7 +66,7 @@ export async function startServer(options: ServerOptions = {}): Promise<StartedS
   const started = performance.now();
   const port = pickPort(18_000);
   const rpcPort = pickPort(21_000);
-  const child = spawn(process.execPath, [...serverNodeFlags(), MAIN, "serve"], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), MAIN, ...(options.command ?? ["serve"])], {
     env: {
       ...process.env,
       PORT: String(port),

@@ -3,6 +3,9 @@
  * every fresh upstream answer and every stream frame, and the copier of the venue's own fills. What
  * the recorder hears is written by the deployment's leader only (the instance polling the upstream).
  */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import { FillCopier } from "../archive/fill-copier.js";
@@ -11,7 +14,8 @@ import { hasFiles } from "../archive/layout.js";
 import { ParquetArchive } from "../archive/parquet-archive.js";
 import { ArchiveRecorder } from "../archive/recorder.js";
 import { archiveDir, type Config } from "../config.js";
-import { every } from "../every.js";
+import type { EventRecord, MarketRecord, Series } from "../contract/markets.js";
+import { every, type Repeating } from "../every.js";
 import type { Tables } from "../storage/database.js";
 import type { UpstreamClient } from "../upstream/client.js";
 
@@ -21,10 +25,23 @@ export interface ArchiveConnection {
   readonly history: ArchiveHistory;
   readonly writer: ParquetArchive;
   readonly dir: string;
-  /** Copies new fills and writes everything buffered (tests, and before a planned stop). */
+  /**
+   * Records the whole catalogue now and once a day (on the leader): a replay starts from the last such
+   * snapshot before its window and applies the changes recorded since.
+   */
+  snapshotDaily(read: () => Promise<CatalogueSnapshot>): void;
+  /** Copies new fills and writes everything buffered, the first catalogue snapshot included (tests, and before a planned stop). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface CatalogueSnapshot {
+  series: Series[];
+  events: EventRecord[];
+  markets: MarketRecord[];
+}
+
+const DAY_MS = 86_400_000;
 
 type ArchiveSettings = Pick<
   Config,
@@ -46,6 +63,7 @@ export async function connectArchive(
   const flushMs = config.ARCHIVE_FLUSH_SECONDS * 1000;
   const writer = await ParquetArchive.open({
     dir,
+    instance: instanceName(config.DATA_DIR),
     flushMs,
     retentionDays: config.ARCHIVE_RETENTION_DAYS,
     logger: deps.logger,
@@ -62,22 +80,59 @@ export async function connectArchive(
       deps.logger.error({ err: error }, "archive: copying the venue's fills failed; retrying"),
   });
   const history = new ArchiveHistory(dir);
+  let snapshots: Repeating | undefined;
+  let firstSnapshot: Promise<void> = Promise.resolve();
   return {
     recorder,
     history,
     writer,
     dir,
+    snapshotDaily(read) {
+      if (snapshots) return;
+      snapshots = every(
+        DAY_MS,
+        async () => {
+          if (!deps.leading()) return;
+          const { series, events, markets } = await read();
+          recorder.catalogueSnapshot(series, events, markets);
+        },
+        {
+          immediately: true,
+          onError: (error) => deps.logger.error({ err: error }, "archive: recording the catalogue failed"),
+        },
+      );
+      firstSnapshot = snapshots.nextRun();
+    },
     async flush() {
+      await firstSnapshot;
       await fills.copy();
       await writer.flush();
     },
     async close() {
       copying.stop();
+      snapshots?.stop();
       await fills.copy().catch(() => 0);
       await history.close();
       await writer.close();
     },
   };
+}
+
+/**
+ * This instance's name in the archive's file names, kept in its DATA_DIR: stable across restarts, so
+ * an instance compacts the small files its earlier runs left, and distinct from every other instance
+ * sharing ARCHIVE_DIR (each has a data dir of its own).
+ */
+function instanceName(dataDir: string): string {
+  const file = path.join(dataDir, "archive-instance");
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch {
+    const name = randomBytes(6).toString("hex");
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, `${name}\n`, { flag: "wx" });
+    return name;
+  }
 }
 
 /** The newest fill id the archive's files hold. */

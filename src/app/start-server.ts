@@ -12,9 +12,16 @@ import type { ZodApp } from "../http/types.js";
 import { resolveVenueSeed } from "../markets/accounts.js";
 import type { Catalog } from "../markets/catalog.js";
 import { CatalogHolder } from "../markets/catalog-holder.js";
+import type { MarketFeed } from "../markets/market-feed.js";
 import { OnchainTrades } from "../markets/onchain-trades.js";
 import { RedisMarketFeed } from "../markets/redis-market-feed.js";
-import { fillCashRails, isCatalogueEmpty, resolveDemoAnchor, saveCatalogue } from "../markets/store.js";
+import {
+  fillCashRails,
+  isCatalogueEmpty,
+  loadCatalogue,
+  resolveDemoAnchor,
+  saveCatalogue,
+} from "../markets/store.js";
 import { type SyncOptions, syncFromUpstream } from "../markets/sync.js";
 import { MarketStreamHub } from "../markets/ws.js";
 import { openStorage, type Storage } from "../storage/database.js";
@@ -72,6 +79,13 @@ export interface StartOptions {
    * reload does, instead of building every market again; storage that does not add up to it is read whole.
    */
   catalogSeed?: Catalog;
+  /** Where `/api/v1/ws` messages come from instead of the upstream's polling: a replay's recorded frames. */
+  marketFeed?: MarketFeed;
+  /**
+   * The upstream's clock (Unix s), by which the relay decides which ranges are settled and may be
+   * cached: a replay's, which runs behind the wall clock.
+   */
+  upstreamNowSeconds?: () => number;
 }
 
 /**
@@ -144,11 +158,13 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     { mode: config.MODE },
   );
   lifecycle.defer("health probes", () => health.close());
-  const relay = new MarketRelay(upstream.client);
+  const relay = new MarketRelay(upstream.client, options.upstreamNowSeconds);
   // With Redis, one instance polls the upstream for every instance's /api/v1/ws clients.
-  const feed = config.REDIS_URL
-    ? await RedisMarketFeed.connect({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger: log })
-    : undefined;
+  const feed =
+    options.marketFeed ??
+    (config.REDIS_URL
+      ? await RedisMarketFeed.connect({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger: log })
+      : undefined);
   if (feed) lifecycle.defer("market feed", () => feed.close());
   const archive = await connectArchive(config, {
     db,
@@ -290,6 +306,10 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
+  archive?.snapshotDaily(async () => {
+    const stored = await loadCatalogue(db);
+    return { series: stored.series, events: stored.events, markets: stored.markets.map((m) => m.record) };
+  });
   syncNow = keepCatalogCurrent({
     config,
     storage,

@@ -3,27 +3,26 @@
  * a table within a time window, what each table holds (`stats`), and a window written out as one
  * Parquet file per table (`export`). It never changes a file, so it reads while writers write.
  *
- * An in-memory DuckDB holds two views per table: `<table>_partitioned`, over every complete file
- * with the Hive `day` column (a time window becomes a filter on `day`, so DuckDB opens only the
- * days it covers), and `<table>`, exactly the declared columns. DuckDB expands a view's glob at each
- * query, so files written since are seen; only a table with no file at all needs another view (a
- * glob matching nothing fails), so each query first checks that its table's view fits the directory.
+ * Each query lists the day directories its time window covers and reads exactly the files listed
+ * (an in-memory DuckDB, `read_parquet` over the list with the Hive `day` column), so files written
+ * since the last query are seen. A day's listing (compaction.ts: `readableFiles`) leaves out the files
+ * a compaction in progress has already merged into a published file, so a query reads every row
+ * once while writers compact; a file that disappears before DuckDB opens it (a compaction finishing,
+ * retention) fails the attempt, and the query lists again.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, listValue } from "@duckdb/node-api";
+import { readableFiles } from "./compaction.js";
 import { InvalidArchiveQueryError, UnknownArchiveColumnError, UnknownArchiveTableError } from "./errors.js";
 import {
   columnsOf,
   datedColumn,
   dayOf,
-  hasFiles,
-  listFiles,
+  listDays,
   PARQUET_TYPES,
   sqlIdentifier,
-  sqlString,
   TMP_SUFFIX,
-  tableGlob,
 } from "./layout.js";
 import {
   ARCHIVE_TABLE_NAMES,
@@ -84,13 +83,22 @@ export interface ExportedTable {
 
 /** Columns that break ties after the dated one, when a table has them: frames of one instant by their order. */
 const TIE_BREAKERS = ["seq"];
+/** Times a query lists and reads again when files it listed went before DuckDB opened them. */
+const QUERY_ATTEMPTS = 5;
+
+/** The days a query reads, inclusive (YYYY-MM-DD); unbounded where unset. */
+interface DayRange {
+  first?: string;
+  last?: string;
+}
+
+/** A complete file a query reads. */
+interface ListedFile {
+  day: string;
+  path: string;
+}
 
 export class ArchiveReader {
-  /** Whether each table's views read files (true) or stand empty (false); unset until made. */
-  private readonly viewsReadFiles = new Map<ArchiveTable, boolean>();
-  /** View changes one at a time: DuckDB refuses concurrent changes of one catalogue entry. */
-  private viewChanges: Promise<void> = Promise.resolve();
-
   private constructor(
     private readonly dir: string,
     private readonly database: DuckDBInstance,
@@ -99,14 +107,7 @@ export class ArchiveReader {
   /** Opens a reader of the archive in `dir` (which may not exist yet: every table reads empty). */
   static async open(dir: string): Promise<ArchiveReader> {
     const database = await DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false" });
-    const reader = new ArchiveReader(path.resolve(dir), database);
-    await reader.refresh();
-    return reader;
-  }
-
-  /** Fits every table's views to its directory now (queries do this for their own tables). */
-  async refresh(): Promise<void> {
-    for (const table of ARCHIVE_TABLE_NAMES) await this.fitViews(table);
+    return new ArchiveReader(path.resolve(dir), database);
   }
 
   /** Rows of `table`, times and integers as numbers, JSON as its text. */
@@ -116,9 +117,11 @@ export class ArchiveReader {
     const selected = columns.map(([name, kind]) =>
       kind === "time" ? `epoch_ms(${sqlIdentifier(name)}) AS ${sqlIdentifier(name)}` : sqlIdentifier(name),
     );
-    const { sql, values } = selectRows(table, selected, query);
-    await this.fitViews(table);
-    const result = await this.withConnection((connection) => connection.runAndReadAll(sql, values));
+    selectRows(table, selected, query, []);
+    const result = await this.withFiles(table, queryDays(query), (files) => {
+      const { sql, values } = selectRows(table, selected, query, files);
+      return this.withConnection((connection) => connection.runAndReadAll(sql, values));
+    });
     return result.getRowObjects().map((row) => {
       const converted: Record<string, string | number | null> = {};
       for (const [name] of columns) converted[name] = fromDuckDB(row[name] ?? null);
@@ -144,24 +147,13 @@ export class ArchiveReader {
     checkTime("to", options.to);
     await fs.mkdir(options.outDir, { recursive: true });
     const written: ExportedTable[] = [];
+    const window = { from: options.from, to: options.to };
     for (const table of tables) {
       const file = path.join(options.outDir, `${table}.parquet`);
       const selected = columnsOf(table).map(([name]) => sqlIdentifier(name));
-      const { sql, values } = selectRows(table, selected, { from: options.from, to: options.to });
-      await this.fitViews(table);
-      const rows = await this.withConnection(async (connection) => {
-        const tmp = file + TMP_SUFFIX;
-        try {
-          const result = await connection.run(
-            `COPY (${sql}) TO $${values.length + 1} (FORMAT parquet, COMPRESSION zstd)`,
-            [...values, tmp],
-          );
-          await fs.rename(tmp, file);
-          return Number(result.rowsChanged);
-        } catch (error) {
-          await fs.rm(tmp, { force: true }).catch(() => {});
-          throw error;
-        }
+      const rows = await this.withFiles(table, queryDays(window), (files) => {
+        const { sql, values } = selectRows(table, selected, window, files);
+        return this.copyTo(file, sql, values);
       });
       written.push({ table, file, rows });
     }
@@ -172,24 +164,47 @@ export class ArchiveReader {
     this.database.closeSync();
   }
 
+  /** Writes a query's rows to `file` (zstd), which appears complete or not at all; answers how many. */
+  private copyTo(file: string, sql: string, values: DuckDBValue[]): Promise<number> {
+    return this.withConnection(async (connection) => {
+      const tmp = file + TMP_SUFFIX;
+      try {
+        const result = await connection.run(
+          `COPY (${sql}) TO $${values.length + 1} (FORMAT parquet, COMPRESSION zstd)`,
+          [...values, tmp],
+        );
+        await fs.rename(tmp, file);
+        return Number(result.rowsChanged);
+      } catch (error) {
+        await fs.rm(tmp, { force: true }).catch(() => {});
+        throw error;
+      }
+    });
+  }
+
   private async tableStats(table: ArchiveTable): Promise<TableStats> {
-    const files = await listFiles(this.dir, table);
-    const days = [...new Set(files.map((file) => file.day))].sort();
-    const bytes = files.reduce((sum, file) => sum + file.bytes, 0);
-    await this.fitViews(table);
-    const view = sqlIdentifier(`${table}_partitioned`);
     const dated = sqlIdentifier(datedColumn(table));
     const hasTicker = Object.hasOwn(ARCHIVE_TABLES[table].columns, "ticker");
-    const [summary] = await this.withConnection(async (connection) => {
+    const { files, bytes, summary } = await this.withFiles(table, {}, async (files) => {
+      // A file gone since the listing fails this attempt, as DuckDB would.
+      const sizes = await Promise.all(files.map(async (file) => (await fs.stat(file.path)).size));
+      const params = new Parameters();
+      const source = sourceSql(table, files, params);
       const marketDays = hasTicker
-        ? `(SELECT count(*) FROM (SELECT DISTINCT ticker, day FROM ${view} WHERE ticker IS NOT NULL AND ticker <> ''))`
+        ? "(SELECT count(*) FROM (SELECT DISTINCT ticker, day FROM listed WHERE ticker IS NOT NULL AND ticker <> ''))"
         : "NULL";
-      const result = await connection.runAndReadAll(
-        `SELECT count(*) AS rows, epoch_ms(min(${dated})) AS first, epoch_ms(max(${dated})) AS last,
-          ${marketDays} AS market_days FROM ${view}`,
-      );
-      return result.getRowObjects();
+      const [summary] = await this.withConnection(async (connection) => {
+        const result = await connection.runAndReadAll(
+          `WITH listed AS (SELECT * FROM ${source})
+          SELECT count(*) AS rows, epoch_ms(min(${dated})) AS first, epoch_ms(max(${dated})) AS last,
+            ${marketDays} AS market_days FROM listed`,
+          params.values,
+        );
+        return result.getRowObjects();
+      });
+      return { files, bytes: sizes.reduce((sum, size) => sum + size, 0), summary };
     });
+    const days = [...new Set(files.map((file) => file.day))].sort();
     const marketDays = toNumberOrNull(summary?.market_days ?? null);
     return {
       table,
@@ -206,20 +221,32 @@ export class ArchiveReader {
     };
   }
 
-  /** Makes `table`'s views read its files, or stand empty while it has none. */
-  private async fitViews(table: ArchiveTable): Promise<void> {
-    const readFiles = await hasFiles(this.dir, table);
-    if (this.viewsReadFiles.get(table) === readFiles) return;
-    const change = this.viewChanges.then(async () => {
-      if (this.viewsReadFiles.get(table) === readFiles) return;
-      await this.withConnection(async (connection) => {
-        await connection.run(partitionedViewSql(this.dir, table, readFiles));
-        await connection.run(publicViewSql(table));
-      });
-      this.viewsReadFiles.set(table, readFiles);
-    });
-    this.viewChanges = change.catch(() => {});
-    await change;
+  /**
+   * Runs `read` over the complete files of `table` in `days`, each row in one file (see the header);
+   * again, over a new listing, when it fails and some of the files it was given are gone.
+   */
+  private async withFiles<R>(
+    table: ArchiveTable,
+    days: DayRange,
+    read: (files: readonly ListedFile[]) => Promise<R>,
+  ): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      const files = await this.listFiles(table, days);
+      try {
+        return await read(files);
+      } catch (error) {
+        if (attempt >= QUERY_ATTEMPTS || !(await anyGone(files))) throw error;
+      }
+    }
+  }
+
+  private async listFiles(table: ArchiveTable, { first, last }: DayRange): Promise<ListedFile[]> {
+    const files: ListedFile[] = [];
+    for (const { day, path: dayPath } of await listDays(this.dir, table)) {
+      if ((first !== undefined && day < first) || (last !== undefined && day > last)) continue;
+      for (const name of await readableFiles(dayPath)) files.push({ day, path: path.join(dayPath, name) });
+    }
+    return files;
   }
 
   /** A connection of its own for each query (they cost microseconds), so queries run side by side. */
@@ -248,25 +275,49 @@ function checkColumn(table: ArchiveTable, column: string): void {
     throw new UnknownArchiveColumnError(table, column);
 }
 
-/** The files' columns with the Hive `day`, or the same columns with no row while there is no file. */
-function partitionedViewSql(dir: string, table: ArchiveTable, readFiles: boolean): string {
-  const view = sqlIdentifier(`${table}_partitioned`);
+/** Whether some of `files` no longer exist. */
+async function anyGone(files: readonly ListedFile[]): Promise<boolean> {
+  const gone = await Promise.all(
+    files.map((file) =>
+      fs.access(file.path).then(
+        () => false,
+        (error: NodeJS.ErrnoException) => error.code === "ENOENT",
+      ),
+    ),
+  );
+  return gone.includes(true);
+}
+
+/** The days a query's window covers (its bounds checked), for the listing. */
+function queryDays(query: { from?: number; to?: number }): DayRange {
+  const days: DayRange = {};
+  if (query.from !== undefined) {
+    checkTime("from", query.from);
+    days.first = dayOf(Math.ceil(query.from));
+  }
+  if (query.to !== undefined) {
+    checkTime("to", query.to);
+    days.last = dayOf(Math.ceil(query.to) - 1);
+  }
+  return days;
+}
+
+/**
+ * A subquery of `files`' rows: the declared columns and the Hive `day`, or the same columns with no
+ * row when there is no file (read_parquet refuses an empty list).
+ */
+function sourceSql(table: ArchiveTable, files: readonly ListedFile[], params: Parameters): string {
   const columns = columnsOf(table);
-  if (!readFiles) {
+  if (files.length === 0) {
     const typed = columns.map(
       ([name, kind]) => `CAST(NULL AS ${PARQUET_TYPES[kind]}) AS ${sqlIdentifier(name)}`,
     );
-    return `CREATE OR REPLACE VIEW ${view} AS SELECT CAST(NULL AS DATE) AS day, ${typed.join(", ")} WHERE false`;
+    return `(SELECT CAST(NULL AS DATE) AS day, ${typed.join(", ")} WHERE false)`;
   }
   const names = columns.map(([name]) => sqlIdentifier(name));
-  return `CREATE OR REPLACE VIEW ${view} AS SELECT day, ${names.join(", ")}
-    FROM read_parquet(${sqlString(tableGlob(dir, table))},
-      hive_partitioning = true, union_by_name = true, hive_types = {'day': DATE})`;
-}
-
-function publicViewSql(table: ArchiveTable): string {
-  const names = columnsOf(table).map(([name]) => sqlIdentifier(name));
-  return `CREATE OR REPLACE VIEW ${sqlIdentifier(table)} AS SELECT ${names.join(", ")} FROM ${sqlIdentifier(`${table}_partitioned`)}`;
+  const list = params.add(listValue(files.map((file) => file.path)));
+  return `(SELECT day, ${names.join(", ")} FROM read_parquet(${list},
+    hive_partitioning = true, union_by_name = true, hive_types = {'day': DATE}))`;
 }
 
 /** Collects a statement's bound values, answering each one's placeholder. */
@@ -284,29 +335,33 @@ class Parameters {
   }
 }
 
-/** A SELECT of `selected` from `table`'s rows that `query` asks for, its values bound, never spliced in. */
+/**
+ * A SELECT of `selected` from the rows of `files` that `query` asks for, its values bound, never
+ * spliced in; throws on a query that asks for what `table` has not.
+ */
 function selectRows<T extends ArchiveTable>(
   table: T,
   selected: readonly string[],
   query: ArchiveQuery<T>,
+  files: readonly ListedFile[],
 ): { sql: string; values: DuckDBValue[] } {
   const params = new Parameters();
+  const source = sourceSql(table, files, params);
   const conditions = [
     ...windowConditions(table, query, params),
     ...equalsConditions(table, query.equals, params),
   ];
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(" AND ")}` : "";
   const limit = query.limit === undefined ? "" : ` LIMIT ${params.bigint(checkedLimit(query.limit))}`;
-  const view = sqlIdentifier(`${table}_partitioned`);
   return {
-    sql: `SELECT ${selected.join(", ")} FROM ${view}${where} ORDER BY ${orderBy(table, query)}${limit}`,
+    sql: `SELECT ${selected.join(", ")} FROM ${source}${where} ORDER BY ${orderBy(table, query)}${limit}`,
     values: params.values,
   };
 }
 
 /**
- * [from, to) on the dated column, and the same on the Hive `day`, which is what spares DuckDB the
- * files of other days (it cannot infer the day from a bound on the time).
+ * [from, to) on the dated column, and the same on the Hive `day` (the listing already reads only
+ * the days of the window).
  */
 function windowConditions<T extends ArchiveTable>(
   table: T,

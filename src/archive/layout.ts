@@ -3,8 +3,10 @@
  * is a directory of Hive partitions, one per UTC day of its dated column:
  * `<dir>/<table>/day=YYYY-MM-DD/<startMs>-<instance>-<counter>.parquet`, so a query for a time range
  * opens only the days it covers, and retention drops a day by removing its directory. A file is
- * written as `<name>.tmp` and renamed once complete: the reader's glob (`*.parquet`) never matches
- * a file being written or torn by a crash.
+ * written as `<name>.tmp` and renamed once complete: the reader (`*.parquet`) never reads a file
+ * being written or torn by a crash. A day may also hold a compaction's journal,
+ * `<instance>.compaction.json`, naming the file that replaces that instance's files listed in it
+ * (compaction.ts says how it is used).
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +20,10 @@ export const DAY_MS = 86_400_000;
 const LAST_DATABLE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const DAY_DIR = /^day=(\d{4}-\d{2}-\d{2})$/;
 export const TMP_SUFFIX = ".tmp";
+const PARQUET_SUFFIX = ".parquet";
+const JOURNAL_SUFFIX = ".compaction.json";
+/** A complete file's name: the millisecond its flush started, its writer's instance, a counter. */
+const FILE_NAME = /^(\d+)-([A-Za-z0-9_.-]{1,64})-(\d+)\.parquet$/;
 
 /** Whether `ms` can date a row: a time whose UTC day names a partition. */
 export function isDatable(ms: unknown): ms is number {
@@ -37,11 +43,6 @@ export function dayDir(dir: string, table: ArchiveTable, day: string): string {
   return path.join(dir, table, `day=${day}`);
 }
 
-/** What DuckDB globs for a table's complete files (never a `.tmp`, never a stray directory). */
-export function tableGlob(dir: string, table: ArchiveTable): string {
-  return path.join(dir, table, "day=*", "*.parquet");
-}
-
 /** A table's day partitions, oldest first; none when the table has no directory yet. */
 export async function listDays(dir: string, table: ArchiveTable): Promise<{ day: string; path: string }[]> {
   const names = await readDirNames(tableDir(dir, table));
@@ -51,47 +52,43 @@ export async function listDays(dir: string, table: ArchiveTable): Promise<{ day:
     .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
 }
 
-export interface ArchiveFile {
-  day: string;
-  path: string;
-  bytes: number;
-}
-
-/** Every complete file of a table, with its size. */
-export async function listFiles(dir: string, table: ArchiveTable): Promise<ArchiveFile[]> {
-  const files: ArchiveFile[] = [];
-  for (const { day, path: dayPath } of await listDays(dir, table)) {
-    for (const name of await readDirNames(dayPath)) {
-      if (!name.endsWith(".parquet")) continue;
-      const stat = await fs.stat(path.join(dayPath, name)).catch(() => undefined);
-      // Gone since the listing: retention (maybe another instance's) removed its day.
-      if (stat?.isFile()) files.push({ day, path: path.join(dayPath, name), bytes: stat.size });
-    }
-  }
-  return files;
-}
-
-/** Whether a table has a complete file at all (DuckDB's glob fails on none); usually one listing. */
+/** Whether a table has a complete file at all; usually one listing. */
 export async function hasFiles(dir: string, table: ArchiveTable): Promise<boolean> {
   for (const { path: dayPath } of (await listDays(dir, table)).reverse()) {
-    if ((await readDirNames(dayPath)).some((name) => name.endsWith(".parquet"))) return true;
+    if ((await readDirNames(dayPath)).some(isParquetName)) return true;
   }
   return false;
 }
 
 /**
  * Removes the `.tmp` files a killed writer left, those older than `olderThanMs`: a younger one may be
- * another instance's write in progress in the same directory. Answers how many it removed.
+ * another instance's write in progress in the same directory (those of `ownInstance`, when given, go
+ * whatever their age: its writer is the caller, writing nothing yet). A `.tmp` that a compaction's
+ * journal names is kept whatever its age: it is the merged file that recovering the journal publishes.
+ * Answers how many it removed.
  */
-export async function removeStaleTmpFiles(dir: string, olderThanMs: number): Promise<number> {
+export async function removeStaleTmpFiles(
+  dir: string,
+  olderThanMs: number,
+  ownInstance?: string,
+): Promise<number> {
   let removed = 0;
   for (const table of ARCHIVE_TABLE_NAMES) {
     for (const { path: dayPath } of await listDays(dir, table)) {
-      for (const name of await readDirNames(dayPath)) {
-        if (!name.endsWith(TMP_SUFFIX)) continue;
+      const names = await readDirNames(dayPath);
+      if (!names.some((name) => name.endsWith(TMP_SUFFIX))) continue;
+      const journaled = new Set(
+        (await readJournals(dayPath, names)).map(({ journal }) => journal.merged + TMP_SUFFIX),
+      );
+      for (const name of names) {
+        if (!name.endsWith(TMP_SUFFIX) || journaled.has(name)) continue;
         const file = path.join(dayPath, name);
+        const completeName = name.slice(0, -TMP_SUFFIX.length);
+        const own =
+          ownInstance !== undefined &&
+          (instanceOf(completeName) === ownInstance || completeName === journalName(ownInstance));
         const stat = await fs.stat(file).catch(() => undefined);
-        if (!stat || Date.now() - stat.mtimeMs < olderThanMs) continue;
+        if (!stat || (!own && Date.now() - stat.mtimeMs < olderThanMs)) continue;
         await fs.rm(file, { force: true });
         removed++;
       }
@@ -113,8 +110,35 @@ export async function removeDaysBefore(dir: string, firstKeptDay: string): Promi
   return removed;
 }
 
+/** Makes a file's bytes durable before a rename publishes it: a power cut must not leave an empty file. */
+export async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Makes a directory's entries durable (renames, removals) before the next step relies on them. Where
+ * a directory cannot be synced (some platforms refuse), its changes are as durable as the system makes them.
+ */
+export async function syncDir(dirPath: string): Promise<void> {
+  let handle: fs.FileHandle | undefined;
+  try {
+    handle = await fs.open(dirPath, "r");
+    await handle.sync();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "EBADF") throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
 /** The names in a directory; none when it is missing or no directory (nothing was written there). */
-async function readDirNames(dirPath: string): Promise<string[]> {
+export async function readDirNames(dirPath: string): Promise<string[]> {
   try {
     return await fs.readdir(dirPath);
   } catch (error) {
@@ -122,6 +146,83 @@ async function readDirNames(dirPath: string): Promise<string[]> {
     if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw error;
   }
+}
+
+/** Whether `name` is a complete file's (what readers read). */
+export function isParquetName(name: string): boolean {
+  return name.endsWith(PARQUET_SUFFIX);
+}
+
+/** The instance that wrote the complete file `name`, if it is named as the writer names its files. */
+export function instanceOf(name: string): string | undefined {
+  return FILE_NAME.exec(name)?.[2];
+}
+
+/** The name of an instance's compaction journal in a day's directory. */
+export function journalName(instance: string): string {
+  return instance + JOURNAL_SUFFIX;
+}
+
+/** What a compaction's journal records: the file of merged rows and the files it replaces. */
+export interface CompactionJournal {
+  /** The merged file's name (while unpublished, it lies as `<merged>.tmp`). */
+  merged: string;
+  /** The names of the files whose rows it holds, all of the same instance as the merged file. */
+  sources: string[];
+}
+
+export interface JournalEntry {
+  /** The journal's file name; `instance` is whose it is. */
+  name: string;
+  instance: string;
+  journal: CompactionJournal;
+  mtimeMs: number;
+}
+
+/**
+ * The committed journals in a day's directory (`names` is its listing, read again when absent). A
+ * journal gone since the listing is skipped (its compaction ended), and so is one that is no journal
+ * this code wrote (its names must be complete files of its own instance), so nothing can make a
+ * reader or a recovery touch other files.
+ */
+export async function readJournals(dayPath: string, names?: readonly string[]): Promise<JournalEntry[]> {
+  const entries: JournalEntry[] = [];
+  for (const name of names ?? (await readDirNames(dayPath))) {
+    if (!name.endsWith(JOURNAL_SUFFIX)) continue;
+    const instance = name.slice(0, -JOURNAL_SUFFIX.length);
+    const file = path.join(dayPath, name);
+    let text: string;
+    let mtimeMs: number;
+    try {
+      [text, { mtimeMs }] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw error;
+    }
+    const journal = parseJournal(text, instance);
+    if (journal) entries.push({ name, instance, journal, mtimeMs });
+  }
+  return entries;
+}
+
+function parseJournal(text: string, instance: string): CompactionJournal | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { merged, sources } = (parsed ?? {}) as { merged?: unknown; sources?: unknown };
+  const own = (name: unknown): name is string => typeof name === "string" && instanceOf(name) === instance;
+  if (!own(merged) || !Array.isArray(sources) || !sources.every(own) || sources.includes(merged)) {
+    return undefined;
+  }
+  return { merged, sources };
+}
+
+/** A journal's text (what readJournals parses). */
+export function journalText(journal: CompactionJournal): string {
+  return JSON.stringify({ merged: journal.merged, sources: journal.sources });
 }
 
 /** A table's declared columns, in declaration order (the order of every file's schema). */
@@ -142,11 +243,6 @@ export const PARQUET_TYPES: Readonly<Record<ColumnKind, string>> = {
   float: "DOUBLE",
   time: "TIMESTAMP",
 };
-
-/** A string literal of DuckDB's SQL, for the file globs of views (a view's SQL takes no parameters). */
-export function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
 
 /** A quoted identifier of DuckDB's SQL (column names such as `count` are keywords). */
 export function sqlIdentifier(name: string): string {

@@ -9,12 +9,25 @@
  * than growing without bound, and a failed write keeps its rows for the next flush. A file appears
  * under its final name only complete (written as `.tmp`, synced, renamed), so a crash at any moment
  * leaves nothing a reader would choke on; `open` sweeps up the `.tmp` files of a killed writer.
+ *
+ * About every `compactEveryMs`, after a flush and before the next can start (so never beside its own
+ * writes), the writer merges each day's files of its own instance into one once it has more than
+ * `compactAbove` there, leaving files past `compactMaxBytes` as they are (compaction.ts: crash-safe,
+ * and readers see every row once throughout).
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { every, type Repeating } from "../every.js";
+import {
+  COMPACTION_GAP_MS,
+  type CompactedDay,
+  compactDay,
+  type RecoveredJournal,
+  recoverCompactions,
+} from "./compaction.js";
 import { ArchiveFlushError, type FailedWrite } from "./errors.js";
 import {
   columnsOf,
@@ -23,9 +36,11 @@ import {
   dayDir,
   dayOf,
   isDatable,
+  listDays,
   removeDaysBefore,
   removeStaleTmpFiles,
   sqlIdentifier,
+  syncFile,
   TMP_SUFFIX,
 } from "./layout.js";
 import {
@@ -50,8 +65,20 @@ export interface ParquetArchiveOptions {
   retentionDays?: number;
   /** Rows of one table buffered before a flush starts early (default 50 000); 4× that are held at most. */
   maxBufferedRows?: number;
-  /** Names this writer's files, unique among the instances sharing `dir` (default: a random id). */
+  /**
+   * Names this writer's files, unique among the instances sharing `dir` (default: a random id). A name
+   * kept across restarts lets a restarted writer compact the files its previous run wrote.
+   */
   instance?: string;
+  /** How often, at most, the writer compacts its files (default 10 minutes); 0: only when compact() is called. */
+  compactEveryMs?: number;
+  /** A day is compacted once the writer's instance has more files than this in it (default 12). */
+  compactAbove?: number;
+  /**
+   * Files of this many bytes or more are not merged again (default 16 MiB): a day that big ends as a
+   * few files of about this size, not one file read, sorted and rewritten whole at every compaction.
+   */
+  compactMaxBytes?: number;
   logger?: ArchiveLogger;
   /** The clock, in Unix milliseconds (tests move it for retention). */
   now?: () => number;
@@ -70,9 +97,15 @@ interface TableBuffer {
 const DEFAULT_MAX_BUFFERED_ROWS = 50_000;
 /** Buffered rows past `maxBufferedRows` times this are dropped: room for a few slow or failed flushes. */
 const HELD_ROWS_FACTOR = 4;
-const RETENTION_EVERY_MS = 3_600_000;
+/** How often the writer looks after the directory: killed writers' leftovers, expired days. */
+const MAINTENANCE_EVERY_MS = 3_600_000;
 /** A `.tmp` this old is no write in progress (a flush takes seconds at most): a killed writer's. */
 const STALE_TMP_MS = 60_000;
+/** Another instance's compaction journal this old is no compaction in progress (those take seconds). */
+const STALE_JOURNAL_MS = 60_000;
+const DEFAULT_COMPACT_EVERY_MS = 600_000;
+const DEFAULT_COMPACT_ABOVE = 12;
+const DEFAULT_COMPACT_MAX_BYTES = 16 * 1024 * 1024;
 const INSTANCE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** How rows are staged before the COPY: times as the milliseconds they arrive in, converted by the COPY. */
 const STAGING_TYPES: Readonly<Record<ColumnKind, string>> = {
@@ -105,7 +138,17 @@ export class ParquetArchive implements ArchiveSink {
   private flushesPending = 0;
   /** After a failed flush, a full buffer waits for the timer rather than retrying at every append. */
   private lastFlushFailed = false;
-  private lastRetentionAt: number;
+  private lastMaintenanceAt: number;
+  private lastCompactionAt: number;
+  private readonly compactEveryMs: number;
+  private readonly compactAbove: number;
+  private readonly compactMaxBytes: number;
+  /** The days written since they were last compacted or found too few files to compact, by `<table>/<day>`. */
+  private readonly touched = new Map<string, { table: ArchiveTable; day: string }>();
+  /** Whether the next compaction looks at every day, for files an earlier run of this instance left. */
+  private scanAllDays = true;
+  /** When each day's last compaction (or recovery) by this writer ended, in performance.now() time. */
+  private readonly compactedAt = new Map<string, number>();
   private readonly loggedFailures = new WeakSet<object>();
   private closing: Promise<void> | undefined;
   private closed = false;
@@ -113,21 +156,36 @@ export class ParquetArchive implements ArchiveSink {
   /** DuckDB, loaded with the first write: a venue that has archived nothing yet pays neither its load nor its memory. */
   private duck: Promise<{ database: DuckDBInstance; connection: DuckDBConnection }> | undefined;
 
-  private constructor(private readonly options: ParquetArchiveOptions) {
+  private constructor(
+    private readonly options: ParquetArchiveOptions,
+    instance: string,
+  ) {
     this.maxBufferedRows = options.maxBufferedRows ?? DEFAULT_MAX_BUFFERED_ROWS;
-    this.instance = options.instance ?? randomBytes(4).toString("hex");
+    this.instance = instance;
     this.now = options.now ?? Date.now;
-    this.lastRetentionAt = this.now();
+    this.compactEveryMs = options.compactEveryMs ?? DEFAULT_COMPACT_EVERY_MS;
+    this.compactAbove = options.compactAbove ?? DEFAULT_COMPACT_ABOVE;
+    this.compactMaxBytes = options.compactMaxBytes ?? DEFAULT_COMPACT_MAX_BYTES;
+    this.lastMaintenanceAt = this.now();
+    this.lastCompactionAt = this.now();
     this.timer = every(options.flushMs, () => this.flush(), { onError: (error) => this.logFailure(error) });
   }
 
-  /** Opens the archive in `options.dir` (made if missing), after sweeping leftovers and expired days. */
+  /**
+   * Opens the archive in `options.dir` (made if missing), after finishing the compactions killed
+   * writers left (this instance's, and other instances' stale ones) and sweeping leftovers (this
+   * instance's, and other instances' stale ones) and expired days.
+   */
   static async open(options: ParquetArchiveOptions): Promise<ParquetArchive> {
     checkOptions(options);
+    const instance = options.instance ?? randomBytes(4).toString("hex");
     await fs.mkdir(options.dir, { recursive: true });
-    await removeStaleTmpFiles(options.dir, STALE_TMP_MS);
+    const recovered = await recoverCompactions(options.dir, { instance, staleMs: STALE_JOURNAL_MS });
+    await removeStaleTmpFiles(options.dir, STALE_TMP_MS, instance);
     await applyRetention(options.dir, options.retentionDays, (options.now ?? Date.now)());
-    return new ParquetArchive(options);
+    const archive = new ParquetArchive(options, instance);
+    archive.noteRecovered(recovered);
+    return archive;
   }
 
   /** Rows refused: past the buffer's bound, undatable (their dated column no time 1970–9999), or after close. */
@@ -172,11 +230,35 @@ export class ParquetArchive implements ArchiveSink {
     });
     this.queued = run;
     this.flushesPending++;
-    this.previous = run.then(
-      () => this.settleFlush(false),
-      () => this.settleFlush(true),
-    );
+    // A compaction that is due runs after the flush, before the next one starts; the flush's callers do not wait for it.
+    this.previous = run
+      .then(
+        () => this.settleFlush(false),
+        () => this.settleFlush(true),
+      )
+      .then(() => this.compactIfDue())
+      .catch((error: unknown) => this.options.logger?.error({ err: error }, "archive: compaction failed"));
     return run;
+  }
+
+  /**
+   * Merges, in every day where this instance has more than `compactAbove` files, its files into one,
+   * now (between flushes, as the schedule would); answers what it merged. Rejects (an AggregateError)
+   * when some day could not be compacted: that day's files stay as they were, and the next run tries again.
+   */
+  compact(): Promise<CompactedDay[]> {
+    if (this.closing) return Promise.resolve([]);
+    const run = this.previous.then(() => this.compactNow());
+    this.previous = run.then(
+      () => {},
+      () => {},
+    );
+    return run.then(({ compacted, failures }) => {
+      if (failures.length > 0) {
+        throw new AggregateError(failures, `archive: ${failures.length} day(s) could not be compacted`);
+      }
+      return compacted;
+    });
   }
 
   /** Stops the schedule, writes what is buffered and closes DuckDB; rejects like flush() when rows were lost. */
@@ -190,6 +272,8 @@ export class ParquetArchive implements ArchiveSink {
     try {
       await this.flush();
     } finally {
+      // A compaction chained before close() ends before DuckDB closes; none starts after (`closing`).
+      await this.previous;
       this.closed = true;
       const duck = await this.duck?.catch(() => undefined);
       duck?.connection.closeSync();
@@ -260,8 +344,92 @@ export class ParquetArchive implements ArchiveSink {
       // Rows that arrived during the write go after the kept ones, as they came.
       if (kept.length > 0) buffer.rows = kept.concat(buffer.rows);
     }
-    await this.applyRetentionHourly(startMs);
+    await this.maintainHourly(startMs);
     if (failures.length > 0) throw new ArchiveFlushError(failures);
+  }
+
+  private async compactIfDue(): Promise<void> {
+    if (this.compactEveryMs === 0 || this.closing) return;
+    const now = this.now();
+    if (now - this.lastCompactionAt < this.compactEveryMs) return;
+    this.lastCompactionAt = now;
+    const { failures } = await this.compactNow();
+    for (const failure of failures) {
+      this.options.logger?.error(
+        { err: failure },
+        "archive: compacting a day's files failed; they stay as they are until the next compaction",
+      );
+    }
+  }
+
+  /** Compacts each day written since it was last looked at (every day, the first time); never rejects. */
+  private async compactNow(): Promise<{ compacted: CompactedDay[]; failures: unknown[] }> {
+    const compacted: CompactedDay[] = [];
+    const failures: unknown[] = [];
+    if (this.scanAllDays) {
+      try {
+        for (const table of ARCHIVE_TABLE_NAMES) {
+          for (const { day } of await listDays(this.options.dir, table)) this.touch(table, day);
+        }
+        this.scanAllDays = false;
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    for (const [key, { table, day }] of [...this.touched]) {
+      if (this.closing) break;
+      try {
+        // Two compactions of a day this close together could hide rows from a reader's listing (compaction.ts).
+        const wait =
+          (this.compactedAt.get(key) ?? Number.NEGATIVE_INFINITY) + COMPACTION_GAP_MS - performance.now();
+        if (wait > 0) await sleep(wait);
+        // DuckDB is loaded only for a day that has files to merge.
+        const done = await compactDay(() => this.connection(), {
+          dir: this.options.dir,
+          table,
+          day,
+          instance: this.instance,
+          above: this.compactAbove,
+          maxBytes: this.compactMaxBytes,
+          newName: () => this.newFileName(this.now()),
+        });
+        if (done === undefined) {
+          this.touched.delete(key);
+          continue;
+        }
+        this.compactedAt.set(key, performance.now());
+        if (done === "recovered") continue;
+        this.touched.delete(key);
+        compacted.push(done);
+      } catch (error) {
+        // The day stays touched: the next run tries it again.
+        failures.push(error);
+      }
+    }
+    return { compacted, failures };
+  }
+
+  private touch(table: ArchiveTable, day: string): void {
+    this.touched.set(`${table}/${day}`, { table, day });
+  }
+
+  private newFileName(startMs: number): string {
+    return `${startMs}-${this.instance}-${++fileCounter}.parquet`;
+  }
+
+  private noteRecovered(recovered: readonly RecoveredJournal[]): void {
+    for (const { table, day, instance, outcome } of recovered) {
+      if (instance === this.instance) this.compactedAt.set(`${table}/${day}`, performance.now());
+      const where = { table, day, instance, outcome };
+      if (outcome === "lost") {
+        this.options.logger?.error(
+          where,
+          "archive: a killed compaction's merged file is gone and so are some of its sources",
+        );
+      } else {
+        this.options.logger?.warn?.(where, "archive: finished a compaction a killed writer left");
+      }
+    }
   }
 
   /** Writes one file of `table`'s rows of `day`: staged, copied to a `.tmp`, synced, renamed. */
@@ -272,7 +440,7 @@ export class ParquetArchive implements ArchiveSink {
     startMs: number,
   ): Promise<void> {
     const dir = dayDir(this.options.dir, table, day);
-    const file = path.join(dir, `${startMs}-${this.instance}-${++fileCounter}.parquet`);
+    const file = path.join(dir, this.newFileName(startMs));
     const tmp = file + TMP_SUFFIX;
     await fs.mkdir(dir, { recursive: true });
     const connection = await this.connection();
@@ -284,6 +452,7 @@ export class ParquetArchive implements ArchiveSink {
       );
       await syncFile(tmp);
       await fs.rename(tmp, file);
+      this.touch(table, day);
     } catch (error) {
       await fs.rm(tmp, { force: true }).catch(() => {});
       throw error;
@@ -311,15 +480,21 @@ export class ParquetArchive implements ArchiveSink {
     }
   }
 
-  private async applyRetentionHourly(nowMs: number): Promise<void> {
-    if (!this.options.retentionDays || nowMs - this.lastRetentionAt < RETENTION_EVERY_MS) return;
-    this.lastRetentionAt = nowMs;
+  /** About hourly: finishes the compactions of killed writers, sweeps their `.tmp` files, drops expired days. */
+  private async maintainHourly(nowMs: number): Promise<void> {
+    if (nowMs - this.lastMaintenanceAt < MAINTENANCE_EVERY_MS) return;
+    this.lastMaintenanceAt = nowMs;
     try {
+      const recovered = await recoverCompactions(this.options.dir, {
+        instance: this.instance,
+        staleMs: STALE_JOURNAL_MS,
+      });
+      this.noteRecovered(recovered);
       await removeStaleTmpFiles(this.options.dir, STALE_TMP_MS);
       await applyRetention(this.options.dir, this.options.retentionDays, nowMs);
     } catch (error) {
       // Not the flush's failure: its rows were written; the next hour tries again.
-      this.options.logger?.error({ err: error }, "archive: removing expired days failed");
+      this.options.logger?.error({ err: error }, "archive: looking after the archive's directory failed");
     }
   }
 }
@@ -334,6 +509,18 @@ function checkOptions(options: ParquetArchiveOptions): void {
   const days = options.retentionDays;
   if (days !== undefined && !(Number.isSafeInteger(days) && days >= 0)) {
     throw new RangeError(`archive retentionDays must be a whole number of days, not ${days}`);
+  }
+  const every = options.compactEveryMs;
+  if (every !== undefined && !(every >= 0)) {
+    throw new RangeError(`archive compactEveryMs must be 0 or positive, not ${every}`);
+  }
+  const above = options.compactAbove;
+  if (above !== undefined && !(Number.isSafeInteger(above) && above > 0)) {
+    throw new RangeError(`archive compactAbove must be a positive integer, not ${above}`);
+  }
+  const maxBytes = options.compactMaxBytes;
+  if (maxBytes !== undefined && !(maxBytes > 0)) {
+    throw new RangeError(`archive compactMaxBytes must be positive, not ${maxBytes}`);
   }
   if (options.instance !== undefined && !INSTANCE_NAME.test(options.instance)) {
     throw new RangeError(`archive instance "${options.instance}" must be 1-64 letters, digits, _ . or -`);
@@ -407,14 +594,4 @@ function toInt64(value: unknown, limit: number): bigint | undefined {
   if (typeof value === "bigint") return value < limit && value >= -limit ? value : undefined;
   if (typeof value !== "number" || !(Math.abs(value) < limit)) return undefined;
   return BigInt(Math.trunc(value));
-}
-
-/** Makes the file's bytes durable before its rename publishes it: a power cut must not leave an empty file. */
-async function syncFile(file: string): Promise<void> {
-  const handle = await fs.open(file, "r+");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -7,7 +7,7 @@
  * appended once.
  */
 import { LRUCache } from "lru-cache";
-import type { CatalogueFile } from "../contract/markets.js";
+import type { CatalogueFile, EventRecord, MarketRecord, Series } from "../contract/markets.js";
 import { toReferenceBook, toReferenceTrades, tradeTimeMs } from "../upstream/relay.js";
 import type { ArchiveRow, ArchiveSink } from "./tables.js";
 
@@ -47,9 +47,12 @@ export class ArchiveRecorder {
     this.books = new LRUCache({ max: options.remembered ?? 500_000 });
   }
 
-  /** Data frames the feed published on `channel` (a trade tape's restart marks carry none). */
+  /**
+   * Data frames this instance published on `channel`, numbered (a trade tape's restart marks carry
+   * none): only the instance that published a frame records it, so leadership moving mid-way loses
+   * or repeats none.
+   */
   frames(channel: string, entries: readonly RecordedFrame[]): void {
-    if (!this.options.leading()) return;
     const rows: ArchiveRow<"frames">[] = [];
     for (const { seq, ts, ticker, message } of entries) {
       if (message !== "") rows.push({ channel, seq, ts, ticker, message });
@@ -77,24 +80,41 @@ export class ArchiveRecorder {
 
   /** The series, events and markets a sync stored as changed, as they were stored. */
   catalogueChanges(changes: Pick<CatalogueFile, "series" | "events">): void {
-    if (!this.options.leading()) return;
+    const markets = changes.events.flatMap((event) => event.markets);
+    const events = changes.events.map(({ markets: _nested, ...event }) => event);
+    this.catalogue("stored", changes.series, events, markets);
+  }
+
+  /** The whole catalogue as stored now: where a replay starts, before the changes that follow it. */
+  catalogueSnapshot(
+    series: readonly Series[],
+    events: readonly EventRecord[],
+    markets: readonly MarketRecord[],
+  ): void {
+    if (this.options.leading()) this.catalogue("snapshot", series, events, markets);
+  }
+
+  /** Every instance records the changes it stored: a change is stored by one instance, which alone sees it as changed. */
+  private catalogue(
+    change: "stored" | "snapshot",
+    series: readonly Series[],
+    events: readonly EventRecord[],
+    markets: readonly MarketRecord[],
+  ): void {
     const ts = this.now();
-    const rows: ArchiveRow<"catalogue">[] = [];
-    for (const series of changes.series) {
-      rows.push({ ts, kind: "series", ticker: series.ticker, status: "", record: JSON.stringify(series) });
-    }
-    for (const { markets, ...event } of changes.events) {
-      rows.push({ ts, kind: "event", ticker: event.ticker, status: "", record: JSON.stringify(event) });
-      for (const market of markets) {
-        rows.push({
-          ts,
-          kind: "market",
-          ticker: market.ticker,
-          status: market.status,
-          record: JSON.stringify(market),
-        });
-      }
-    }
+    const row = (kind: string, ticker: string, status: string, record: object): ArchiveRow<"catalogue"> => ({
+      ts,
+      change,
+      kind,
+      ticker,
+      status,
+      record: JSON.stringify(record),
+    });
+    const rows = [
+      ...series.map((s) => row("series", s.ticker, "", s)),
+      ...events.map((e) => row("event", e.ticker, "", e)),
+      ...markets.map((m) => row("market", m.ticker, m.status, m)),
+    ];
     if (rows.length > 0) this.sink.append("catalogue", rows);
   }
 
@@ -163,7 +183,8 @@ export class ArchiveRecorder {
       const details = JSON.stringify(item.details ?? null);
       if (this.once(`l|${item.milestone_id}|${details}`)) continue;
       const status = typeof item.details?.status === "string" ? item.details.status : "";
-      rows.push({ ts, milestone_id: item.milestone_id, status, details });
+      const type = typeof item.type === "string" ? item.type : "";
+      rows.push({ ts, milestone_id: item.milestone_id, type, status, details });
     }
     if (rows.length > 0) this.sink.append("live_data", rows);
   }
@@ -200,5 +221,6 @@ interface ReferenceTradeShape {
 
 interface LiveDataShape {
   milestone_id?: unknown;
+  type?: unknown;
   details?: { status?: unknown } | null;
 }

@@ -57,12 +57,13 @@ export const ARCHIVE_TABLES = {
   },
   live_data: {
     about: "live data of milestones (scores, readings), each reading once",
-    columns: { ts: "time", milestone_id: "text", status: "text", details: "json" },
+    columns: { ts: "time", milestone_id: "text", type: "text", status: "text", details: "json" },
     dated: "ts",
   },
   catalogue: {
-    about: "changes of the catalogue: a series, event or market as it was stored at that moment",
-    columns: { ts: "time", kind: "text", ticker: "text", status: "text", record: "json" },
+    about:
+      "the catalogue: each series, event and market a sync stored (change `stored`), and the whole catalogue once a day (`snapshot`)",
+    columns: { ts: "time", change: "text", kind: "text", ticker: "text", status: "text", record: "json" },
     dated: "ts",
   },
   fills: {

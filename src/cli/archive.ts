@@ -74,7 +74,7 @@ function formatBytes(bytes: number): string {
 }
 
 /** Unix milliseconds of an RFC 3339 time or a UTC date. */
-function instant(value: string, flag: string): number {
+export function instant(value: string, flag: string): number {
   const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
   if (rfc3339Seconds(date) === undefined)
     throw new CliError(`${flag} ${value} is not an RFC 3339 time or a date (YYYY-MM-DD)`);

@@ -15,6 +15,7 @@ import { registerCatalogueCommands } from "./catalogue.js";
 import { registerChainCommands } from "./chain.js";
 import { registerKeysCommands } from "./keys.js";
 import { registerMarketsCommands } from "./markets.js";
+import { registerReplayCommand } from "./replay.js";
 import { registerResetCommand } from "./reset.js";
 import { registerServeCommand } from "./serve.js";
 import { registerSimCommands } from "./sim.js";
@@ -45,6 +46,7 @@ export function buildProgram(cli: Cli): Command {
   registerResetCommand(program, cli);
   registerSimCommands(program, cli);
   registerArchiveCommands(program, cli);
+  registerReplayCommand(program, cli);
   return program;
 }
 

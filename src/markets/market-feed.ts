@@ -54,6 +54,9 @@ export interface FeedListener {
   healthy(channel: MarketChannel, at: number): void;
 }
 
+/** Hears what this instance itself published into the log, numbered: each entry once, by its publisher (the archive). */
+export type PublishedListener = (channel: MarketChannel, entries: readonly FeedEntry[]) => void;
+
 /** Resume answers: the entries after a position, or `undefined` when some are no longer kept. */
 export type Replay = readonly FeedEntry[] | undefined;
 
@@ -68,6 +71,8 @@ export interface MarketFeed {
   followed(): Promise<Following>;
   /** Publishes changes of a channel; entries reach every instance's listener in order. */
   publish(channel: MarketChannel, items: readonly Publication[]): Promise<void>;
+  /** Sets who hears the entries this instance publishes, as numbered. */
+  onPublished(listener: PublishedListener): void;
   /** Forgets values of markets nobody follows any more, on every instance. */
   forget(channel: MarketChannel, tickers: readonly string[]): Promise<void>;
   /** Says the upstream answered for `channel` at `at`. */
@@ -105,6 +110,7 @@ export interface MemoryFeedOptions {
 export class MemoryMarketFeed implements MarketFeed {
   readonly isLeader = true;
   private listener: FeedListener | undefined;
+  private onPublish: PublishedListener | undefined;
   private following: Following = emptyFollowing();
   private readonly logs = new Map<MarketChannel, FeedEntry[]>(MARKET_CHANNELS.map((c) => [c, []]));
   private readonly heads = new Map<MarketChannel, number>(MARKET_CHANNELS.map((c) => [c, 0]));
@@ -155,7 +161,13 @@ export class MemoryMarketFeed implements MarketFeed {
     }
     this.trim(log, now);
     for (const [id, at] of this.seenTrades) if (at < now - TRADE_MEMORY_MS) this.seenTrades.delete(id);
-    if (added.length > 0) this.listener?.entries(channel, added);
+    if (added.length === 0) return;
+    this.onPublish?.(channel, added);
+    this.listener?.entries(channel, added);
+  }
+
+  onPublished(listener: PublishedListener): void {
+    this.onPublish = listener;
   }
 
   async forget(channel: MarketChannel, tickers: readonly string[]): Promise<void> {

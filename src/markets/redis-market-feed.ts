@@ -33,6 +33,7 @@ import {
   type MarketChannel,
   type MarketFeed,
   type Publication,
+  type PublishedListener,
   type Replay,
   TRADE_MEMORY_MS,
 } from "./market-feed.js";
@@ -93,10 +94,11 @@ for i = 8, #ARGV, 3 do
     out[#out + 1] = entry
   end
 end
+local entries = '[' .. table.concat(out, ',') .. ']'
 if #out > 0 then
-  redis.call('PUBLISH', KEYS[4], '{"c":"' .. ARGV[1] .. '","x":"' .. epoch .. '","e":[' .. table.concat(out, ',') .. ']}')
+  redis.call('PUBLISH', KEYS[4], '{"c":"' .. ARGV[1] .. '","x":"' .. epoch .. '","e":' .. entries .. '}')
 end
-return #out`;
+return entries`;
 
 /**
  * KEYS: cursor, seq, log, pub/sub channel, epoch, last. ARGV: seconds, now, max entries, candidate
@@ -190,6 +192,7 @@ const HEARD_TRADES_MS = 60_000;
 /** One instance's side of the shared market feed. */
 export class RedisMarketFeed implements MarketFeed {
   private listener: FeedListener | undefined;
+  private onPublish: PublishedListener | undefined;
   private following: Following = emptyFollowing();
   private readonly logs = new Map<MarketChannel, LogState>(
     MARKET_CHANNELS.map((c) => [c, { epoch: undefined, head: 0, seen: 0 }]),
@@ -300,7 +303,7 @@ export class RedisMarketFeed implements MarketFeed {
       if (item.id === undefined || !this.heardTrades.has(item.id))
         args.push(item.ticker, item.message, item.id ?? "");
     if (args.length === 0) return;
-    await this.redis.eval(
+    const published = await this.redis.eval(
       PUBLISH,
       5,
       this.key(`seq:${channel}`),
@@ -317,6 +320,18 @@ export class RedisMarketFeed implements MarketFeed {
       String(this.head(channel) + 1),
       ...args,
     );
+    if (!this.onPublish) return;
+    const entries = (JSON.parse(String(published)) as RawEntry[]).map(([seq, ts, ticker, message]) => ({
+      seq,
+      ts,
+      ticker,
+      message,
+    }));
+    if (entries.length > 0) this.onPublish(channel, entries);
+  }
+
+  onPublished(listener: PublishedListener): void {
+    this.onPublish = listener;
   }
 
   async forget(channel: MarketChannel, tickers: readonly string[]): Promise<void> {

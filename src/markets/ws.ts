@@ -70,6 +70,7 @@ export class MarketStreamHub extends StreamHub<Subscriber> {
     super(rules);
     this.options = rules;
     this.feed = deps.feed ?? new MemoryMarketFeed();
+    if (deps.recordFrames) this.feed.onPublished(deps.recordFrames);
     this.silence = new SilenceWatch(rules.staleMs);
     const reading: UpstreamReading = {
       deps,
@@ -240,7 +241,6 @@ export class MarketStreamHub extends StreamHub<Subscriber> {
   /** Entries published by the leader (any instance's): kept as the latest values, framed for subscribers. */
   private heard(channel: Channel, entries: readonly FeedEntry[]): void {
     if (this.stopped) return;
-    this.deps.recordFrames?.(channel, entries);
     for (const entry of entries) {
       const item = framed(entry);
       if (channel !== "trades" && !isRestartMark(entry)) this.values[channel].set(entry.ticker, item);

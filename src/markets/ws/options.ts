@@ -65,7 +65,7 @@ export interface MarketStreamDependencies {
   /** Where messages are published and heard: this instance alone (the default), or the deployment through Redis. */
   feed?: MarketFeed;
   logger?: { error(object: object, message: string): void };
-  /** Hears every data frame the feed published, in order (the archive's recorder). */
+  /** Hears every data frame this instance publishes into the feed, numbered, in order (the archive's recorder). */
   recordFrames?: (channel: MarketChannel, entries: readonly FeedEntry[]) => void;
 }
 
