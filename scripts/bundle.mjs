@@ -27,6 +27,8 @@ const EXTERNAL = [
   "ioredis",
   // Reads its .wasm file beside its own module.
   "@bokuweb/zstd-wasm",
+  // A native addon, one prebuilt package per platform.
+  "@duckdb/node-api",
 ];
 
 const result = await build({
