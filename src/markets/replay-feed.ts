@@ -142,26 +142,31 @@ export class ReplayFeed implements MarketFeed {
     this.pending = rows;
   }
 
-  /** Hands due frames to the hub, channel by channel in seq order, and keeps them for resumes. */
+  /**
+   * Hands due frames to the hub in the order they were published (by time; a channel's by seq), a
+   * run of one channel's frames at a time, and keeps them for resumes.
+   */
   private deliver(rows: readonly ArchiveRow<"frames">[]): void {
-    if (rows.length === 0) return;
     const ts = Date.now();
-    const byChannel = new Map<MarketChannel, FeedEntry[]>();
+    let run: FeedEntry[] = [];
+    let runChannel: MarketChannel | undefined;
+    const handOver = () => {
+      if (!runChannel || run.length === 0) return;
+      const log = this.played.get(runChannel) as FeedEntry[];
+      log.push(...run);
+      if (log.length > DEFAULT_MAX_ENTRIES) log.splice(0, log.length - DEFAULT_MAX_ENTRIES);
+      this.listener?.entries(runChannel, run);
+      run = [];
+    };
     for (const row of rows) {
       const channel = row.channel as MarketChannel;
-      const log = this.played.get(channel);
-      if (!log) continue;
-      const entry: FeedEntry = { seq: row.seq, ts, ticker: row.ticker, message: row.message };
-      const batch = byChannel.get(channel) ?? [];
-      batch.push(entry);
-      byChannel.set(channel, batch);
+      if (!this.played.has(channel)) continue;
+      if (channel !== runChannel) {
+        handOver();
+        runChannel = channel;
+      }
+      run.push({ seq: row.seq, ts, ticker: row.ticker, message: row.message });
     }
-    for (const [channel, entries] of byChannel) {
-      entries.sort((a, b) => a.seq - b.seq);
-      const log = this.played.get(channel) as FeedEntry[];
-      log.push(...entries);
-      if (log.length > DEFAULT_MAX_ENTRIES) log.splice(0, log.length - DEFAULT_MAX_ENTRIES);
-      this.listener?.entries(channel, entries);
-    }
+    handOver();
   }
 }
