@@ -8,7 +8,7 @@
  * demo venue whose `/api/v1/ws` clients follow every market's book and prices while it records them,
  * alternating with one that does not archive (target: >= 0.95 of it).
  *
- *   npx tsx bench/archive.ts     (options: --markets 200 --every 10 --speed 1000)
+ *   npx tsx bench/archive.ts     (options: --markets 200 --every 10 --speed 1000 --only replay|recording)
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     markets: { type: "string", default: "200" },
     every: { type: "string", default: "10" },
     speed: { type: "string", default: "1000" },
+    only: { type: "string" },
   },
 });
 const MARKETS = Number(values.markets);
@@ -192,33 +193,47 @@ async function replayBench(): Promise<void> {
   }
 }
 
-/** `/health-check` req/s of a demo venue whose stream clients follow books and prices of every market. */
-async function recordingRate(archive: boolean): Promise<number> {
-  const server = await startServer({ env: { ARCHIVE: String(archive), ARCHIVE_FLUSH_SECONDS: "1" } });
+/**
+ * A demo venue whose stream client follows the books, prices and trades of every market: its server
+ * CPU over 10 s of that (ms a second), then its `/health-check` req/s while the client goes on following.
+ */
+async function recordingRun(archive: boolean): Promise<{ rate: number; cpuMsPerS: number }> {
+  const server = await startServer({ env: { ARCHIVE: String(archive) } });
   try {
     const client = follow(server.url);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const pid = server.child.pid as number;
+    const before = cpuTimeUs(pid);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const cpuMsPerS = (cpuTimeUs(pid) - before) / 1000 / 10;
     const rate = await healthCheckRate(server.url, 5);
     client.socket.close();
-    return rate;
+    return { rate, cpuMsPerS };
   } finally {
     await stopServer(server);
   }
 }
 
 async function recordingBench(): Promise<void> {
-  const on: number[] = [];
-  const off: number[] = [];
-  for (let run = 0; run < 2; run++) {
-    off.push(await recordingRate(false));
-    on.push(await recordingRate(true));
+  const on: { rate: number; cpuMsPerS: number }[] = [];
+  const off: { rate: number; cpuMsPerS: number }[] = [];
+  for (let run = 0; run < 3; run++) {
+    off.push(await recordingRun(false));
+    on.push(await recordingRun(true));
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const rate = (runs: typeof on) => mean(runs.map((r) => r.rate));
+  const cpu = (runs: typeof on) => mean(runs.map((r) => r.cpuMsPerS));
+  const list = (runs: typeof on) => runs.map((r) => r.rate.toFixed(0)).join(", ");
   console.log(
-    `recording: /health-check ${mean(on).toFixed(0)} req/s archiving a followed stream, ${mean(off).toFixed(0)} req/s without (alternating runs ${on.map((x) => x.toFixed(0)).join(", ")} vs ${off.map((x) => x.toFixed(0)).join(", ")}): ratio ${(mean(on) / mean(off)).toFixed(3)} (target >= 0.95)`,
+    `recording: server CPU following every market ${cpu(on).toFixed(1)} ms/s archiving, ${cpu(off).toFixed(1)} ms/s without ` +
+      `(recording costs ${(cpu(on) - cpu(off)).toFixed(1)} ms/s, the CPU of ${(((cpu(on) - cpu(off)) / 1000) * rate(off)).toFixed(0)} /health-check answers a second)`,
+  );
+  console.log(
+    `recording: /health-check ${rate(on).toFixed(0)} req/s archiving, ${rate(off).toFixed(0)} req/s without (alternating runs ${list(on)} vs ${list(off)}): ratio ${(rate(on) / rate(off)).toFixed(3)} (target >= 0.95)`,
   );
 }
 
-await replayBench();
-await recordingBench();
+if (values.only !== "recording") await replayBench();
+if (values.only !== "replay") await recordingBench();
 process.exit(0);
