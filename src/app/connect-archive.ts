@@ -14,7 +14,7 @@ import { hasFiles } from "../archive/layout.js";
 import { ParquetArchive } from "../archive/parquet-archive.js";
 import { ArchiveRecorder } from "../archive/recorder.js";
 import { archiveDir, type Config } from "../config.js";
-import type { EventRecord, MarketRecord, Series } from "../contract/markets.js";
+import type { EventRecord, Series } from "../contract/markets.js";
 import { every, type Repeating } from "../every.js";
 import type { Tables } from "../storage/database.js";
 import type { UpstreamClient } from "../upstream/client.js";
@@ -29,17 +29,16 @@ export interface ArchiveConnection {
    * Records the whole catalogue now and once a day (on the leader): a replay starts from the last such
    * snapshot before its window and applies the changes recorded since.
    */
-  snapshotDaily(read: () => Promise<CatalogueSnapshot>): void;
+  snapshotDaily(read: CatalogueReader): void;
   /** Copies new fills and writes everything buffered, the first catalogue snapshot included (tests, and before a planned stop). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
-export interface CatalogueSnapshot {
-  series: Series[];
-  events: EventRecord[];
-  markets: MarketRecord[];
-}
+/** Reads the whole catalogue: the series and events, and the markets in chunks as stored (JSON text). */
+export type CatalogueReader = (
+  onMarkets: (markets: readonly { ticker: string; data: string }[]) => void,
+) => Promise<{ series: Series[]; events: EventRecord[] }>;
 
 const DAY_MS = 86_400_000;
 
@@ -92,9 +91,10 @@ export async function connectArchive(
       snapshots = every(
         DAY_MS,
         async () => {
-          if (!deps.leading()) return;
-          const { series, events, markets } = await read();
-          recorder.catalogueSnapshot(series, events, markets);
+          const snapshot = recorder.catalogueSnapshot();
+          if (!snapshot) return;
+          const { series, events } = await read((markets) => snapshot.markets(markets));
+          snapshot.head(series, events);
         },
         {
           immediately: true,

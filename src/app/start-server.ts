@@ -18,7 +18,7 @@ import { RedisMarketFeed } from "../markets/redis-market-feed.js";
 import {
   fillCashRails,
   isCatalogueEmpty,
-  loadCatalogue,
+  readCatalogue,
   resolveDemoAnchor,
   saveCatalogue,
 } from "../markets/store.js";
@@ -306,10 +306,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  archive?.snapshotDaily(async () => {
-    const stored = await loadCatalogue(db);
-    return { series: stored.series, events: stored.events, markets: stored.markets.map((m) => m.record) };
-  });
+  archive?.snapshotDaily((onMarkets) => readCatalogue(db, onMarkets));
   syncNow = keepCatalogCurrent({
     config,
     storage,

@@ -19,6 +19,12 @@ export interface RecordedFrame {
   message: string;
 }
 
+/** Records one snapshot of the catalogue, in parts as storage reads them. */
+export interface CatalogueSnapshotRecorder {
+  markets(markets: readonly { ticker: string; data: string }[]): void;
+  head(series: readonly Series[], events: readonly EventRecord[]): void;
+}
+
 export interface RecorderOptions {
   /** Whether this instance writes the archive now: the feed's leader. */
   leading: () => boolean;
@@ -85,13 +91,28 @@ export class ArchiveRecorder {
     this.catalogue("stored", changes.series, events, markets);
   }
 
-  /** The whole catalogue as stored now: where a replay starts, before the changes that follow it. */
-  catalogueSnapshot(
-    series: readonly Series[],
-    events: readonly EventRecord[],
-    markets: readonly MarketRecord[],
-  ): void {
-    if (this.options.leading()) this.catalogue("snapshot", series, events, markets);
+  /**
+   * Starts recording the whole catalogue as stored now (where a replay starts), all of it under one
+   * time: the markets chunk by chunk as storage reads them (their records as stored, JSON text), and
+   * the series and events. Undefined when this instance does not lead.
+   */
+  catalogueSnapshot(): CatalogueSnapshotRecorder | undefined {
+    if (!this.options.leading()) return undefined;
+    const ts = this.now();
+    return {
+      markets: (markets) => {
+        const rows = markets.map(({ ticker, data }) => ({
+          ts,
+          change: "snapshot",
+          kind: "market",
+          ticker,
+          status: (JSON.parse(data) as Pick<MarketRecord, "status">).status,
+          record: data,
+        }));
+        if (rows.length > 0) this.sink.append("catalogue", rows);
+      },
+      head: (series, events) => this.catalogue("snapshot", series, events, [], ts),
+    };
   }
 
   /** Every instance records the changes it stored: a change is stored by one instance, which alone sees it as changed. */
@@ -100,8 +121,8 @@ export class ArchiveRecorder {
     series: readonly Series[],
     events: readonly EventRecord[],
     markets: readonly MarketRecord[],
+    ts = this.now(),
   ): void {
-    const ts = this.now();
     const row = (kind: string, ticker: string, status: string, record: object): ArchiveRow<"catalogue"> => ({
       ts,
       change,
