@@ -12,8 +12,9 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, listValue } from "@duckdb/node-api";
+import { type DuckDBConnection, type DuckDBInstance, type DuckDBValue, listValue } from "@duckdb/node-api";
 import { readableFiles } from "./compaction.js";
+import { openDuckDb } from "./duckdb.js";
 import { InvalidArchiveQueryError, UnknownArchiveColumnError, UnknownArchiveTableError } from "./errors.js";
 import {
   columnsOf,
@@ -106,7 +107,7 @@ export class ArchiveReader {
 
   /** Opens a reader of the archive in `dir` (which may not exist yet: every table reads empty). */
   static async open(dir: string): Promise<ArchiveReader> {
-    const database = await DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false" });
+    const database = await openDuckDb();
     return new ArchiveReader(path.resolve(dir), database);
   }
 

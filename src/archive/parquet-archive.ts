@@ -28,6 +28,7 @@ import {
   type RecoveredJournal,
   recoverCompactions,
 } from "./compaction.js";
+import { openDuckDb } from "./duckdb.js";
 import { ArchiveFlushError, type FailedWrite } from "./errors.js";
 import {
   columnsOf,
@@ -283,12 +284,8 @@ export class ParquetArchive implements ArchiveSink {
 
   private connection(): Promise<DuckDBConnection> {
     this.duck ??= (async () => {
-      const { DuckDBInstance } = await import("@duckdb/node-api");
       // One thread: the writer shares the venue's cores, and a flush's few files gain nothing from more.
-      const database = await DuckDBInstance.create(":memory:", {
-        threads: "1",
-        autoinstall_known_extensions: "false",
-      });
+      const database = await openDuckDb({ threads: 1 });
       return { database, connection: await database.connect() };
     })();
     return this.duck.then((duck) => duck.connection);

@@ -95,7 +95,7 @@ describe.each(BACKENDS)("the lifecycle only moves forward on $name", (backend) =
       const { storage, venueSeed, statusOf } = await openBackend(backend);
       const simulator = await startSimulator({ catalogue, now: () => NOON, port: 0 });
       cleanups.push(() => simulator.close());
-      const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 2_000 });
+      const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 30_000 });
       cleanups.push(() => upstream.close());
       await saveCatalogue(storage.db, venueSeed, withSettled({ status: "determined", result: "no" }));
       const sync = () => syncFromUpstream({ db: storage.db, venueSeed, upstream, tokenize: "tradable" });

@@ -32,7 +32,7 @@ describe("circuit breaker", () => {
   it("opens after repeated failures, stops calling, and closes after the upstream recovers", async () => {
     const client = new UpstreamClient({
       baseUrl: simulator.url,
-      timeoutMs: 1_000,
+      timeoutMs: 30_000,
       breaker: { volumeThreshold: 4, errorThresholdPercentage: 50, resetTimeoutMs: 300 },
     });
     try {
@@ -59,7 +59,7 @@ describe("circuit breaker", () => {
   it("does not count the upstream's 404 and 400 answers as failures", async () => {
     const client = new UpstreamClient({
       baseUrl: simulator.url,
-      timeoutMs: 1_000,
+      timeoutMs: 30_000,
       breaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 },
     });
     try {
@@ -73,7 +73,7 @@ describe("circuit breaker", () => {
 
 describe("cache and coalescing", () => {
   it("keeps settled answers and asks again for the rest", async () => {
-    const client = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 1_000 });
+    const client = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 30_000 });
     try {
       const before = requestsTo("/series/KXHIGHNY");
       const first = await client.get("series/KXHIGHNY", undefined, { cacheable: true });
@@ -92,7 +92,7 @@ describe("cache and coalescing", () => {
   });
 
   it("sends identical concurrent calls once", async () => {
-    const client = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 2_000 });
+    const client = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 30_000 });
     try {
       simulator.faults.set({ kind: "latency", ms: 200, match: "/series/KXHIGHCHI" });
       const before = requestsTo("/series/KXHIGHCHI");
@@ -118,7 +118,7 @@ describe("Kalshi request signing", () => {
     const { port } = peer.address() as AddressInfo;
     const client = new UpstreamClient({
       baseUrl: `http://127.0.0.1:${port}/trade-api/v2`,
-      timeoutMs: 1_000,
+      timeoutMs: 30_000,
       credentials: { keyId: "key-123", privateKey },
     });
     try {

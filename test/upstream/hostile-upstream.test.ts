@@ -82,7 +82,7 @@ describe("the upstream's content type", () => {
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    return new UpstreamClient({ baseUrl: `http://127.0.0.1:${port}/trade-api/v2`, timeoutMs: 1_000 });
+    return new UpstreamClient({ baseUrl: `http://127.0.0.1:${port}/trade-api/v2`, timeoutMs: 30_000 });
   }
 
   it("passes only a JSON media type on", async () => {

@@ -36,7 +36,7 @@ async function setUp(backend: (typeof BACKENDS)[number], now = () => NOON) {
   cleanups.push(() => storage.close());
   const simulator: RunningSimulator = await startSimulator({ catalogue, now, port: 0 });
   cleanups.push(() => simulator.close());
-  const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 2_000 });
+  const upstream = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 30_000 });
   cleanups.push(() => upstream.close());
   const venueSeed = await resolveVenueSeed(storage.db, undefined);
   const sync = (through: Upstream = upstream) =>
