@@ -1,7 +1,8 @@
 /**
  * Record a live window, then replay it ten times faster: a client of the replay that follows what a
  * live client followed receives the same data frames (same messages, same seq; only `ts` differs), the
- * Metadata API lists the markets it listed, and the order book it relays is one the venue recorded.
+ * Metadata API lists the markets it listed, the order book it relays is one the venue recorded, and a
+ * buy on the sandbox fills against that book the same way on every replay of the window.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -9,9 +10,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningReplay, startReplay } from "../../src/app/start-replay.js";
 import { ArchiveReader } from "../../src/archive/archive-reader.js";
+import { RpcChain } from "../../src/chain/rpc-client.js";
 import { loadConfig } from "../../src/config.js";
+import { USDC_MINT } from "../../src/contract/markets.js";
+import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
 import { type Frame, recordingClient } from "../streams/support.js";
+import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
+import { settledOrder } from "../support/orders.js";
 import { startTestServer, type TestServer, testCatalogue } from "../support/server.js";
 
 const SPEED = 30;
@@ -71,12 +77,84 @@ beforeAll(async () => {
   window = { from, to };
   await live.stop();
 
-  replay = await startReplay(
-    loadConfig({}, { PORT: "0", RPC_PORT: "0", ARCHIVE_DIR: dir, LOG_LEVEL: "silent" }),
-    { ...window, speed: 10 },
-    { paused: true },
-  );
+  replay = await startReplay(replayConfig(), { ...window, speed: 10 }, { paused: true });
 }, 180_000);
+
+function replayConfig() {
+  return loadConfig({}, { PORT: "0", RPC_PORT: "0", ARCHIVE_DIR: dir, LOG_LEVEL: "silent" });
+}
+
+/** The last book of `ticker` the live venue recorded in the window. */
+async function lastRecordedBook(
+  ticker: string,
+): Promise<{ yes_bids: Record<string, number>; no_bids: Record<string, number> }> {
+  const reader = await ArchiveReader.open(dir);
+  try {
+    const [row] = await reader.rows("orderbooks", {
+      to: window.to,
+      equals: { ticker },
+      orderBy: "ts",
+      descending: true,
+      limit: 1,
+    });
+    if (!row) throw new Error(`no book of ${ticker} was recorded`);
+    return { yes_bids: JSON.parse(row.yes_bids), no_bids: JSON.parse(row.no_bids) };
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * The whole yes contracts `budget` micro-USDC buys walking up a book's yes asks: each no bid at p is a
+ * yes ask at 1 − p, cheapest first.
+ */
+function yesContractsFor(budget: bigint, noBids: Record<string, number>): bigint {
+  const asks = Object.entries(noBids)
+    .map(
+      ([price, count]) =>
+        [1_000_000n - BigInt(Math.round(Number(price) * 1_000_000)), BigInt(count)] as const,
+    )
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  let left = budget;
+  let contracts = 0n;
+  for (const [price, available] of asks) {
+    const taken = left / price < available ? left / price : available;
+    contracts += taken;
+    left -= taken * price;
+    if (taken < available) break;
+  }
+  return contracts;
+}
+
+/** The yes mint of `ticker`'s USDC rail on `on`, if the market is tokenized there. */
+async function yesMintOf(on: RunningReplay, ticker: string): Promise<string | undefined> {
+  const market = (await (await fetch(`${on.server.url}/api/v1/market/${ticker}`)).json()) as {
+    accounts?: Record<string, { yesMint?: string }>;
+  };
+  return market.accounts?.[USDC_MINT]?.yesMint;
+}
+
+/** Buys `ticker`'s yes token for 5 USDC on `on`'s sandbox, as a new wallet, and follows the order to its end. */
+async function buyYes(on: RunningReplay, ticker: string): Promise<OrderStatusResponse> {
+  const yesMint = await yesMintOf(on, ticker);
+  if (!yesMint) throw new Error(`${ticker} has no yes mint on the USDC rail`);
+  const chain = new RpcChain({ url: on.server.chain.rpcUrl });
+  const wallet = await newFundedWallet(on.server.url, chain, 2_000_000_000n, [[USDC_MINT, 100_000_000n]]);
+  const query = new URLSearchParams({
+    inputMint: USDC_MINT,
+    outputMint: yesMint,
+    amount: "5000000",
+    userPublicKey: wallet.address,
+  });
+  const response = await fetch(`${on.server.url}/order?${query}`);
+  const order = (await response.json()) as { transaction: string; outAmount: string };
+  expect(response.status, JSON.stringify(order)).toBe(200);
+  const signature = await signAndSendWithKit(on.server.chain.rpcUrl, chain, wallet, order.transaction);
+  const settled = await settledOrder(on.server.url, signature);
+  expect(settled.status, JSON.stringify(settled)).toBe("closed");
+  expect(settled.outAmount).toBe(order.outAmount);
+  return settled;
+}
 
 afterAll(async () => {
   await replay?.close();
@@ -140,4 +218,31 @@ describe("a replay of a recorded window at 10x", () => {
       reader.close();
     }
   });
+
+  it("fills a buy on the sandbox against the recorded book, the same way on a second replay", async () => {
+    await replay.finished;
+    let ticker: string | undefined;
+    for (const candidate of followed) if (!ticker && (await yesMintOf(replay, candidate))) ticker = candidate;
+    if (!ticker) throw new Error("none of the followed markets is tokenized");
+    const book = await lastRecordedBook(ticker);
+    // Once the window has played, the replay relays the last book recorded in it.
+    const relayed = (await (await fetch(`${replay.server.url}/api/v1/orderbook/${ticker}`)).json()) as object;
+    expect(relayed).toMatchObject(book);
+
+    const first = await buyYes(replay, ticker);
+    const again = await startReplay(replayConfig(), { ...window, speed: 1_000 });
+    try {
+      await again.finished;
+      const second = await buyYes(again, ticker);
+      const amounts = (status: OrderStatusResponse) => ({
+        inAmount: status.inAmount,
+        outAmount: status.outAmount,
+        fills: status.fills?.map(({ inAmount, outAmount }) => ({ inAmount, outAmount })),
+      });
+      expect(amounts(second)).toEqual(amounts(first));
+      expect(BigInt(first.outAmount)).toBe(yesContractsFor(5_000_000n, book.no_bids) * 1_000_000n);
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
 });
