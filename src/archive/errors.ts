@@ -31,6 +31,15 @@ export class InvalidArchiveQueryError extends Error {
   override name = "InvalidArchiveQueryError";
 }
 
+/** A trade cursor of the archive's (`a:`) that is not one the venue handed out. */
+export class InvalidTradeCursorError extends InvalidArchiveQueryError {
+  override name = "InvalidTradeCursorError";
+
+  constructor() {
+    super("cursor is not one this venue handed out");
+  }
+}
+
 /** Rows of one table and day that a flush could not write; they stay buffered for the next flush. */
 export interface FailedWrite {
   table: ArchiveTable;

@@ -1,16 +1,46 @@
 /**
- * History past what the upstream keeps, from the archive: an event's forecast periods older than the
- * upstream's live window are joined in front of its answer (no gap: every archived period before the
- * upstream's first; no duplicate: none from the upstream's own range), and a market's order book is
- * answered as the venue recorded it at a moment (`?at=`). The archive's files are opened, with DuckDB,
- * at the first read that needs them.
+ * History past what the upstream keeps, from the archive, joined to the upstream's answer without a
+ * gap or a duplicate:
+ *   - an event's forecast periods and a market's candles older than the upstream's first are put in
+ *     front of its answer (candles computed from the recorded trades, one-minute ones included);
+ *   - a trade listing goes on, once the upstream's has run out, with the recorded trades older than
+ *     its last, paged by a cursor of ours (`a:`);
+ *   - a market's order book is answered as the venue recorded it at a moment (`?at=`).
+ * The archive's files are opened, with DuckDB, at the first read that needs them.
  */
 import type { ForecastHistory } from "../contract/markets.js";
 import type { UpstreamAnswer } from "../upstream/client.js";
-import { bestBids, type ForecastQuery, type ReferenceBook } from "../upstream/relay.js";
-import { jsonAnswer, parseBody } from "../upstream/tiers.js";
+import {
+  bestBids,
+  type CandleQuery,
+  type ForecastQuery,
+  type ReferenceBook,
+  type TradesQuery,
+  toReferenceTrades,
+} from "../upstream/relay.js";
+import { candlesOf, jsonAnswer, parseBody } from "../upstream/tiers.js";
 import type { ArchiveReader } from "./archive-reader.js";
+import { InvalidTradeCursorError } from "./errors.js";
+import { kalshiTrade } from "./replay/kalshi-answers.js";
+import { recordedCandles } from "./replay/recorded-candles.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  type TapeWindow,
+  type TradeRow,
+  tradesNewestFirst,
+} from "./replay/tape.js";
 import type { ArchiveRow } from "./tables.js";
+
+/** How a trade cursor of ours begins: the listing goes on in the archive, after the trade it names. */
+const ARCHIVE_CURSOR = "a:";
+const MINUTE = 60;
+
+/** A reference trade, as the relay lists them. */
+interface ListedTrade {
+  tradeId: string;
+  createdTime: number;
+}
 
 type ForecastPeriod = ForecastHistory["forecast_history"][number];
 
@@ -50,6 +80,64 @@ export class ArchiveHistory {
     return jsonAnswer({ ...body, forecast_history: [...archived, ...body.forecast_history] });
   }
 
+  /**
+   * The upstream's candles of a market with the archived ones it no longer serves in front: every
+   * period of the range before the upstream's first, from the market's first recorded trade on. A
+   * market the upstream does not know (404) is answered from the archive when it recorded trades of it.
+   * Unchanged when the upstream covers the range's start or the archive has nothing older.
+   */
+  async marketCandlesticks(
+    ticker: string,
+    q: CandleQuery,
+    upstream: UpstreamAnswer,
+  ): Promise<UpstreamAnswer> {
+    if (upstream.status !== 200 && upstream.status !== 404) return upstream;
+    const body = upstream.status === 200 ? (parseBody(upstream) as Record<string, unknown>) : { ticker };
+    const served = upstream.status === 200 ? candlesOf(body) : [];
+    const periodSeconds = q.periodInterval * MINUTE;
+    const ends = served
+      .map((candle) => Number((candle as { end_period_ts?: unknown } | null)?.end_period_ts))
+      .filter(Number.isSafeInteger);
+    const firstServed = ends.length > 0 ? Math.min(...ends) : q.endTs + periodSeconds;
+    if (firstServed - periodSeconds < q.startTs) return upstream;
+    const lastArchived = Math.min(firstServed - periodSeconds, q.endTs);
+    const archived = await recordedCandles(
+      await this.open(),
+      ticker,
+      { startTs: q.startTs, endTs: lastArchived, periodMinutes: q.periodInterval, sinceFirstTrade: true },
+      (lastArchived + 1) * 1000,
+    );
+    if (archived === undefined || archived.length === 0) return upstream;
+    return jsonAnswer({ ...body, ticker, candlesticks: [...archived, ...served] });
+  }
+
+  /**
+   * Trades newest first: the upstream's listing (`upstream`), then, once it has run out, the recorded
+   * trades older than its last. A cursor of ours (`a:`) goes on in the archive alone.
+   */
+  async trades(q: TradesQuery, upstream: (q: TradesQuery) => Promise<Buffer>): Promise<Buffer> {
+    if (q.cursor?.startsWith(ARCHIVE_CURSOR)) {
+      const after = decodeCursor(q.cursor.slice(ARCHIVE_CURSOR.length));
+      if (!after) throw new InvalidTradeCursorError();
+      return tradesBody([], await this.recordedTrades(q, this.tradeWindow(q, undefined), q.limit, after));
+    }
+    const relayed = await upstream(q);
+    const page = JSON.parse(relayed.toString("utf8")) as { trades: ListedTrade[]; cursor: string | null };
+    const room = q.limit - page.trades.length;
+    if (page.cursor !== null || room <= 0) return relayed;
+    const oldest = page.trades.at(-1);
+    // An empty page that continues an upstream cursor: where that listing ended is not known here.
+    if (!oldest && q.cursor !== undefined) return relayed;
+    const onPage = new Set(page.trades.map((trade) => trade.tradeId));
+    // When the page reaches past its oldest trade's second, every trade the upstream has of that second
+    // is on it, and the archive's others of that second are older still; otherwise they may have
+    // been on the page before, and the archive goes on from the second before.
+    const wholeSecond = oldest !== undefined && (page.trades[0]?.createdTime ?? 0) > oldest.createdTime;
+    const before = oldest === undefined ? undefined : (oldest.createdTime + (wholeSecond ? 1 : 0)) * 1000;
+    const found = await this.recordedTrades(q, this.tradeWindow(q, before), room, undefined, onPage);
+    return tradesBody(page.trades, found);
+  }
+
   /** The last book of `ticker` recorded at or before `atMs`, with at most `depth` levels a side (0: all). */
   async orderbookAt(ticker: string, atMs: number, depth = 0): Promise<ReferenceBook | undefined> {
     const [row] = await (await this.open()).rows("orderbooks", {
@@ -70,6 +158,33 @@ export class ArchiveHistory {
     };
   }
 
+  /** The recorded trades a listing covers: within minTs and maxTs (whole seconds, both kept), before `beforeMs`. */
+  private tradeWindow(q: TradesQuery, beforeMs: number | undefined): TapeWindow {
+    const maxMs = q.maxTs === undefined ? Number.MAX_SAFE_INTEGER : (q.maxTs + 1) * 1000;
+    return {
+      ticker: q.ticker,
+      from: q.minTs === undefined ? undefined : q.minTs * 1000,
+      to: Math.min(maxMs, beforeMs ?? Number.MAX_SAFE_INTEGER),
+    };
+  }
+
+  /** Up to `limit` recorded trades of `window`, newest first after `after`, leaving out `skip`; and whether more follow. */
+  private async recordedTrades(
+    q: TradesQuery,
+    window: TapeWindow,
+    limit: number,
+    after?: { ms: number; id: string },
+    skip: ReadonlySet<string> = new Set(),
+  ): Promise<{ rows: TradeRow[]; more: boolean }> {
+    const rows: TradeRow[] = [];
+    if (window.from !== undefined && window.from >= window.to) return { rows, more: false };
+    for await (const group of tradesNewestFirst(await this.open(), window, q.limit + 1, after)) {
+      for (const row of group) if (!skip.has(row.trade_id)) rows.push(row);
+      if (rows.length > limit) break;
+    }
+    return { rows: rows.slice(0, limit), more: rows.length > limit };
+  }
+
   async close(): Promise<void> {
     const reader = await this.reader?.catch(() => undefined);
     reader?.close();
@@ -79,6 +194,17 @@ export class ArchiveHistory {
     this.reader ??= import("./archive-reader.js").then(({ ArchiveReader }) => ArchiveReader.open(this.dir));
     return this.reader;
   }
+}
+
+/** A page of the upstream's trades followed by recorded ones, with a cursor of ours when more are recorded. */
+function tradesBody(listed: readonly unknown[], recorded: { rows: TradeRow[]; more: boolean }): Buffer {
+  const last = recorded.rows.at(-1);
+  const cursor =
+    recorded.more && last
+      ? `${ARCHIVE_CURSOR}${encodeCursor({ ms: last.created_time, id: last.trade_id })}`
+      : null;
+  const { trades } = toReferenceTrades({ trades: recorded.rows.map(kalshiTrade) });
+  return Buffer.from(JSON.stringify({ trades: [...listed, ...trades], cursor }));
 }
 
 /** The archived periods holding every percentile asked for, in time order, in the upstream's shape. */

@@ -56,9 +56,12 @@ export function registerHistoricalRoutes(
   app.get<{ Params: { ticker: string } }>("/historical/markets/:ticker/candlesticks", async (request) => {
     const q = parse(CandleQuery, request.query);
     const market = historicalMarketOf(request.params.ticker);
+    const start = ctx.history.firstCandleStart(q.start_ts, q.period_interval * 60, ctx.now());
+    // A range wholly older than the exchange keeps has no candles left.
+    if (start > q.end_ts && q.start_ts <= q.end_ts) return { ticker: market.record.ticker, candlesticks: [] };
     return {
       ticker: market.record.ticker,
-      candlesticks: candlesticks(market, q.start_ts, q.end_ts, q.period_interval, ctx.now(), ctx.prints).map(
+      candlesticks: candlesticks(market, start, q.end_ts, q.period_interval, ctx.now(), ctx.prints).map(
         historicalCandle,
       ),
     };

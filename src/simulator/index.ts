@@ -56,6 +56,11 @@ export interface SimulatorOptions {
   /** How far back the live endpoints reach, in seconds (default: 90 days, as Kalshi's); older is `/historical`. */
   historyWindowSeconds?: number;
   /**
+   * How far back the exchange keeps trades and candles at all, in seconds (default: forever, as Kalshi's
+   * historical tier does). One that forgets is what the venue's archive serves history past.
+   */
+  retentionSeconds?: number;
+  /**
    * Accounts that may trade through the portfolio API, by Kalshi API key id: the key's RSA public key
    * (PEM) and the account's starting balance in cents. More can be opened with `POST /_sim/accounts`.
    */
@@ -101,7 +106,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     },
     faults,
     now,
-    history: new HistoryWindow(options.historyWindowSeconds),
+    history: new HistoryWindow(options.historyWindowSeconds, options.retentionSeconds),
     impact: new BookImpact(options.bookRefillHalfLifeSeconds ?? DEFAULT_REFILL_HALF_LIFE_SECONDS),
     prints: new TradePrints(),
   };

@@ -161,7 +161,8 @@ export function candlesticks(
     }
     const prices: number[] = [];
     let volume = 0;
-    for (let minute = Math.floor(periodStart / MINUTE); minute < periodEnd / MINUTE; minute++) {
+    // A period is (start, end]: a trade at its very end is its last, in the minute that end begins.
+    for (let minute = Math.floor(periodStart / MINUTE); minute <= Math.floor(periodEnd / MINUTE); minute++) {
       for (const trade of tradesInMinute(market, minute, prints)) {
         if (trade.time > periodStart && trade.time <= Math.min(periodEnd, now)) {
           prices.push(trade.yesPrice);

@@ -298,7 +298,9 @@ export function tradesPage(
   if (q.is_block_trade === true || (bounds.minTs ?? 0) > (bounds.maxTs ?? now))
     return { trades: [], cursor: "" };
   // One trade more than asked tells whether a next page exists: the cursor is offered only then.
-  const request = { markets, limit: q.limit + 1, cursor: after, prints: ctx.prints, ...bounds };
+  // Trades older than the exchange keeps are gone from both tiers.
+  const minTs = Math.max(bounds.minTs ?? 0, Math.ceil(ctx.history.keptFrom(now))) || undefined;
+  const request = { markets, limit: q.limit + 1, cursor: after, prints: ctx.prints, ...bounds, minTs };
   const listed = listTrades(request, now).trades as {
     trade_id: string;
     created_time: string;
@@ -331,7 +333,10 @@ function candlesFor(
   q: z.output<typeof CandleQuery>,
   now: number,
 ) {
-  const start = q.include_latest_before_start ? Math.max(0, q.start_ts - q.period_interval * 60) : q.start_ts;
+  const asked = q.include_latest_before_start ? Math.max(0, q.start_ts - q.period_interval * 60) : q.start_ts;
+  const start = ctx.history.firstCandleStart(asked, q.period_interval * 60, now);
+  // A range wholly older than the exchange keeps has no candles left.
+  if (start > q.end_ts && asked <= q.end_ts) return [];
   return candlesticks(market, start, q.end_ts, q.period_interval, now, ctx.prints);
 }
 

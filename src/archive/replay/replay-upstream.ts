@@ -14,34 +14,22 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { z } from "zod";
 import { fastifyListenerOptions, HTTP_LIMITS } from "../../limits.js";
-import type { ArchiveQuery, ArchiveReader } from "../archive-reader.js";
+import type { ArchiveReader } from "../archive-reader.js";
 import { InvalidArchiveQueryError, UnknownArchiveColumnError } from "../errors.js";
-import type { ArchiveRow, ArchiveTable } from "../tables.js";
 import type { ReplayClock } from "./clock.js";
 import {
-  addTrade,
   badRequest,
-  basisPointsOf,
   errorBody,
   forecastPeriods,
-  kalshiCandle,
   kalshiLiveData,
   kalshiOrderbook,
   kalshiTrade,
   notFound,
-  type PeriodTrades,
   ReplayRequestError,
-  recordedJson,
 } from "./kalshi-answers.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  newestTrade,
-  type TapeWindow,
-  type TradeRow,
-  tradesNewestFirst,
-  tradesOldestFirst,
-} from "./tape.js";
+import { lastRow } from "./last-row.js";
+import { MAX_CANDLE_PERIODS, recordedCandles } from "./recorded-candles.js";
+import { decodeCursor, encodeCursor, type TapeWindow, type TradeRow, tradesNewestFirst } from "./tape.js";
 
 /** Where Kalshi serves trade-api v2 (and the simulator), so the replay's URL stands in for either. */
 export const REPLAY_BASE_PATH = "/trade-api/v2";
@@ -65,47 +53,14 @@ export interface RunningReplayUpstream {
 const MAX_TICKER = 128;
 /** Kalshi's bound on the milestone ids of one live-data batch. */
 const MAX_MILESTONE_IDS = 100;
-/** The most periods one candlestick or forecast request may cover, as Kalshi (and the simulator) limit them. */
-const MAX_PERIODS = 5_000;
+/** The most periods one forecast request may cover, as one candlestick request. */
+const MAX_PERIODS = MAX_CANDLE_PERIODS;
 /** Forecast rows read per percentile at most: every period twice over (a restarted recorder repeats some). */
 const MAX_FORECAST_ROWS = 2 * MAX_PERIODS;
-/** Trades one candlestick request reads at most; a range holding more is refused. */
-const MAX_CANDLE_TRADES = 1_000_000;
-/** Trades read from the archive at once while computing candles. */
-const CANDLE_BLOCK = 20_000;
 /** Archive reads of one live-data batch run at once. */
 const LIVE_DATA_READS_AT_ONCE = 8;
 /** The longest trade cursor taken: base64url of a 16-digit time and a 256-character id. */
 const MAX_CURSOR = 400;
-const MINUTE = 60;
-/**
- * How far back "the last row by now" is looked for, widening: the reader opens only the days a window
- * covers, and a replay polling books finds the last one within the hour (the last window is unbounded).
- */
-const LOOKBACKS_MS = [3_600_000, 86_400_000, Number.POSITIVE_INFINITY];
-
-/** The first value `read` finds within the widening windows that end at `to` (exclusive). */
-async function latest<R>(to: number, read: (from: number | undefined) => Promise<R | undefined>) {
-  for (const back of LOOKBACKS_MS) {
-    const found = await read(Number.isFinite(back) ? to - back : undefined);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-/** The last row of `table` dated before `to` whose columns hold `equals`, or undefined. */
-function lastRow<T extends ArchiveTable>(
-  reader: ArchiveReader,
-  table: T,
-  equals: ArchiveQuery<T>["equals"],
-  to: number,
-): Promise<ArchiveRow<T> | undefined> {
-  return latest(
-    to,
-    async (from) => (await reader.rows(table, { from, to, equals, descending: true, limit: 1 }))[0],
-  );
-}
-
 /** A whole-number query value within bounds (its text bounded first). */
 const integer = (name: string, min: number, max: number) =>
   z
@@ -263,7 +218,19 @@ function registerReplayRoutes(app: FastifyInstance, reader: ArchiveReader, clock
 
   const candles = async (ticker: string, query: unknown) => {
     const q = parse(CandleQuery, query);
-    return { ticker, candlesticks: await candlesOf(reader, ticker, q, nowMs()) };
+    const candles = await recordedCandles(
+      reader,
+      ticker,
+      {
+        startTs: q.start_ts,
+        endTs: q.end_ts,
+        periodMinutes: q.period_interval,
+        includeLatestBeforeStart: q.include_latest_before_start,
+      },
+      nowMs(),
+    );
+    if (candles === undefined) throw notFound(`market ${ticker}`);
+    return { ticker, candlesticks: candles };
   };
   app.get<{ Params: { ticker: string } }>("/markets/:ticker/candlesticks", async (request) =>
     candles(tickerParam(request.params.ticker), request.query),
@@ -331,105 +298,5 @@ function registerReplayRoutes(app: FastifyInstance, reader: ArchiveReader, clock
     }
     // Ids with nothing recorded by now are left out, as Kalshi leaves unknown ones out.
     return { live_datas: q.milestone_ids.flatMap((id) => found.get(id) ?? []) };
-  });
-}
-
-/** What the archive's catalogue knew of a market by `now`: when it traded, and its open interest. */
-interface MarketSpan {
-  openTime: number;
-  closeTime: number;
-  openInterest: number;
-  openInterestFp: string;
-}
-
-async function marketSpan(
-  reader: ArchiveReader,
-  ticker: string,
-  now: number,
-): Promise<MarketSpan | undefined> {
-  const row = await lastRow(reader, "catalogue", { kind: "market", ticker }, now + 1);
-  if (!row) return undefined;
-  const record = recordedJson(row.record, "a catalogue record") as Record<string, unknown> | null;
-  const { openTime, closeTime, openInterest, openInterestFp } = record ?? {};
-  if (!Number.isSafeInteger(openTime) || !Number.isSafeInteger(closeTime)) return undefined;
-  const interest = typeof openInterest === "number" && Number.isFinite(openInterest) ? openInterest : 0;
-  return {
-    openTime: openTime as number,
-    closeTime: closeTime as number,
-    openInterest: Math.floor(interest),
-    openInterestFp: typeof openInterestFp === "string" ? openInterestFp : interest.toFixed(2),
-  };
-}
-
-/** Ends of the periods of `seconds` that close within [start, end] and while `from ≤ t ≤ until` (the simulator's rule). */
-function periodEnds(start: number, end: number, seconds: number, from: number, until: number): number[] {
-  if (start > end) throw badRequest("start_ts must not be after end_ts");
-  const first = Math.ceil(Math.max(start, from) / seconds) * seconds;
-  const last = Math.min(end, Math.ceil(until / seconds) * seconds);
-  const count = first > last ? 0 : Math.floor((last - first) / seconds) + 1;
-  if (count > MAX_PERIODS) {
-    throw badRequest(`the range covers ${count} periods; at most ${MAX_PERIODS} may be asked for at once`);
-  }
-  return Array.from({ length: count }, (_, i) => first + i * seconds);
-}
-
-/**
- * A market's candles over [start, end] as of `now` (ms), from the recorded tape. Periods run from the
- * market's opening (the catalogue's record, or else its first recorded trade) to its close or `now`,
- * whichever comes first; a trade belongs to the period (end − interval, end]. A market the archive
- * neither lists nor saw trade by `now` has no candles (404).
- */
-async function candlesOf(
-  reader: ArchiveReader,
-  ticker: string,
-  q: z.output<typeof CandleQuery>,
-  now: number,
-): Promise<Record<string, unknown>[]> {
-  const periodSeconds = q.period_interval * MINUTE;
-  const span = await marketSpan(reader, ticker, now);
-  let opened: number;
-  if (span) {
-    opened = span.openTime + 1;
-  } else {
-    const [first] = await reader.rows("trades", {
-      to: now + 1,
-      equals: { ticker },
-      orderBy: "created_time",
-      limit: 1,
-    });
-    if (!first) throw notFound(`market ${ticker}`);
-    opened = Math.ceil(first.created_time / 1000);
-  }
-  const until = Math.min(now / 1000, span?.closeTime ?? Number.POSITIVE_INFINITY);
-  // With include_latest_before_start, the period ending just before the first is put in front, as Kalshi does.
-  const start = q.include_latest_before_start ? Math.max(0, q.start_ts - periodSeconds) : q.start_ts;
-  const ends = periodEnds(start, q.end_ts, periodSeconds, opened, until);
-  const [firstEnd] = ends;
-  const lastEnd = ends.at(-1);
-  if (firstEnd === undefined || lastEnd === undefined) return [];
-  const firstStartMs = (firstEnd - periodSeconds) * 1000;
-  const before = await latest(firstStartMs + 1, (from) =>
-    newestTrade(reader, { ticker, from, to: firstStartMs + 1 }),
-  );
-  const periods = new Map<number, PeriodTrades>();
-  let read = 0;
-  const window = { ticker, from: firstStartMs + 1, to: Math.min(lastEnd * 1000, now) + 1 };
-  for await (const group of tradesOldestFirst(reader, window, CANDLE_BLOCK)) {
-    read += group.length;
-    if (read > MAX_CANDLE_TRADES) {
-      throw badRequest(`the range holds over ${MAX_CANDLE_TRADES} recorded trades; ask for a shorter one`);
-    }
-    for (const trade of group) {
-      const end = Math.ceil(trade.created_time / (periodSeconds * 1000)) * periodSeconds;
-      periods.set(end, addTrade(periods.get(end), basisPointsOf(trade.yes_price), trade.count));
-    }
-  }
-  const openInterest = { count: span?.openInterest ?? 0, fp: span?.openInterestFp ?? "0.00" };
-  let previous = before ? basisPointsOf(before.yes_price) : null;
-  return ends.map((end) => {
-    const traded = periods.get(end);
-    const candle = kalshiCandle(end, traded, previous, openInterest);
-    if (traded) previous = traded.close;
-    return candle;
   });
 }

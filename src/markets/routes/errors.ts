@@ -1,4 +1,5 @@
 /** The one place the markets and upstream domain errors become catalogue errors (contract §3). */
+import { InvalidArchiveQueryError } from "../../archive/errors.js";
 import { ApiError, type ErrorCode } from "../../contract/errors.js";
 import {
   UpstreamError,
@@ -27,5 +28,7 @@ export function marketsApiError(error: unknown): ApiError | undefined {
     return new ApiError(UPSTREAM_NOT_FOUND[error.subject], error.message);
   }
   if (error instanceof CatalogNotReadyError) return new ApiError("not_ready", error.message);
+  // A history range or cursor the archive cannot answer (a bad cursor, more recorded trades than one answer reads).
+  if (error instanceof InvalidArchiveQueryError) return new ApiError("bad_request", error.message);
   return undefined;
 }

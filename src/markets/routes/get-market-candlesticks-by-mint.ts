@@ -1,5 +1,6 @@
 /** GET /api/v1/market/by-mint/{mint}/candlesticks — candlesticks of the market owning a mint. */
 import { z } from "zod";
+import type { ArchiveHistory } from "../../archive/history.js";
 import { ApiError } from "../../contract/errors.js";
 import type { ZodApp } from "../../http/types.js";
 import type { MarketRelay } from "../../upstream/relay.js";
@@ -8,7 +9,12 @@ import { CandleQuery, RELAYED_RESPONSES, sendUpstream } from "./relay-params.js"
 
 const Params = z.object({ mint: z.string().min(1).max(64) });
 
-export function getMarketCandlesticksByMint(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+export function getMarketCandlesticksByMint(
+  app: ZodApp,
+  catalog: CatalogHolder,
+  relay: MarketRelay,
+  history?: ArchiveHistory,
+): void {
   app.get(
     "/market/by-mint/:mint/candlesticks",
     {
@@ -25,9 +31,11 @@ export function getMarketCandlesticksByMint(app: ZodApp, catalog: CatalogHolder,
       const current = catalog.require();
       const market = current.marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
+      const ticker = market.record.ticker;
+      const answer = await relay.marketCandlesticks(current.seriesTickerOf(market), ticker, request.query);
       return sendUpstream(
         reply,
-        await relay.marketCandlesticks(current.seriesTickerOf(market), market.record.ticker, request.query),
+        history ? await history.marketCandlesticks(ticker, request.query, answer) : answer,
       );
     },
   );

@@ -1,8 +1,9 @@
 /** GET /api/v1/trades — the exchange's trade tape, newest first, optionally for one market. */
 import { z } from "zod";
+import type { ArchiveHistory } from "../../archive/history.js";
 import { ApiError } from "../../contract/errors.js";
 import { sendJson, type ZodApp } from "../../http/types.js";
-import type { MarketRelay } from "../../upstream/relay.js";
+import type { MarketRelay, TradesQuery as TradeListing } from "../../upstream/relay.js";
 import type { CatalogHolder } from "../catalog-holder.js";
 import { relayedResponses, TradesQuery } from "./relay-params.js";
 
@@ -25,7 +26,12 @@ export const Trade = z
   .meta({ id: "Trade" });
 export const TradePage = z.object({ trades: z.array(Trade), cursor: z.string().nullable() });
 
-export function listTrades(app: ZodApp, catalog: CatalogHolder, relay: MarketRelay): void {
+export function listTrades(
+  app: ZodApp,
+  catalog: CatalogHolder,
+  relay: MarketRelay,
+  history?: ArchiveHistory,
+): void {
   app.get(
     "/trades",
     {
@@ -42,7 +48,12 @@ export function listTrades(app: ZodApp, catalog: CatalogHolder, relay: MarketRel
       if (ticker !== undefined && !catalog.require().market(ticker)) {
         throw new ApiError("market_not_found", `market ${ticker} not found`);
       }
-      return sendJson(reply, await relay.trades(request.query));
+      return sendJson(reply, await listedTrades(request.query, relay, history));
     },
   );
+}
+
+/** The upstream's trades, then (with an archive) the recorded ones older than it keeps. */
+export function listedTrades(q: TradeListing, relay: MarketRelay, history?: ArchiveHistory): Promise<Buffer> {
+  return history ? history.trades(q, (upstreamQuery) => relay.trades(upstreamQuery)) : relay.trades(q);
 }

@@ -107,7 +107,7 @@ export const TradesQuery = {
   limit: integerParam("limit", 1, 1000).optional().default(100),
   cursor: z.string().min(1).max(128).optional().meta({
     description:
-      "A trade id: the page continues after that trade (the previous page's cursor is its last trade's id; a Kalshi upstream's opaque cursor is passed through as it is)",
+      "A trade id: the page continues after that trade (the previous page's cursor is its last trade's id; a Kalshi upstream's opaque cursor is passed through as it is, and one beginning `a:` goes on in the venue's archive)",
   }),
   minTs: unixSecondsParam("minTs").optional(),
   maxTs: unixSecondsParam("maxTs").optional(),
