@@ -16,6 +16,7 @@ const LAYERS = [
   ["archive"],
   ["markets"],
   ["simulator", "trading"],
+  ["mcp"],
   ["app"],
   ["cli"],
 ];
@@ -58,7 +59,8 @@ module.exports = {
     {
       name: "nothing-imports-the-client",
       severity: "error",
-      from: { path: "^src/", pathNot: "^src/(client|cli)/" },
+      // The CLI, and the MCP tools, which call the venue as its clients do.
+      from: { path: "^src/", pathNot: "^src/(client|cli|mcp)/" },
       to: { path: "^src/client/" },
     },
     {

@@ -17,6 +17,7 @@ import { fastifyListenerOptions, HTTP_LIMITS, type ListenerTimeouts } from "../l
 import type { CatalogHolder } from "../markets/catalog-holder.js";
 import type { OnchainTrades } from "../markets/onchain-trades.js";
 import type { MarketStreamHub } from "../markets/ws.js";
+import { registerMcpRoute } from "../mcp/http-route.js";
 import type { TradingApi } from "../trading/routes/index.js";
 import type { MarketRelay } from "../upstream/relay.js";
 import type { ChainConnection } from "./connect-chain.js";
@@ -38,7 +39,7 @@ export { redactQueryKeys } from "./request-logging.js";
 
 export interface AppDependencies {
   config: Pick<Config, "LOG_LEVEL" | "LOG_FORMAT" | "TRUST_PROXY" | "MODE" | "CORS_ORIGINS"> &
-    Partial<Pick<Config, "EXPLORER">>;
+    Partial<Pick<Config, "EXPLORER" | "DATA_DIR" | "HOST">>;
   catalog: CatalogHolder;
   access: AccessControl;
   /** Whether this app serves the prediction-market API (default true; false on a trade-only listener). */
@@ -112,6 +113,15 @@ export async function buildApp(deps: AppDependencies): Promise<ZodApp> {
     await app.register(marketApi, { catalog, mode, metrics, relay, marketStream, onchainTrades, history });
   }
   if (trading) await app.register(tradeApi, { trading, mode, metrics });
+  // The agent surface calls both APIs in process: offered where one app serves them both.
+  if (marketsApi && trading && deps.chain)
+    registerMcpRoute(app, {
+      mode,
+      chain: deps.chain,
+      dataDir: config.DATA_DIR,
+      simulator: deps.simulator,
+      host: config.HOST,
+    });
   await app.register(explorer, {
     mode,
     chain: deps.chain,

@@ -15,6 +15,7 @@ import { registerCatalogueCommands } from "./catalogue.js";
 import { registerChainCommands } from "./chain.js";
 import { registerKeysCommands } from "./keys.js";
 import { registerMarketsCommands } from "./markets.js";
+import { registerMcpCommand } from "./mcp.js";
 import { registerReplayCommand } from "./replay.js";
 import { registerResetCommand } from "./reset.js";
 import { registerServeCommand } from "./serve.js";
@@ -47,6 +48,7 @@ export function buildProgram(cli: Cli): Command {
   registerSimCommands(program, cli);
   registerArchiveCommands(program, cli);
   registerReplayCommand(program, cli);
+  registerMcpCommand(program, cli);
   return program;
 }
 

@@ -132,6 +132,8 @@ export const OPERATION_ERRORS: Readonly<Partial<Record<string, readonly ErrorCod
   handler_health_check: ["mint_info_not_initialized", "amm_map_lagging", "internal"],
   metrics: ["internal"],
   devFaucet: [...BODY, "not_ready", "internal"],
+  // A Host or Origin naming another site on a loopback venue is a bad_request, as a body the transport refuses.
+  mcp: ["bad_request", ...BODY, "internal"],
   // The prediction-market data API (contract §5).
   event: [...CATALOGUE, "event_not_found"],
   events: CATALOGUE,
