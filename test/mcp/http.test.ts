@@ -82,6 +82,29 @@ describe("the MCP server over HTTP (development)", () => {
     await exploreTradeSettleRedeem(client);
   }, 90_000);
 
+  it("moves the sandbox chain's clock and the exchange's forward, never back", async () => {
+    const first = await callOk<{ chainUnixTimestamp: number; exchangeNow: number | null }>(
+      client,
+      "sandbox_time_travel",
+      { seconds: 60 },
+    );
+    const later = await callOk<{ chainUnixTimestamp: number; exchangeNow: number | null }>(
+      client,
+      "sandbox_time_travel",
+      { seconds: 3_600 },
+    );
+    expect(later.chainUnixTimestamp - first.chainUnixTimestamp).toBeGreaterThanOrEqual(3_600);
+    expect(first.exchangeNow).not.toBeNull();
+    expect((later.exchangeNow ?? 0) - (first.exchangeNow ?? 0)).toBeGreaterThanOrEqual(3_600);
+    // Back is refused (as input out of bounds, before anything moves).
+    const backwards = (await client
+      .callTool({ name: "sandbox_time_travel", arguments: { seconds: -60 } })
+      .catch((error: unknown) => ({ isError: true, thrown: error }))) as { isError?: boolean };
+    expect(backwards.isError).toBe(true);
+    const after = await callOk<{ chainUnixTimestamp: number }>(client, "sandbox_time_travel", { seconds: 1 });
+    expect(after.chainUnixTimestamp).toBeGreaterThanOrEqual(later.chainUnixTimestamp + 1);
+  });
+
   it("refuses a request whose Host or Origin names another site, as a page rebinding a name to this machine sends", async () => {
     const initialize = JSON.stringify({
       jsonrpc: "2.0",
