@@ -8,6 +8,7 @@
  *   - a market's order book is answered as the venue recorded it at a moment (`?at=`).
  * The archive's files are opened, with DuckDB, at the first read that needs them.
  */
+import { LRUCache } from "lru-cache";
 import type { ForecastHistory } from "../contract/markets.js";
 import type { UpstreamAnswer } from "../upstream/client.js";
 import {
@@ -21,6 +22,7 @@ import {
 import { candlesOf, jsonAnswer, parseBody } from "../upstream/tiers.js";
 import type { ArchiveReader } from "./archive-reader.js";
 import { InvalidTradeCursorError } from "./errors.js";
+import { dayOf, listDays } from "./layout.js";
 import { kalshiTrade } from "./replay/kalshi-answers.js";
 import { recordedCandles } from "./replay/recorded-candles.js";
 import {
@@ -30,8 +32,18 @@ import {
   type TradeRow,
   tradesNewestFirst,
 } from "./replay/tape.js";
-import type { ArchiveRow } from "./tables.js";
+import type { ArchiveRow, ArchiveTable } from "./tables.js";
 
+/** A span of archive time, [from, to) in Unix ms. */
+interface TimeRange {
+  from: number;
+  to: number;
+}
+
+/** How long a range found empty is not read again. */
+const EMPTY_RANGE_TTL_MS = 60_000;
+/** How long the first day of a table is taken as read: a new earliest day appears only by an import or a restore. */
+const FIRST_DAY_MAX_AGE_MS = 60_000;
 /** How a trade cursor of ours begins: the listing goes on in the archive, after the trade it names. */
 const ARCHIVE_CURSOR = "a:";
 const MINUTE = 60;
@@ -46,6 +58,20 @@ type ForecastPeriod = ForecastHistory["forecast_history"][number];
 
 export class ArchiveHistory {
   private reader: Promise<ArchiveReader> | undefined;
+  /**
+   * The answer joined to each cached upstream answer: a settled range is joined once, not at every
+   * hit (a hit is the upstream client's same object), and the joined bytes are compressed once too.
+   */
+  private readonly joined = new WeakMap<UpstreamAnswer, Promise<UpstreamAnswer>>();
+  /**
+   * Ranges found empty of an event's forecasts or a market's trades. Older than the upstream's first,
+   * nothing is recorded after the fact (the recorder hears the upstream, which no longer serves them),
+   * so a miss is not read again; for a minute only, as another instance's rows reach the files within
+   * a flush.
+   */
+  private readonly empty = new LRUCache<string, TimeRange>({ max: 10_000, ttl: EMPTY_RANGE_TTL_MS });
+  /** The first day each table holds, read from the archive's folders at most once a minute. */
+  private readonly firstDays = new Map<ArchiveTable, { day: string; readAt: number }>();
 
   constructor(private readonly dir: string) {}
 
@@ -54,7 +80,11 @@ export class ArchiveHistory {
    * the range before its first period that hold every percentile asked for. Unchanged (the same
    * bytes) when the upstream covers the range's start or the archive has nothing older.
    */
-  async forecastHistory(
+  forecastHistory(eventTicker: string, q: ForecastQuery, upstream: UpstreamAnswer): Promise<UpstreamAnswer> {
+    return this.once(upstream, () => this.joinForecasts(eventTicker, q, upstream));
+  }
+
+  private async joinForecasts(
     eventTicker: string,
     q: ForecastQuery,
     upstream: UpstreamAnswer,
@@ -69,12 +99,16 @@ export class ArchiveHistory {
     const firstServed = served.length > 0 ? Math.min(...served) : q.endTs + periodSeconds;
     // The upstream answers from the range's first period: nothing is missing, and the archive is not read.
     if (firstServed - periodSeconds < q.startTs) return upstream;
+    if (!(await this.holdsBefore("forecasts", firstServed * 1000))) return upstream;
+    const range = { from: q.startTs * 1000, to: Math.min(firstServed, q.endTs + 1) * 1000 };
+    const gap = `forecasts ${eventTicker} ${q.periodInterval}`;
+    if (this.knownEmpty(gap, range)) return upstream;
     const rows = await (await this.open()).rows("forecasts", {
-      from: q.startTs * 1000,
-      to: Math.min(firstServed, q.endTs + 1) * 1000,
+      ...range,
       equals: { event_ticker: eventTicker, period_interval: q.periodInterval },
       orderBy: "end_period_ts",
     });
+    if (rows.length === 0) this.noteEmpty(gap, range);
     const archived = completePeriods(rows, q.percentiles);
     if (archived.length === 0) return upstream;
     return jsonAnswer({ ...body, forecast_history: [...archived, ...body.forecast_history] });
@@ -100,14 +134,21 @@ export class ArchiveHistory {
       .filter(Number.isSafeInteger);
     const firstServed = ends.length > 0 ? Math.min(...ends) : q.endTs + periodSeconds;
     if (firstServed - periodSeconds < q.startTs) return upstream;
+    if (!(await this.holdsBefore("trades", firstServed * 1000))) return upstream;
     const lastArchived = Math.min(firstServed - periodSeconds, q.endTs);
+    const range = { from: q.startTs * 1000, to: (lastArchived + 1) * 1000 };
+    const gap = `candles ${ticker} ${q.periodInterval}`;
+    if (this.knownEmpty(gap, range)) return upstream;
     const archived = await recordedCandles(
       await this.open(),
       ticker,
       { startTs: q.startTs, endTs: lastArchived, periodMinutes: q.periodInterval, sinceFirstTrade: true },
-      (lastArchived + 1) * 1000,
+      range.to,
     );
-    if (archived === undefined || archived.length === 0) return upstream;
+    if (archived === undefined || archived.length === 0) {
+      this.noteEmpty(gap, range);
+      return upstream;
+    }
     return jsonAnswer({ ...body, ticker, candlesticks: [...archived, ...served] });
   }
 
@@ -183,6 +224,51 @@ export class ArchiveHistory {
       if (rows.length > limit) break;
     }
     return { rows: rows.slice(0, limit), more: rows.length > limit };
+  }
+
+  /** `join()` of an uncached answer; of a cached one, the first join's answer, kept as long as it is. */
+  private once(upstream: UpstreamAnswer, join: () => Promise<UpstreamAnswer>): Promise<UpstreamAnswer> {
+    if (!upstream.cached) return join();
+    let answer = this.joined.get(upstream);
+    if (!answer) {
+      answer = join().then((joined) =>
+        joined === upstream ? upstream : { ...joined, cached: true as const },
+      );
+      // A failed join is tried again at the next hit.
+      answer.catch(() => this.joined.delete(upstream));
+      this.joined.set(upstream, answer);
+    }
+    return answer;
+  }
+
+  /** Whether the archive was found, within the last minute, to hold nothing of `range` under `key`. */
+  private knownEmpty(key: string, range: TimeRange): boolean {
+    const empty = this.empty.get(key);
+    return empty !== undefined && empty.from <= range.from && range.to <= empty.to;
+  }
+
+  /** Notes that the archive holds nothing of `range` under `key`, joined to what was noted if they touch. */
+  private noteEmpty(key: string, range: TimeRange): void {
+    const known = this.empty.get(key);
+    const touches = known !== undefined && known.from <= range.to && range.from <= known.to;
+    this.empty.set(
+      key,
+      touches ? { from: Math.min(known.from, range.from), to: Math.max(known.to, range.to) } : range,
+    );
+  }
+
+  /** Whether `table` may hold rows dated before `beforeMs`: it has a day folder that early. */
+  private async holdsBefore(table: ArchiveTable, beforeMs: number): Promise<boolean> {
+    const now = Date.now();
+    let first = this.firstDays.get(table);
+    // A table with no day yet is listed again at the next ask: its first flush may have come since.
+    if (!first || now - first.readAt > FIRST_DAY_MAX_AGE_MS) {
+      const [day] = (await listDays(this.dir, table)).map((listed) => listed.day).sort();
+      if (day === undefined) return false;
+      first = { day, readAt: now };
+      this.firstDays.set(table, first);
+    }
+    return first.day <= dayOf(beforeMs);
   }
 
   async close(): Promise<void> {
