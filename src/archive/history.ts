@@ -11,6 +11,7 @@
 import { LRUCache } from "lru-cache";
 import type { ForecastHistory } from "../contract/markets.js";
 import type { UpstreamAnswer } from "../upstream/client.js";
+import { UpstreamNotFoundError } from "../upstream/errors.js";
 import {
   bestBids,
   type CandleQuery,
@@ -33,6 +34,9 @@ import {
   tradesNewestFirst,
 } from "./replay/tape.js";
 import type { ArchiveRow, ArchiveTable } from "./tables.js";
+
+/** The upstream's answer for a market it does not know (the relay throws it as UpstreamNotFoundError). */
+const NOT_FOUND: UpstreamAnswer = { status: 404, contentType: "application/json", body: Buffer.alloc(0) };
 
 /** A span of archive time, [from, to) in Unix ms. */
 interface TimeRange {
@@ -121,6 +125,23 @@ export class ArchiveHistory {
    * Unchanged when the upstream covers the range's start or the archive has nothing older.
    */
   async marketCandlesticks(
+    ticker: string,
+    q: CandleQuery,
+    fromUpstream: () => Promise<UpstreamAnswer>,
+  ): Promise<UpstreamAnswer> {
+    let upstream: UpstreamAnswer;
+    try {
+      upstream = await fromUpstream();
+    } catch (error) {
+      if (!(error instanceof UpstreamNotFoundError)) throw error;
+      const archived = await this.joinCandles(ticker, q, NOT_FOUND);
+      if (archived === NOT_FOUND) throw error;
+      return archived;
+    }
+    return this.once(upstream, () => this.joinCandles(ticker, q, upstream));
+  }
+
+  private async joinCandles(
     ticker: string,
     q: CandleQuery,
     upstream: UpstreamAnswer,

@@ -207,6 +207,8 @@ describe("trades and candles older than the upstream keeps", () => {
   let ticker: string;
   let readThen: ListedTrade[];
   let candlesThen: Candle[];
+  /** Every market the venue saw trade in the half hour. */
+  let tradedMarkets: Set<string>;
 
   beforeAll(async () => {
     clock = READ_AT;
@@ -215,6 +217,7 @@ describe("trades and candles older than the upstream keeps", () => {
     for (const trade of await allTrades(range, 1000))
       counts.set(trade.ticker, (counts.get(trade.ticker) ?? 0) + 1);
     ticker = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] as string;
+    tradedMarkets = new Set(counts.keys());
     readThen = await allTrades({ ...range, ticker }, 1000);
     // Asked of the upstream itself: the venue keeps a past range's answer, and would serve that later.
     candlesThen = await candles(ticker, READ_AT - HOUR / 2, READ_AT, true);
@@ -266,6 +269,22 @@ describe("trades and candles older than the upstream keeps", () => {
     expect(compared.length).toBeGreaterThanOrEqual(25);
     for (const candle of compared) expect(traded(candle)).toEqual(then.get(candle.end_period_ts));
     expect(compared.some((candle) => candle.volume > 0)).toBe(true);
+  });
+
+  it("answers the candles of a market the upstream no longer knows from the archive, and 404 for one it never saw trade", async () => {
+    const recorded = await candles(ticker, READ_AT - HOUR / 2, READ_AT);
+    simulator.faults.set({ kind: "status", status: 404, match: "/candlesticks" });
+    try {
+      expect(await candles(ticker, READ_AT - HOUR / 2, READ_AT - 60)).toEqual(recorded.slice(0, -1));
+      const untraded = t.server.catalog.require().markets.find((m) => !tradedMarkets.has(m.record.ticker));
+      const response = await fetch(
+        `${t.url}/api/v1/market/${untraded?.record.ticker}/candlesticks?startTs=${READ_AT - HOUR / 2}&endTs=${READ_AT}&periodInterval=1`,
+      );
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { code: string }).code).toBe("market_not_found");
+    } finally {
+      simulator.faults.clear();
+    }
   });
 
   it("puts the archive's candles before the upstream's, each minute once, across the cutoff", async () => {

@@ -32,10 +32,13 @@ export function getMarketCandlesticksByMint(
       const market = current.marketByMint(request.params.mint);
       if (!market) throw new ApiError("market_not_found", `no market has the mint ${request.params.mint}`);
       const ticker = market.record.ticker;
-      const answer = await relay.marketCandlesticks(current.seriesTickerOf(market), ticker, request.query);
+      const fromUpstream = () =>
+        relay.marketCandlesticks(current.seriesTickerOf(market), ticker, request.query);
       return sendUpstream(
         reply,
-        history ? await history.marketCandlesticks(ticker, request.query, answer) : answer,
+        history
+          ? await history.marketCandlesticks(ticker, request.query, fromUpstream)
+          : await fromUpstream(),
       );
     },
   );

@@ -32,10 +32,13 @@ export function getMarketCandlesticks(
       const market = current.market(request.params.ticker);
       if (!market) throw new ApiError("market_not_found", `market ${request.params.ticker} not found`);
       const ticker = market.record.ticker;
-      const answer = await relay.marketCandlesticks(current.seriesTickerOf(market), ticker, request.query);
+      const fromUpstream = () =>
+        relay.marketCandlesticks(current.seriesTickerOf(market), ticker, request.query);
       return sendUpstream(
         reply,
-        history ? await history.marketCandlesticks(ticker, request.query, answer) : answer,
+        history
+          ? await history.marketCandlesticks(ticker, request.query, fromUpstream)
+          : await fromUpstream(),
       );
     },
   );
