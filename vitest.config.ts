@@ -14,6 +14,9 @@ export default defineConfig({
     // the chain's 400 ms slots, child processes), not computing.
     maxWorkers: 3,
     testTimeout: 30_000,
+    // A poll ends as soon as its state is reached; a second (the default) is too short for a page
+    // or a venue on a shared 2-core machine, so a loaded run failed where nothing was wrong.
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 60_000,
     reporters: ["default"],
   },

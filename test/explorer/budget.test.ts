@@ -80,11 +80,17 @@ const fetches = (page: Page) =>
     return { count: calls.length, pending };
   });
 
+/**
+ * The page's shortest polling period (the status view and the fan chart refresh every 15 s): a step
+ * no longer than it fires each poller at most once, so no request is merged with its own in flight.
+ */
+const POLL_STEP_MS = 15_000;
+
 /** Moves the page's clock on by `ms` in steps of `stepMs`, letting each step's requests settle (real time). */
-async function idle(page: Page, ms: number, stepMs = 5_000): Promise<void> {
+async function idle(page: Page, ms: number, stepMs = POLL_STEP_MS): Promise<void> {
   for (let done = 0; done < ms; done += stepMs) {
     await page.clock.runFor(stepMs);
-    // Awaited in the page, not polled from here: an hour is 720 steps, most of which start a request
+    // Awaited in the page, not polled from here: an hour is 240 steps, most of which start a request
     // that settles in milliseconds, so each step costs one round trip to the page beyond the clock's.
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
@@ -209,8 +215,8 @@ describe("the explorer's budget", { timeout: 600_000 }, () => {
         await page.goto(`${unlimited.url}/#${path}`);
         await page.locator("main h1").first().waitFor();
         await expect.poll(() => badge(page), SETTLED).toBe("live");
-        // Past the first minute's loading; then an hour in 5 s steps (each step's requests settle before
-        // the next, so none is merged with another in flight), each minute's requests counted.
+        // Past the first minute's loading; then an hour in steps of the shortest polling period (each
+        // step's requests settle before the next), each minute's requests counted.
         await idle(page, 60_000);
         const perMinute: number[] = [];
         const busy: string[] = [];
