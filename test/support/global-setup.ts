@@ -1,10 +1,15 @@
 /**
  * Vitest's global setup: gives the run an id, which every test database and Redis key prefix carries
- * (test/support/services.ts), and at the end of the run drops every such database and deletes every
- * such key, so a test that failed, timed out or forgot its cleanup leaves nothing behind. Only this
- * run's: other runs may be using the same servers.
+ * (test/support/services.ts), and a temporary directory of its own, which every worker, child process
+ * and browser of the run takes as its TMPDIR. At the end of the run it drops every such database,
+ * deletes every such key and removes the directory, so a test that failed, timed out or forgot its
+ * cleanup leaves nothing behind (a worker's exit handlers do not run: vitest ends its workers with a
+ * signal). Only this run's: other runs may be using the same servers.
  */
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
@@ -28,7 +33,11 @@ export default function setup(project: TestProject) {
   // Time first, so leftovers of a killed run show when they were made.
   const run = `${Date.now().toString(36)}${randomBytes(2).toString("hex")}`;
   project.provide("testRunId", run);
+  // Set before the workers start, which inherit it, as their children and Chromium do from them.
+  const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), `oddsgate-test-${run}-`));
+  process.env.TMPDIR = tempRoot;
   return async function teardown() {
+    fs.rmSync(tempRoot, { recursive: true, force: true, maxRetries: 5 });
     const [databases, keys] = await Promise.all([dropDatabases(run), deleteRedisKeys(run)]);
     if (databases > 0 || keys > 0) {
       console.warn(`test teardown: dropped ${databases} database(s) and ${keys} Redis key(s) the tests left`);

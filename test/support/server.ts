@@ -60,10 +60,6 @@ async function prepareStorage(config: Config, catalogue: CatalogueFile): Promise
 // fifth of what was left: the first venue's, as loaded, seeds the next ones on copies of that file.
 const demoTemplates = new Map<string, Promise<string>>();
 const templateCatalogs = new Map<string, Catalog>();
-const templateDirs: string[] = [];
-process.once("exit", () => {
-  for (const dir of templateDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 /** A SQLite file of the demo catalogue stored under `venueSeed` (or a seed of the worker's). */
 function demoTemplate(venueSeed: string | undefined): Promise<string> {
@@ -71,8 +67,8 @@ function demoTemplate(venueSeed: string | undefined): Promise<string> {
   let template = demoTemplates.get(key);
   if (!template) {
     template = (async () => {
+      // Under the run's temporary directory, which the global setup removes at the end of the run.
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-template-"));
-      templateDirs.push(dir);
       const config = loadConfig({}, { DATA_DIR: dir, ...(venueSeed ? { VENUE_SEED: venueSeed } : {}) });
       await prepareStorage(config, await testCatalogue());
       return sqlitePath(config);
