@@ -16,6 +16,9 @@ import { type ParamValues, parseParams } from "./query-params.js";
 
 type OrderParamValues = ParamValues<typeof ORDER_PARAMS>;
 
+/** The keys an `OrderRequest` has beyond its parameters, which its values carry from the start. */
+const DERIVED_KEYS: readonly ("priorityLevel" | "minOutAmount")[] = ["priorityLevel", "minOutAmount"];
+
 /**
  * What the order desk is asked: the parameters as read, with the priority fee and the transaction's
  * size limits as their combinations come to.
@@ -52,7 +55,7 @@ export function parseOrderRequest(
   venues: readonly string[],
   options: { feeAccountLater?: boolean } = {},
 ): OrderRequest {
-  const values = parseParams(ORDER_PARAMS, query);
+  const values = parseParams(ORDER_PARAMS, query, DERIVED_KEYS);
   refuseCombinations(values, venues, options);
   return {
     ...values,
