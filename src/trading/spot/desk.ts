@@ -123,8 +123,9 @@ export class OrderDesk {
         );
       const user = request.userPublicKey;
       if (!user) return response;
-      const spot = { ...order, request: { ...request, userPublicKey: user }, route };
-      return await this.issueSpot(spot, client, { ...options, view });
+      // Literals of one shape each, not copies given new keys (see `parseParams` on what those cost).
+      const spot = { request: { ...request, userPublicKey: user }, priced, response, route };
+      return await this.issueSpot(spot, client, { shape: options.shape, view, attempt: options.attempt });
     } catch (error) {
       if (error instanceof ReservationConflict) return this.orderAgain(asked, client, options, error);
       if (!(error instanceof TransactionTooLarge)) throw error;
@@ -139,7 +140,8 @@ export class OrderDesk {
     options: IssueOptions,
   ): Promise<IssuedOrder> {
     const checked = await this.checks.spotOrder(order.request, order.priced, order.route);
-    return this.spot.issue({ ...order, checked, client }, options);
+    const { request, priced, response, route } = order;
+    return this.spot.issue({ request, priced, response, route, checked, client }, options);
   }
 
   /**

@@ -176,7 +176,11 @@ export class OrderPricing {
     }[asked.level];
     return {
       ...request,
-      priorityLevel: { ...asked, microLamports: BigInt(perUnit) * BigInt(asked.multiplier) },
+      priorityLevel: {
+        level: asked.level,
+        multiplier: asked.multiplier,
+        microLamports: BigInt(perUnit) * BigInt(asked.multiplier),
+      },
     };
   }
 
