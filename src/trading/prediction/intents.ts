@@ -49,10 +49,6 @@ import {
 
 export { MIN_FEE_BUDGET } from "./escrow.js";
 
-export interface IntentRequest extends OrderRequest {
-  feeBudget: bigint;
-}
-
 export type { IntentQuoteResponse, SubmitIntentResponse };
 
 /**
@@ -85,8 +81,11 @@ export class IntentDesk {
     },
   ) {}
 
-  /** Prices an intent and, with a user, issues its open transaction. */
-  async intent(request: IntentRequest): Promise<IntentQuoteResponse> {
+  /**
+   * Prices an intent and, with a user, issues its open transaction paying at most `feeBudget` in fees.
+   * (An argument, not a key added to a copy of the request: see `parseParams` on what those cost.)
+   */
+  async intent(request: OrderRequest, feeBudget: bigint): Promise<IntentQuoteResponse> {
     const priced = await this.deps.desk.price(request);
     if (priced.route.executionMode !== "sync") {
       throw new OrderRefused(
@@ -102,7 +101,7 @@ export class IntentDesk {
       otherAmountThreshold: priced.threshold.toString(),
       minOutAmount: priced.threshold.toString(),
       slippageBps: priced.slippageBps,
-      feeBudget: Number(request.feeBudget),
+      feeBudget: Number(feeBudget),
       priceImpactPct: formatFraction(priced.impact),
     };
     // Taken out of the output when the intent fills: the quote says how much at the quoted output.

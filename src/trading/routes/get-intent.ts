@@ -116,7 +116,7 @@ export function getIntent(app: ZodApp, book: TradingBook, intents: IntentDesk): 
       }
       // The venue's pick, within the caller's cap, unless the caller names the budget.
       const budget = own.feeBudget ?? minimum(MIN_FEE_BUDGET, own.maxAutoFeeBudget);
-      const intent = await intents.intent({ ...order, feeBudget: budget });
+      const intent = await intents.intent(order, budget);
       return sendJson(reply, JSON.stringify(intent));
     },
   );

@@ -77,7 +77,8 @@ export class OrderDesk {
     const { priced, response } = await this.pricing.priceOrder(request);
     refuseAsync(priced.route);
     const { executionMode: _, ...quote } = response;
-    return { ...quote, requestId: randomUUID(), routingSlot: quote.contextSlot };
+    // Keys set on the rest, not on a spread copy given new keys (see `parseParams` on what those cost).
+    return Object.assign(quote, { requestId: randomUUID(), routingSlot: quote.contextSlot });
   }
 
   /** `POST /swap` and `/swap-instructions`: issues a spot swap for its user, in the shape asked. */
