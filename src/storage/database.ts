@@ -219,6 +219,16 @@ export interface ChainAddressesTable {
   address: string;
 }
 
+/**
+ * The newest rows of the history index, in the order they landed, until merged into
+ * chain_address_transactions (commit-batch.ts, HISTORY_MERGE_EVERY).
+ */
+export interface ChainRecentHistoryTable {
+  position: number | string | bigint;
+  address: string;
+  slot: number | string | bigint;
+}
+
 /** One row per account key of each landed transaction: an address's history, read newest first. */
 export interface ChainAddressTransactionsTable {
   address_id: number | string | bigint;
@@ -237,6 +247,7 @@ export interface Tables {
   chain_transactions: ChainTransactionsTable;
   chain_addresses: ChainAddressesTable;
   chain_address_transactions: ChainAddressTransactionsTable;
+  chain_recent_history: ChainRecentHistoryTable;
   chain_lease: ChainLeaseTable;
   trading_tokens: TradingTokensTable;
   pools: PoolsTable;

@@ -355,6 +355,22 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("orders").addColumn("upstream", "text").execute();
     },
   },
+  "0018_recent_history": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The history index's newest rows in the order they land (commit-batch.ts, HISTORY_MERGE_EVERY):
+      // a commit appends here, and every so many transactions they move to chain_address_transactions.
+      const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+      await db.schema
+        .createTable("chain_recent_history")
+        .addColumn("position", "bigint", (c) => c.notNull())
+        .addColumn("address", "varchar(44)", (c) => c.notNull())
+        .addColumn("slot", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("chain_recent_history_key", ["position", "address"])
+        .$call((table) => (postgres ? table : table.modifyEnd(sql`without rowid`)))
+        .execute();
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

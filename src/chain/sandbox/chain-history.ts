@@ -1,9 +1,10 @@
 /**
- * The sandbox chain's history as stored: a wallet's transactions newest first (through
- * `chain_address_transactions`, written in the same commit as the transactions), the transactions of
- * one slot in the order they executed, and transaction counts per slot window. Every read is bounded
- * by an index: the history's primary key (address id, slot, position) or chain_transactions'
- * (slot, position).
+ * The sandbox chain's history as stored: a wallet's transactions newest first (through the history
+ * index, written in the same commit as the transactions: `chain_recent_history` for the newest, then
+ * `chain_address_transactions`), the transactions of one slot in the order they executed, and
+ * transaction counts per slot window. Every read is bounded by an index: the history's primary key
+ * (address id, slot, position), chain_transactions' (slot, position), or the recent rows, at most
+ * HISTORY_MERGE_EVERY transactions' worth (commit-batch.ts).
  */
 import { type Kysely, sql } from "kysely";
 import type { Tables } from "../../storage/database.js";
@@ -36,37 +37,51 @@ export interface AddressHistoryQuery {
 export class ChainHistory {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** `address`'s transactions, newest first, between the query's bounds. */
+  /**
+   * `address`'s transactions, newest first, between the query's bounds: the newest from the recent
+   * rows, the rest from the address-ordered index, read in one statement so that a merge between
+   * two reads can neither hide nor double a row.
+   */
   async forAddress(address: string, query: AddressHistoryQuery): Promise<AddressHistoryEntry[]> {
-    let select = this.db
-      .selectFrom("chain_addresses as a")
-      .innerJoin("chain_address_transactions as h", "h.address_id", "a.id")
-      .innerJoin("chain_transactions as t", (join) =>
-        join.onRef("t.slot", "=", "h.slot").onRef("t.position", "=", "h.position"),
-      )
-      .select(["t.signature", "h.slot", "t.err", "t.block_time", "t.wire"])
-      .where("a.address", "=", address)
-      .orderBy("h.slot", "desc")
-      .orderBy("h.position", "desc")
-      .limit(query.limit);
-    const { before, until } = query;
-    if (before) {
-      select = select.where((eb) =>
-        eb.or([
-          eb("h.slot", "<", Number(before.slot)),
-          eb.and([eb("h.slot", "=", Number(before.slot)), eb("h.position", "<", Number(before.position))]),
-        ]),
-      );
-    }
-    if (until) {
-      select = select.where((eb) =>
-        eb.or([
-          eb("h.slot", ">", Number(until.slot)),
-          eb.and([eb("h.slot", "=", Number(until.slot)), eb("h.position", ">", Number(until.position))]),
-        ]),
-      );
-    }
-    const rows = await select.execute();
+    const { before, until, limit } = query;
+    // The query's bounds on the rows of the table aliased `table`, as (slot, position) pairs.
+    const bounded = (table: string) => {
+      const slot = sql.ref(`${table}.slot`);
+      const position = sql.ref(`${table}.position`);
+      const bounds = [];
+      if (before) {
+        const [s, p] = [Number(before.slot), Number(before.position)];
+        bounds.push(sql`and (${slot} < ${s} or (${slot} = ${s} and ${position} < ${p}))`);
+      }
+      if (until) {
+        const [s, p] = [Number(until.slot), Number(until.position)];
+        bounds.push(sql`and (${slot} > ${s} or (${slot} = ${s} and ${position} > ${p}))`);
+      }
+      return sql.join(bounds, sql` `);
+    };
+    const { rows } = await sql<{
+      signature: string;
+      slot: number | string | bigint;
+      err: string | null;
+      block_time: number | string | bigint;
+      wire: string;
+    }>`
+      select "t"."signature", "h"."slot", "t"."err", "t"."block_time", "t"."wire" from (
+        select * from (
+          select "r"."slot", "r"."position" from "chain_recent_history" as "r"
+          where "r"."address" = ${address} ${bounded("r")}
+          order by "r"."position" desc limit ${limit}
+        ) as "recent"
+        union all
+        select * from (
+          select "m"."slot", "m"."position" from "chain_addresses" as "a"
+          join "chain_address_transactions" as "m" on "m"."address_id" = "a"."id"
+          where "a"."address" = ${address} ${bounded("m")}
+          order by "m"."slot" desc, "m"."position" desc limit ${limit}
+        ) as "merged"
+      ) as "h"
+      join "chain_transactions" as "t" on "t"."slot" = "h"."slot" and "t"."position" = "h"."position"
+      order by "h"."slot" desc, "h"."position" desc limit ${limit}`.execute(this.db);
     return rows.map((row) => ({
       signature: row.signature,
       slot: BigInt(row.slot),

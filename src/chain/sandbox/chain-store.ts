@@ -16,6 +16,8 @@ import {
   type CommittedStatus,
   commitStatementText,
   encodeBatch,
+  HISTORY_MERGE_EVERY,
+  mergeHistoryStatementTexts,
   type StoredAccount,
   type StoredTransaction,
   VALUES_PER_ROW,
@@ -65,14 +67,18 @@ export interface ChainStoreOptions {
   sqliteFile?: string;
   /** The lease every commit proves in its own transaction; a store without one only reads. */
   lease?: ChainLease;
+  /** Transactions per step of the history index (HISTORY_MERGE_EVERY, its default). */
+  historyMergeEvery?: number;
 }
 
 /** The sandbox chain's tables: reads, and commits proved by the lease (see the module comment). */
 export class ChainStore {
   private readonly statements = new Map<string, string>();
+  private mergeStatements: string[] | undefined;
   private numbered: boolean | undefined;
   private writer: SqliteWriter | null;
   private readonly lease: ChainLease | undefined;
+  private readonly historyMergeEvery: number;
   /** The position the next committed transaction takes (chain_transactions.position). */
   private nextPosition = 0;
 
@@ -81,7 +87,11 @@ export class ChainStore {
     options: ChainStoreOptions = {},
   ) {
     this.lease = options.lease;
-    this.writer = options.sqliteFile && options.lease ? new SqliteWriter(options.sqliteFile) : null;
+    this.historyMergeEvery = options.historyMergeEvery ?? HISTORY_MERGE_EVERY;
+    this.writer =
+      options.sqliteFile && options.lease
+        ? new SqliteWriter(options.sqliteFile, { historyMergeEvery: this.historyMergeEvery })
+        : null;
   }
 
   /** A store on `db` whose commits, on an SQLite file with a lease, go through a worker thread. */
@@ -268,20 +278,30 @@ export class ChainStore {
         throw error instanceof ChainLeaseLostError ? lease.lose() : error;
       });
     }
-    const { accounts: upserts, deletions, transactions, addresses, history } = encodeBatch(batch);
+    const {
+      accounts: upserts,
+      deletions,
+      transactions,
+      history,
+      mergeBelow,
+    } = encodeBatch(batch, this.historyMergeEvery);
     await this.db.transaction().execute(async (trx) => {
       await lease.fence(trx);
       const rows: [CommitStatement, unknown[]][] = [
         ["upsertAccounts", upserts],
         ["deleteAccounts", deletions],
         ["insertTransactions", transactions],
-        ["insertAddresses", addresses],
         ["insertHistory", history],
       ];
       for (const [kind, values] of rows) {
         for (const group of chunks(values, ROWS_PER_STATEMENT * VALUES_PER_ROW[kind])) {
           await trx.executeQuery(this.statement(kind, group));
         }
+      }
+      if (mergeBelow !== null) {
+        this.mergeStatements ??= mergeHistoryStatementTexts(this.placeholder());
+        for (const text of this.mergeStatements)
+          await trx.executeQuery(CompiledQuery.raw(text, [mergeBelow]));
       }
     });
   }

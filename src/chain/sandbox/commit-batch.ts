@@ -73,24 +73,32 @@ export const TRANSACTION_COLUMNS = [
 ] as const;
 
 /**
- * The values of one history row as `encodeBatch` lays them out: the address, then the slot and
- * position of its transaction (stored as `chain_address_transactions`, the address by its id).
+ * The values of one history row as `encodeBatch` lays them out: the position of its transaction,
+ * the address, then the slot (stored as `chain_recent_history` until merged, see `mergeBelow`).
  */
 export const HISTORY_ROW_VALUES = 3;
+
+/**
+ * Transactions per step of the history index: new rows go to `chain_recent_history` in position
+ * order, so a commit appends to one end of it instead of dirtying a page of the address-ordered
+ * index per address it names; the commit whose transactions reach a multiple of this moves every
+ * row below it into `chain_address_transactions`, in address order.
+ */
+export const HISTORY_MERGE_EVERY = 1024;
 
 /** A batch encoded for binding: flat arrays of column values, in each table's column order. */
 export interface EncodedBatch {
   accounts: unknown[];
   deletions: string[];
   transactions: unknown[];
-  /** The distinct addresses the batch's transactions name (each stored once, in chain_addresses). */
-  addresses: string[];
-  /** Their history rows, HISTORY_ROW_VALUES values each. */
+  /** One row per distinct account key of each transaction, HISTORY_ROW_VALUES values each. */
   history: unknown[];
+  /** When set, the commit then merges the recent history below this position (HISTORY_MERGE_EVERY). */
+  mergeBelow: number | null;
 }
 
 /** A batch as rows of column values, ready to bind. */
-export function encodeBatch(batch: CommitBatch): EncodedBatch {
+export function encodeBatch(batch: CommitBatch, mergeEvery = HISTORY_MERGE_EVERY): EncodedBatch {
   const accounts: unknown[] = [];
   const deletions: string[] = [];
   for (const [address, account] of batch.accounts) {
@@ -106,11 +114,13 @@ export function encodeBatch(batch: CommitBatch): EncodedBatch {
     }
   }
   const transactions: unknown[] = [];
+  const history: unknown[] = [];
   const first = batch.firstPosition ?? 0;
   batch.transactions.forEach((tx, i) => {
+    const slot = Number(tx.slot);
     transactions.push(
       tx.signature,
-      Number(tx.slot),
+      slot,
       tx.blockTime,
       tx.err === null ? null : JSON.stringify(tx.err),
       tx.fee.toString(),
@@ -122,40 +132,22 @@ export function encodeBatch(batch: CommitBatch): EncodedBatch {
       tx.meta ? encodeMetaExtras(tx.meta) : null,
       first + i,
     );
+    // The history getSignaturesForAddress reads: one row per distinct account key.
+    for (const address of new Set(tx.accountKeys)) history.push(first + i, address, slot);
   });
-  return { accounts, deletions, transactions, ...historyRows(batch) };
-}
-
-// One row per distinct account key of each transaction (the history getSignaturesForAddress reads),
-// numbered in the order they executed.
-function historyRows(batch: CommitBatch): { addresses: string[]; history: unknown[] } {
-  const addresses = new Set<string>();
-  const history: unknown[] = [];
-  const first = batch.firstPosition ?? 0;
-  batch.transactions.forEach((tx, i) => {
-    const slot = Number(tx.slot);
-    for (const address of new Set(tx.accountKeys)) {
-      addresses.add(address);
-      history.push(address, slot, first + i);
-    }
-  });
-  return { addresses: [...addresses], history };
+  const next = first + batch.transactions.length;
+  const reached = next - (next % mergeEvery);
+  return { accounts, deletions, transactions, history, mergeBelow: reached > first ? reached : null };
 }
 
 /** The statements a commit runs; each is written for a number of rows. */
-export type CommitStatement =
-  | "upsertAccounts"
-  | "deleteAccounts"
-  | "insertTransactions"
-  | "insertAddresses"
-  | "insertHistory";
+export type CommitStatement = "upsertAccounts" | "deleteAccounts" | "insertTransactions" | "insertHistory";
 
 /** Values each row of a statement binds, in `encodeBatch`'s layout. */
 export const VALUES_PER_ROW: Record<CommitStatement, number> = {
   upsertAccounts: ACCOUNT_COLUMNS.length,
   deleteAccounts: 1,
   insertTransactions: TRANSACTION_COLUMNS.length,
-  insertAddresses: 1,
   insertHistory: HISTORY_ROW_VALUES,
 };
 
@@ -192,16 +184,26 @@ export function commitStatementText(
       return `delete from "chain_accounts" where "address" in (${Array.from({ length: rows }, (_, i) => placeholder(i)).join(", ")})`;
     case "insertTransactions":
       return `insert into "chain_transactions" (${quoted(TRANSACTION_COLUMNS)}) values ${list(plain)}`;
-    case "insertAddresses":
-      return `insert into "chain_addresses" ("address") values ${list(plain)} on conflict ("address") do nothing`;
     case "insertHistory":
-      // Each address by its id; PostgreSQL types a bare VALUES parameter as text, hence the casts.
-      return (
-        `insert into "chain_address_transactions" ("address_id", "slot", "position") ` +
-        `select "a"."id", "v"."column2", "v"."column3" from (values ${list((index, column) => (column === 0 ? placeholder(index) : `cast(${placeholder(index)} as bigint)`))}) as "v" ` +
-        `join "chain_addresses" as "a" on "a"."address" = "v"."column1"`
-      );
+      return `insert into "chain_recent_history" ("position", "address", "slot") values ${list(plain)}`;
   }
+}
+
+/**
+ * The statements that merge the recent history below a position (their one parameter) into the
+ * address-ordered index, in this order: each address numbered once, its rows moved, then cleared.
+ */
+export function mergeHistoryStatementTexts(placeholder: (index: number) => string): string[] {
+  const below = `"position" < ${placeholder(0)}`;
+  return [
+    // SQLite reads ON CONFLICT after a SELECT only behind a WHERE, which this has.
+    `insert into "chain_addresses" ("address") select distinct "address" from "chain_recent_history" where ${below} on conflict ("address") do nothing`,
+    `insert into "chain_address_transactions" ("address_id", "slot", "position") ` +
+      `select "a"."id", "r"."slot", "r"."position" from "chain_recent_history" as "r" ` +
+      `join "chain_addresses" as "a" on "a"."address" = "r"."address" where "r".${below} ` +
+      `order by "a"."id", "r"."slot", "r"."position"`,
+    `delete from "chain_recent_history" where ${below}`,
+  ];
 }
 
 function base64(bytes: Uint8Array): string {

@@ -76,6 +76,8 @@ export interface SandboxChainOptions {
   logger?: ChainLogger;
   /** Timings of the lease (tests shorten them); see lease.ts. */
   lease?: ChainLeaseSettings;
+  /** Transactions per step of the history index (HISTORY_MERGE_EVERY); tests lower it. */
+  historyMergeEvery?: number;
 }
 
 /** The embedded LiteSVM chain (see the module comment). */
@@ -133,7 +135,11 @@ export class SandboxChain implements Chain {
     await lease.acquire();
     let store: ChainStore | undefined;
     try {
-      store = await ChainStore.open(options.storage.db, { sqliteFile: sqliteFileOf(options.storage), lease });
+      store = await ChainStore.open(options.storage.db, {
+        sqliteFile: sqliteFileOf(options.storage),
+        lease,
+        historyMergeEvery: options.historyMergeEvery,
+      });
       const genesis = await store.settleGenesis({
         genesisHash: encodeBase58(crypto.getRandomValues(new Uint8Array(32))),
         genesisMs: clock.now(),

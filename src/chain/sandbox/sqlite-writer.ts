@@ -19,6 +19,8 @@ import {
   type CommitStatement,
   commitStatementText,
   encodeBatch,
+  HISTORY_MERGE_EVERY,
+  mergeHistoryStatementTexts,
   VALUES_PER_ROW,
 } from "./commit-batch.js";
 import { ChainLeaseLostError, type LeaseFence, SQLITE_NOW_MS } from "./lease.js";
@@ -35,13 +37,12 @@ const sql = workerData.statements;
 const upsert = db.prepare(sql.upsertAccount);
 const remove = db.prepare(sql.deleteAccount);
 const insert = db.prepare(sql.insertTransaction);
-// Address and history rows go in many at a time: a transaction names a dozen keys, and each
-// statement run has a cost.
+// History rows go in many at a time: a transaction names a dozen keys, and each statement run has a
+// cost.
 const MANY = workerData.rowsPerRun;
-const oneAddress = db.prepare(sql.insertAddress);
-const manyAddresses = db.prepare(sql.insertAddresses);
 const oneHistoryRow = db.prepare(sql.insertHistoryRow);
 const manyHistoryRows = db.prepare(sql.insertHistoryRows);
+const mergeHistory = sql.mergeHistory.map((text) => db.prepare(text));
 function runInGroups(values, perRow, one, many) {
   const group = MANY * perRow;
   let i = 0;
@@ -61,11 +62,11 @@ function write(batch, lease) {
   for (const address of batch.deletions) remove.run(address);
   const t = batch.transactions;
   for (let i = 0; i < t.length; i += sql.transactionValues) insert.run(t.slice(i, i + sql.transactionValues));
-  runInGroups(batch.addresses, 1, oneAddress, manyAddresses);
   runInGroups(batch.history, sql.historyValues, oneHistoryRow, manyHistoryRows);
+  if (batch.mergeBelow !== null) for (const statement of mergeHistory) statement.run(batch.mergeBelow);
 }
-// The commits that queued up while the last one was written go in one SQLite transaction: a page of
-// the address index that several of them touch is written once, not once per commit.
+// The commits that queued up while the last one was written go in one SQLite transaction: a page
+// that several of them touch is written once, not once per commit.
 const writeAll = db.transaction((messages) => {
   for (const message of messages) write(message.batch, message.lease);
 });
@@ -110,7 +111,7 @@ parentPort.on("message", handle);
 `;
 
 const BUSY_TIMEOUT_MS = 5000;
-// Rows per run of the address and history statements.
+// Rows per run of the history statement.
 const ROWS_PER_RUN = 64;
 
 // The worker's statements, from the text the store's own commits use.
@@ -121,11 +122,10 @@ function workerStatements() {
     deleteAccount: text("deleteAccounts", 1),
     insertTransaction: text("insertTransactions", 1),
     transactionValues: VALUES_PER_ROW.insertTransactions,
-    insertAddress: text("insertAddresses", 1),
-    insertAddresses: text("insertAddresses", ROWS_PER_RUN),
     insertHistoryRow: text("insertHistory", 1),
     insertHistoryRows: text("insertHistory", ROWS_PER_RUN),
     historyValues: VALUES_PER_ROW.insertHistory,
+    mergeHistory: mergeHistoryStatementTexts(() => "?"),
   };
 }
 
@@ -143,7 +143,10 @@ export class SqliteWriter {
   private nextId = 0;
   private failure: Error | null = null;
 
-  constructor(file: string) {
+  private readonly historyMergeEvery: number;
+
+  constructor(file: string, options: { historyMergeEvery?: number } = {}) {
+    this.historyMergeEvery = options.historyMergeEvery ?? HISTORY_MERGE_EVERY;
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
@@ -188,7 +191,7 @@ export class SqliteWriter {
    */
   commit(batch: CommitBatch, lease: LeaseFence): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    const encoded = encodeBatch(batch);
+    const encoded = encodeBatch(batch, this.historyMergeEvery);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });

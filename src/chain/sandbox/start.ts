@@ -46,6 +46,8 @@ export interface SandboxChainSettings {
   onInvalidated?: (listener: (secretHashes: ReadonlySet<string>) => void) => () => void;
   /** Overrides of src/limits.ts for the listeners; tests shorten timeouts with it. */
   limits?: SandboxListenerLimits;
+  /** Transactions per step of the history index (HISTORY_MERGE_EVERY); tests lower it to cross steps. */
+  historyMergeEvery?: number;
 }
 
 /** Listener bounds that override src/limits.ts (HTTP_LIMITS, RPC_LIMITS, PUBSUB_LIMITS). */
@@ -103,6 +105,7 @@ export async function startSandboxChain(settings: SandboxChainSettings): Promise
     storage: settings.storage,
     clock: settings.clock,
     logger: settings.logger,
+    historyMergeEvery: settings.historyMergeEvery,
   });
   chain.setAirdropBuilder((recipient, lamports, lifetime) =>
     buildAirdropTransaction(signers.treasury, recipient, lamports, lifetime),
