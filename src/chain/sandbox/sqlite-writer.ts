@@ -33,7 +33,6 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma("journal_mode = WAL");
 db.pragma("synchronous = NORMAL");
-db.pragma("wal_autocheckpoint = " + workerData.checkpointPages);
 const sql = workerData.statements;
 const upsert = db.prepare(sql.upsertAccount);
 const remove = db.prepare(sql.deleteAccount);
@@ -112,15 +111,6 @@ parentPort.on("message", handle);
 `;
 
 const BUSY_TIMEOUT_MS = 5000;
-/**
- * WAL pages past which the writer's commits checkpoint (SQLite's default is 1,000). A checkpoint
- * copies the latest version of every page the WAL holds into the database file and syncs both:
- * the chain's commits rewrite the same hot pages (the tables' last leaves, the busiest accounts)
- * over and over, so a larger WAL copies each of them once for many more commits. In the intents
- * bench, checkpoints at 1,000 pages were three quarters of the writer's commit time; at 10,000 they
- * take half as long (for a WAL file of up to ~40 MB).
- */
-export const WRITER_CHECKPOINT_PAGES = 10_000;
 // Rows per run of the history statement.
 const ROWS_PER_RUN = 64;
 
@@ -167,7 +157,6 @@ export class SqliteWriter {
         nowMs: SQLITE_NOW_MS,
         statements: workerStatements(),
         rowsPerRun: ROWS_PER_RUN,
-        checkpointPages: WRITER_CHECKPOINT_PAGES,
       },
     });
     // Only a commit in flight keeps the process alive.
