@@ -93,6 +93,8 @@ describe("async-order parameters", () => {
       platformFeeScale: "50",
       feeAccount,
     });
+    expect(bought.status, "the buy settles with one fill").toMatchObject({ status: "closed" });
+    expect(bought.status.fills).toHaveLength(1);
     const buyFee = (await balanceOf(builder.address, USDC_MINT)) - 1n;
     const buyFill = bought.status.fills?.[0];
     const contracts = BigInt(buyFill?.outAmount ?? 0);
@@ -107,6 +109,8 @@ describe("async-order parameters", () => {
       platformFeeScale: "120",
       feeAccount,
     });
+    expect(sold.status, "the sale settles with one fill").toMatchObject({ status: "closed" });
+    expect(sold.status.fills).toHaveLength(1);
     const saleFee = (await balanceOf(builder.address, USDC_MINT)) - 1n - buyFee;
     const proceeds = BigInt(sold.status.fills?.[0]?.outAmount ?? 0) + saleFee;
     expect(saleFee).toBe(builderFee(120, proceeds, contracts));
