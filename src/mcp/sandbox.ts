@@ -9,6 +9,7 @@ import type { Address } from "@solana/kit";
 import type { Chain } from "../chain/chain.js";
 import type { Keypair } from "../chain/ed25519.js";
 import { readKeypairFile } from "../chain/keypair-file.js";
+import { SLOT_MS } from "../chain/sandbox/slot-clock.js";
 import type { VenueSigners } from "../chain/venue-keys.js";
 import { airdropSol, createWallet, faucetTokens, walletFile } from "../chain/wallet.js";
 import { USDC_MINT } from "../contract/markets.js";
@@ -85,9 +86,11 @@ export function sandboxControls(settings: SandboxSettings): SandboxControls {
       return { ticker: answer.market.ticker, status: answer.market.status };
     },
     async timeTravel(seconds) {
-      const clock = (await cheatcode(settings.rpcUrl, "surfnet_getClock", [])) as { unixTimestamp: number };
+      // Counted in slots from the current one: the clock's unixTimestamp is whole seconds of the slot's
+      // start, and that plus one second may already have passed (the chain then refuses the target).
+      const clock = (await cheatcode(settings.rpcUrl, "surfnet_getClock", [])) as { slot: number };
       await cheatcode(settings.rpcUrl, "surfnet_timeTravel", [
-        { absoluteTimestamp: (clock.unixTimestamp + seconds) * 1000 },
+        { absoluteSlot: clock.slot + Math.ceil((seconds * 1000) / SLOT_MS) },
       ]);
       const after = (await cheatcode(settings.rpcUrl, "surfnet_getClock", [])) as { unixTimestamp: number };
       let exchangeNow: number | null = null;
