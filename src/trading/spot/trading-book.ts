@@ -130,7 +130,7 @@ export class TradingBook {
   async updatePredictionMarkets(catalog: Catalog): Promise<void> {
     const { prediction } = this.options;
     if (!prediction) return;
-    const unlisted = prediction.update(catalog).filter((token) => !this.tokens.has(token.mint));
+    const unlisted = prediction.update(catalog, (mint) => this.tokens.has(mint as Address));
     if (unlisted.length > 0) await listTokensWithoutPool(this.options.db, unlisted);
     if (!(await this.reload())) this.rebuildGraph();
   }

@@ -4,7 +4,7 @@
  */
 import type { Address } from "@solana/kit";
 import type { Kysely, Transaction } from "kysely";
-import { parseAddress } from "../../../chain/base58.js";
+import { parseAddress, parseAddressUncached } from "../../../chain/base58.js";
 import type { Tables } from "../../../storage/database.js";
 
 export interface TokenRecord {
@@ -53,8 +53,10 @@ export async function listTokens(db: Kysely<Tables>): Promise<TokenRecord[]> {
     .orderBy("listed_at")
     .orderBy("mint")
     .execute();
+  // Checked outside the address cache: a large catalogue lists hundreds of thousands of outcome
+  // mints, which would flush the addresses transactions use.
   return rows.map((row) => ({
-    mint: parseAddress(row.mint),
+    mint: parseAddressUncached(row.mint),
     decimals: row.decimals,
     program: parseAddress(row.program),
   }));

@@ -276,28 +276,34 @@ export class PredictionVenue {
   /**
    * Takes the catalog its markets are built from: active markets trade (those not yet initialized are
    * initialized by their first buy), tokenized determined ones redeem, each on every rail. Returns
-   * the settlement mints and the outcome mints of the tokenized markets that trade or redeem, to be
-   * listed as tokens: a mint joins the registry once it exists (a market born determined included).
+   * the settlement mints and the outcome mints of the tokenized markets that trade or redeem that
+   * `isListed` does not list yet, to be listed as tokens: a mint joins the registry once it exists (a
+   * market born determined included).
    */
-  update(catalog: Catalog): TokenRecord[] {
+  update(catalog: Catalog, isListed: (mint: string) => boolean): TokenRecord[] {
     this.catalog = catalog;
     this.initializedLately.clear();
     // The settlement mints trade here whether or not a pool lists them (CASH has none); both are
     // 6-decimal SPL tokens.
-    const listed: TokenRecord[] = SETTLEMENT_MINTS.map((mint) => ({
+    const unlisted: TokenRecord[] = SETTLEMENT_MINTS.filter((mint) => !isListed(mint)).map((mint) => ({
       mint,
       decimals: USDC_DECIMALS,
       program: TOKEN_PROGRAM,
     }));
+    // A large catalogue names hundreds of thousands of outcome mints, listed once and then known:
+    // only new ones are checked, and not through the address cache, which they would flush.
+    const add = (mint: string) => {
+      if (!isListed(mint)) unlisted.push(outcomeToken(parseAddressUncached(mint)));
+    };
     for (const entry of catalog.markets) {
       const { tokenized, status } = entry.record;
       if (!tokenized || (status !== "active" && payoutPerContract("yes", entry.record) === null)) continue;
       for (const rail of entry.addresses.rails) {
-        const accounts = railAccounts(rail);
-        listed.push(outcomeToken(accounts.yesMint), outcomeToken(accounts.noMint));
+        add(rail.yesMint);
+        add(rail.noMint);
       }
     }
-    return listed;
+    return unlisted;
   }
 
   /** The market of an outcome mint the venue trades or redeems, if any, built when asked. */
