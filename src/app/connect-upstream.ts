@@ -3,7 +3,8 @@
  * simulator started on `SIMULATOR_PORT` over the demo catalogue. Either way the rest of the program
  * talks to it through the same HTTP client.
  */
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPair } from "node:crypto";
+import { promisify } from "node:util";
 import { type Config, ConfigError } from "../config.js";
 import type { CatalogueFile } from "../contract/markets.js";
 import type { RunningSimulator } from "../simulator/index.js";
@@ -63,8 +64,6 @@ export async function connectUpstream(
       "invalid configuration:\n  UPSTREAM_TRADING executes fills with an account on UPSTREAM_URL: set UPSTREAM_KEY_ID and UPSTREAM_PRIVATE_KEY_FILE",
     );
   }
-  // The embedded simulator opens an account for a key made now (its accounts live as long as it does).
-  const venueAccount = trading && !config.UPSTREAM_URL ? newVenueAccount() : undefined;
   let simulator: RunningSimulator | undefined;
   let url = config.UPSTREAM_URL;
   if (!url) {
@@ -77,7 +76,6 @@ export async function connectUpstream(
       historyWindowSeconds: Math.round(config.SIMULATOR_LIVE_DAYS * 86_400),
       // Testers' controls (settle, pause, the clock, faults) are for development only.
       controls: config.MODE === "development",
-      ...(venueAccount ? { accounts: { [VENUE_ACCOUNT.keyId]: venueAccount.account } } : {}),
     });
     url = simulator.url;
   }
@@ -86,7 +84,7 @@ export async function connectUpstream(
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     ...(credentials ? { credentials } : {}),
   });
-  const accountKey = venueAccount?.credentials ?? credentials;
+  const accountKey = simulator ? venueAccountOn(simulator) : credentials && (async () => credentials);
   const portfolio =
     trading && accountKey ? new KalshiPortfolio(url, accountKey, config.UPSTREAM_TIMEOUT_MS) : undefined;
   return {
@@ -102,17 +100,27 @@ export async function connectUpstream(
   };
 }
 
-/** A key for the venue's account on the embedded simulator, and the account it opens there. */
-function newVenueAccount(): {
-  credentials: KalshiCredentials;
-  account: { publicKeyPem: string; balanceCents: number };
-} {
-  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  return {
-    credentials: { keyId: VENUE_ACCOUNT.keyId, privateKey },
-    account: {
+/**
+ * The venue's account on the embedded simulator, opened for a key made when the first upstream fill
+ * needs it: making an RSA key takes ~0.1 s of CPU, which every start paid before the venue was
+ * ready, and most venues never fill upstream. Its accounts live as long as it does.
+ */
+function venueAccountOn(simulator: RunningSimulator): () => Promise<KalshiCredentials> {
+  let opened: Promise<KalshiCredentials> | undefined;
+  const open = async (): Promise<KalshiCredentials> => {
+    const { publicKey, privateKey } = await promisify(generateKeyPair)("rsa", { modulusLength: 2048 });
+    simulator.openAccount(VENUE_ACCOUNT.keyId, {
       publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
       balanceCents: VENUE_ACCOUNT.balanceCents,
-    },
+    });
+    return { keyId: VENUE_ACCOUNT.keyId, privateKey };
+  };
+  return () => {
+    // A failed attempt is not kept: the next fill tries again.
+    opened ??= open().catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    });
+    return opened;
   };
 }

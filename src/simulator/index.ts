@@ -82,6 +82,8 @@ export interface RunningSimulator {
   /** Built on first use (a request, or reading this). */
   readonly exchange: SimulatedExchange;
   faults: FaultControls;
+  /** Opens an account for a key, as `accounts` does at start (refused for a key that has one). */
+  openAccount(keyId: string, account: { publicKeyPem: string; balanceCents: number }): void;
   close(): Promise<void>;
 }
 
@@ -183,6 +185,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       return ctx.exchange;
     },
     faults,
+    openAccount(keyId, account) {
+      openAccount(portfolio, { keyId, ...account }, now());
+    },
     close: () => app.close(),
   };
 }

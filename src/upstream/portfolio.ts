@@ -5,7 +5,7 @@
  * keeper chose and stored first, so that placing it again after a crash finds the first one (Kalshi
  * answers 409 `order_already_exists`) instead of trading twice. What it filled is read off its fills.
  */
-import { Agent, request } from "undici";
+import type { Agent } from "undici";
 import { UpstreamError } from "./errors.js";
 import { type KalshiCredentials, kalshiSignatureHeaders } from "./signing.js";
 
@@ -79,14 +79,17 @@ interface KalshiFill {
   fee_cost?: string;
 }
 
-/** Kalshi's portfolio API at `baseUrl` (…/trade-api/v2), signed with `credentials`. */
+/**
+ * Kalshi's portfolio API at `baseUrl` (…/trade-api/v2), signed with the credentials `credentials`
+ * gives: asked at each call, so that they can be made when first needed.
+ */
 export class KalshiPortfolio implements UpstreamPortfolio {
   private readonly base: URL;
-  private readonly agent = new Agent({ connections: 8 });
+  private agent: Promise<Agent> | undefined;
 
   constructor(
     baseUrl: string,
-    private readonly credentials: KalshiCredentials,
+    private readonly credentials: () => Promise<KalshiCredentials>,
     private readonly timeoutMs: number,
   ) {
     this.base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
@@ -123,7 +126,14 @@ export class KalshiPortfolio implements UpstreamPortfolio {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await (await this.agent)?.close();
+  }
+
+  /** The connection pool, made with the first call: undici takes ~50 ms to load (as in client.ts). */
+  private pool(): Promise<Agent> {
+    // Through `default` (module.exports): the bundle's chunk of this CommonJS package exports nothing else.
+    this.agent ??= import("undici").then(({ default: { Agent } }) => new Agent({ connections: 8 }));
+    return this.agent;
   }
 
   /**
@@ -191,14 +201,15 @@ export class KalshiPortfolio implements UpstreamPortfolio {
     const url = new URL(path + (query ? `?${query}` : ""), this.base);
     const headers: Record<string, string> = {
       accept: "application/json",
-      ...kalshiSignatureHeaders(this.credentials, method, url.pathname),
+      ...kalshiSignatureHeaders(await this.credentials(), method, url.pathname),
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     };
     try {
-      const response = await request(url, {
+      const response = await (await this.pool()).request({
+        origin: url.origin,
+        path: url.pathname + url.search,
         method,
         headers,
-        dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });

@@ -1,6 +1,9 @@
 /** Following orders over the trade API as a client does: submitting an intent, polling its status. */
+import { createSolanaRpc, type KeyPairSigner } from "@solana/kit";
 import { expect } from "vitest";
 import type { OrderStatusResponse } from "../../src/contract/trade.js";
+import type { OrderResponse } from "../../src/trading/spot/desk.js";
+import { signWithKit } from "./kit.js";
 import { validateAgainstReference } from "./reference-schema.js";
 
 /** POSTs `/submit-intent` to the server at `url`; returns the status, the JSON body and any Retry-After. */
@@ -36,4 +39,25 @@ export async function settledOrder(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`order ${signature} did not settle within ${withinMs} ms`);
+}
+
+/**
+ * Trades `amount` of `inputMint` for `outputMint` as `wallet` on the server at `url`: `GET /order`
+ * with a wide slippage and price-impact tolerance, signed and sent to `rpcUrl` with kit; returns the
+ * order once it has settled.
+ */
+export async function tradeAndSettle(
+  url: string,
+  rpcUrl: string,
+  wallet: KeyPairSigner,
+  order: { inputMint: string; outputMint: string; amount: bigint },
+): Promise<OrderStatusResponse> {
+  const response = await fetch(
+    `${url}/order?inputMint=${order.inputMint}&outputMint=${order.outputMint}&amount=${order.amount}&userPublicKey=${wallet.address}&priceImpactTolerancePct=100&slippageBps=2000`,
+  );
+  const body = (await response.json()) as OrderResponse;
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  const signed = await signWithKit(wallet, body.transaction as string);
+  const signature = await createSolanaRpc(rpcUrl).sendTransaction(signed, { encoding: "base64" }).send();
+  return settledOrder(url, signature);
 }

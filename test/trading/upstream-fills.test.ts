@@ -1,15 +1,13 @@
-import { type Address, createSolanaRpc, type KeyPairSigner } from "@solana/kit";
+import type { Address, KeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
-import type { OrderStatusResponse } from "../../src/contract/trade.js";
 import type { RunningSimulator } from "../../src/simulator/index.js";
-import type { OrderResponse } from "../../src/trading/spot/desk.js";
 import { dollarMicros, KalshiPortfolio } from "../../src/upstream/portfolio.js";
 import { loadKalshiCredentials } from "../../src/upstream/signing.js";
 import { tempDir } from "../support/backends.js";
-import { newFundedWallet, signWithKit } from "../support/kit.js";
-import { settledOrder } from "../support/orders.js";
+import { newFundedWallet } from "../support/kit.js";
+import { tradeAndSettle } from "../support/orders.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { type SimulatorAccount, simulatorWithAccount } from "../support/upstream-account.js";
 
@@ -93,18 +91,8 @@ async function upstreamOrderOf(): Promise<{
   return orders[0] as { order_id: string; client_order_id: string; fill_count_fp: string };
 }
 
-async function trade(inputMint: Address, outputMint: Address, amount: bigint): Promise<OrderStatusResponse> {
-  const response = await fetch(
-    `${t.url}/order?inputMint=${inputMint}&outputMint=${outputMint}&amount=${amount}&userPublicKey=${wallet.address}&priceImpactTolerancePct=100&slippageBps=2000`,
-  );
-  const order = (await response.json()) as OrderResponse;
-  expect(response.status, JSON.stringify(order)).toBe(200);
-  const signed = await signWithKit(wallet, order.transaction as string);
-  const signature = await createSolanaRpc(t.server.chain.rpcUrl)
-    .sendTransaction(signed, { encoding: "base64" })
-    .send();
-  return settledOrder(t.url, signature);
-}
+const trade = (inputMint: Address, outputMint: Address, amount: bigint) =>
+  tradeAndSettle(t.url, t.server.chain.rpcUrl, wallet, { inputMint, outputMint, amount });
 
 const sumMicros = (fills: Fill[], side: (f: Fill) => bigint) =>
   fills.reduce((sum, fill) => sum + BigInt(Number.parseInt(fill.count_fp, 10)) * side(fill), 0n);
@@ -205,11 +193,8 @@ describe("prediction-market fills executed upstream", () => {
   });
 
   it("trades once when the same order is placed again (a restart before what it filled was stored)", async () => {
-    const portfolio = new KalshiPortfolio(
-      simulator.url,
-      loadKalshiCredentials(upstream.keyId, upstream.keyFile),
-      5_000,
-    );
+    const credentials = loadKalshiCredentials(upstream.keyId, upstream.keyFile);
+    const portfolio = new KalshiPortfolio(simulator.url, async () => credentials, 5_000);
     try {
       const ticket = {
         clientOrderId: `og-retry-${Date.now()}`,
