@@ -65,6 +65,8 @@ describe("redemption of a determined market", () => {
   it("lists the mints of a market born determined, as every mint that existed, and sells nothing of them", async () => {
     const tokens = (await (await fetch(`${t.url}/tokens`)).json()) as string[];
     expect(tokens).toEqual(expect.arrayContaining([winning, losing]));
+    // Stored mints and the catalog's redeem-only ones together, each once.
+    expect(new Set(tokens).size).toBe(tokens.length);
     const withDecimals = (await (await fetch(`${t.url}/tokens-with-decimals`)).json()) as [string, number][];
     expect(withDecimals).toContainEqual([winning, 6]);
     // Not for buying: a determined market sells nothing.

@@ -25,7 +25,7 @@ import {
 } from "./pools/store.js";
 import { MarketGraph } from "./router.js";
 import { CPMM_VENUE, CpmmPool } from "./venues/cpmm-pool.js";
-import { PREDICTION_VENUE, type PredictionVenue } from "./venues/prediction.js";
+import { OUTCOME_DECIMALS, PREDICTION_VENUE, type PredictionVenue } from "./venues/prediction.js";
 
 /** Solana's slot time: balances and the blockhash are refreshed this often. */
 export const SLOT_MS = 400;
@@ -72,6 +72,8 @@ export class TradingBook {
   /** `GET /tokens` and `GET /tokens-with-decimals` bodies, serialized once per change. */
   tokensJson = "[]";
   tokensWithDecimalsJson = "[]";
+  /** The stored tokens in listing order. */
+  private tokenRecords: readonly TokenRecord[] = [];
 
   private readonly venueKeys: ReadonlySet<string>;
   /**
@@ -132,7 +134,9 @@ export class TradingBook {
     if (!prediction) return;
     const unlisted = prediction.update(catalog, (mint) => this.tokens.has(mint as Address));
     if (unlisted.length > 0) await listTokensWithoutPool(this.options.db, unlisted);
-    if (!(await this.reload())) this.rebuildGraph();
+    if (await this.reload()) return;
+    this.publishTokens();
+    this.rebuildGraph();
   }
 
   /**
@@ -202,6 +206,22 @@ export class TradingBook {
     this.refreshing = undefined;
   }
 
+  /**
+   * Serializes the token registry: the stored tokens in listing order, then the outcome mints of
+   * determined markets that redeem, which the catalog holds instead of storage.
+   */
+  private publishTokens(): void {
+    const mints: string[] = this.tokenRecords.map((token) => token.mint);
+    const withDecimals: [string, number][] = this.tokenRecords.map((token) => [token.mint, token.decimals]);
+    for (const mint of this.options.prediction?.redeemOnlyMints ?? []) {
+      if (this.tokens.has(mint as Address)) continue;
+      mints.push(mint);
+      withDecimals.push([mint, OUTCOME_DECIMALS]);
+    }
+    this.tokensJson = JSON.stringify(mints);
+    this.tokensWithDecimalsJson = JSON.stringify(withDecimals);
+  }
+
   /** Re-reads pools and tokens when storage has changed; returns whether anything did. */
   async reload(): Promise<boolean> {
     const { db, authorities } = this.options;
@@ -233,8 +253,8 @@ export class TradingBook {
       for (const vault of pool.vaults) this.poolsByAccount.set(vault, pool);
     }
     this.tokens = tokens;
-    this.tokensJson = JSON.stringify(tokenRecords.map((token) => token.mint));
-    this.tokensWithDecimalsJson = JSON.stringify(tokenRecords.map((token) => [token.mint, token.decimals]));
+    this.tokenRecords = tokenRecords;
+    this.publishTokens();
     this.rebuildGraph();
     const first = this.version < 0;
     this.version = version;

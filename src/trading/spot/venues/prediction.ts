@@ -196,6 +196,7 @@ export class PredictionVenue {
    * before the next catalog says so, for a trader who sells right after buying.
    */
   private readonly initializedLately = new Set<string>();
+  private redeemOnly: readonly string[] = [];
   /** Markets whose book the upstream could not be asked for at the last try (not: it has none). */
   private readonly unreadable = new Set<string>();
   private usdcOutcomes: { catalog: Catalog; mints: readonly Address[] } | undefined;
@@ -276,9 +277,10 @@ export class PredictionVenue {
   /**
    * Takes the catalog its markets are built from: active markets trade (those not yet initialized are
    * initialized by their first buy), tokenized determined ones redeem, each on every rail. Returns
-   * the settlement mints and the outcome mints of the tokenized markets that trade or redeem that
-   * `isListed` does not list yet, to be listed as tokens: a mint joins the registry once it exists (a
-   * market born determined included).
+   * the settlement mints and the outcome mints of the tokenized active markets that `isListed` does
+   * not list yet, to be listed as tokens: a mint joins the registry once it trades. The outcome mints
+   * of determined markets that only redeem (`redeemOnlyMints`) are not stored: the catalog keeps
+   * them, and a large one holds hundreds of thousands.
    */
   update(catalog: Catalog, isListed: (mint: string) => boolean): TokenRecord[] {
     this.catalog = catalog;
@@ -290,20 +292,30 @@ export class PredictionVenue {
       decimals: USDC_DECIMALS,
       program: TOKEN_PROGRAM,
     }));
-    // A large catalogue names hundreds of thousands of outcome mints, listed once and then known:
-    // only new ones are checked, and not through the address cache, which they would flush.
-    const add = (mint: string) => {
-      if (!isListed(mint)) unlisted.push(outcomeToken(parseAddressUncached(mint)));
-    };
+    const redeemOnly: string[] = [];
     for (const entry of catalog.markets) {
       const { tokenized, status } = entry.record;
-      if (!tokenized || (status !== "active" && payoutPerContract("yes", entry.record) === null)) continue;
+      if (!tokenized) continue;
+      const active = status === "active";
+      if (!active && payoutPerContract("yes", entry.record) === null) continue;
       for (const rail of entry.addresses.rails) {
-        add(rail.yesMint);
-        add(rail.noMint);
+        for (const mint of [rail.yesMint, rail.noMint]) {
+          if (!active) redeemOnly.push(mint);
+          // Checked outside the address cache, which a large catalogue's mints would flush.
+          else if (!isListed(mint)) unlisted.push(outcomeToken(parseAddressUncached(mint)));
+        }
       }
     }
+    this.redeemOnly = redeemOnly;
     return unlisted;
+  }
+
+  /**
+   * The outcome mints of the catalog's tokenized determined markets, which redeem (every rail): the
+   * token registry lists them beside the stored ones (a market born determined included).
+   */
+  get redeemOnlyMints(): readonly string[] {
+    return this.redeemOnly;
   }
 
   /** The market of an outcome mint the venue trades or redeems, if any, built when asked. */
