@@ -306,8 +306,7 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
   }
   chainAccounts.succeeded();
   log.info("ready: the chain accounts of tokenized markets are in place");
-  archive?.snapshotDaily((onMarkets) => readCatalogue(db, onMarkets));
-  syncNow = keepCatalogCurrent({
+  const kept = keepCatalogCurrent({
     config,
     storage,
     venueSeed,
@@ -319,6 +318,11 @@ async function start(config: Config, options: StartOptions, lifecycle: Lifecycle
     countRefusals: (count) => countRefusals(count),
     ...(archive ? { onStored: (stored) => archive.recorder.catalogueChanges(stored) } : {}),
   });
+  syncNow = kept.syncNow;
+  // The archive's daily catalogue snapshot begins once the first sync has ended (or failed): begun
+  // as the venue turned ready, it held the event loop and ~100 MB at scale while the first probes
+  // and the sync were answered, and it then records the synced catalogue.
+  void kept.firstSync.then(() => archive?.snapshotDaily((onMarkets) => readCatalogue(db, onMarkets)));
   return server;
 }
 
@@ -419,7 +423,7 @@ function keepCatalogCurrent(deps: {
   countRefusals: (count: number) => void;
   /** Hears what each sync stored (the archive). */
   onStored?: SyncOptions["onStored"];
-}): () => Promise<void> {
+}): { syncNow: () => Promise<void>; firstSync: Promise<void> } {
   const { config, catalog, log } = deps;
   const { db, snapshots } = deps.storage;
   const poll = every(
@@ -458,13 +462,13 @@ function keepCatalogCurrent(deps: {
     syncing = run.catch(() => undefined);
     return run;
   };
-  if (config.SYNC_INTERVAL <= 0) return syncNow;
+  if (config.SYNC_INTERVAL <= 0) return { syncNow, firstSync: Promise.resolve() };
   const sync = every(config.SYNC_INTERVAL * 1000, syncNow, {
     immediately: true,
     onError: (error) => log.error({ err: error }, "sync failed; the catalogue stays as it was"),
   });
   deps.lifecycle.defer("upstream sync", () => sync.stop());
-  return syncNow;
+  return { syncNow, firstSync: sync.nextRun() };
 }
 
 /** The base URL an app is listening on. */
