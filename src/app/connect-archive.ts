@@ -81,13 +81,15 @@ export async function connectArchive(
   const history = new ArchiveHistory(dir);
   let snapshots: Repeating | undefined;
   let firstSnapshot: Promise<void> = Promise.resolve();
+  let closed = false;
   return {
     recorder,
     history,
     writer,
     dir,
     snapshotDaily(read) {
-      if (snapshots) return;
+      // Asked once the first sync has ended, which may be after the archive closed.
+      if (snapshots || closed) return;
       snapshots = every(
         DAY_MS,
         async () => {
@@ -109,6 +111,7 @@ export async function connectArchive(
       await writer.flush();
     },
     async close() {
+      closed = true;
       copying.stop();
       snapshots?.stop();
       await fills.copy().catch(() => 0);

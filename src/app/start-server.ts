@@ -463,12 +463,17 @@ function keepCatalogCurrent(deps: {
     return run;
   };
   if (config.SYNC_INTERVAL <= 0) return { syncNow, firstSync: Promise.resolve() };
-  const sync = every(config.SYNC_INTERVAL * 1000, syncNow, {
+  // Settles when a scheduled sync has run to its end (not when the schedule stops before one has).
+  let firstSyncEnded = () => {};
+  const firstSync = new Promise<void>((resolve) => {
+    firstSyncEnded = resolve;
+  });
+  const sync = every(config.SYNC_INTERVAL * 1000, () => syncNow().finally(firstSyncEnded), {
     immediately: true,
     onError: (error) => log.error({ err: error }, "sync failed; the catalogue stays as it was"),
   });
   deps.lifecycle.defer("upstream sync", () => sync.stop());
-  return { syncNow, firstSync: sync.nextRun() };
+  return { syncNow, firstSync };
 }
 
 /** The base URL an app is listening on. */
