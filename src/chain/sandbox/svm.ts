@@ -55,21 +55,24 @@ export function putAccount(svm: LiteSvm, account: StoredAccount): void {
   );
 }
 
-/** Converts LiteSVM's account (null or zero lamports: closed) to the stored form. */
+/**
+ * Converts LiteSVM's account (null or zero lamports: closed) to the stored form; what was already read
+ * of it (`known`) is not read again.
+ */
 export function toStoredAccount(
   address: string,
   account: Account | null,
-  data?: Uint8Array,
+  known: { data?: Uint8Array; lamports?: bigint; owner?: string } = {},
 ): StoredAccount | null {
   if (account === null) return null;
-  const lamports = account.lamports();
+  const lamports = known.lamports ?? account.lamports();
   if (lamports === 0n) return null;
   return {
     address,
     lamports,
-    owner: ownerAddress(account.owner()),
+    owner: known.owner ?? ownerAddress(account.owner()),
     executable: account.executable(),
-    data: data ?? account.data(),
+    data: known.data ?? account.data(),
   };
 }
 

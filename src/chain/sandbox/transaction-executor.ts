@@ -36,7 +36,7 @@ import type { SignatureStatuses } from "./signature-statuses.js";
 import type { SignatureVerdict } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
 import {
-  type Account,
+  Account,
   type AddressAndAccount,
   createSvm,
   emptyAccount,
@@ -64,13 +64,16 @@ export interface ExecutableTransaction {
 }
 
 /**
- * An account a commit stores: its key, and (when a transaction read it after writing it) the
- * account and data as read, which the commit stores without reading them again.
+ * An account a commit stores: its key, and (when a transaction read it after writing it) what was
+ * read of it, which the commit stores without reading it out of LiteSVM again.
  */
 export interface WrittenAccount {
   bytes: Uint8Array;
   account?: Account | null;
   data?: Uint8Array;
+  lamports?: bigint;
+  /** Its owner, when the read named it (a token account's program). */
+  owner?: Address;
 }
 
 /** A transaction that landed in LiteSVM (its commit still to come). */
@@ -224,23 +227,13 @@ export class TransactionExecutor {
     // Accounts that may be token accounts: token balances are read of those alone (not of programs
     // or sysvars), as Agave collects them.
     const watched = tokenCandidates(tx, keys);
-    // Writable accounts as they were, to undo a refused transaction's fee; every key's lamports.
-    const before: (Account | null)[] = new Array(count);
+    // Every key's lamports, and its token balance before (null: not a token account).
     const preBalances: bigint[] = new Array(count);
-    // Each key's token balance before (null: not a token account); it owns the same after.
     const held: (TokenHolding | null)[] = new Array(count).fill(null);
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
-      if (key.writable) {
-        const account = this.svm.getAccount(key.bytes);
-        before[i] = account;
-        preBalances[i] = account?.lamports() ?? 0n;
-        if (watched[i]) held[i] = this.holdingBefore(key, account, preBalances[i] as bigint);
-      } else {
-        before[i] = null;
-        preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
-        if (watched[i]) held[i] = this.holdingBefore(key, undefined, preBalances[i] as bigint);
-      }
+      preBalances[i] = this.svm.getBalance(key.bytes) ?? 0n;
+      if (watched[i]) held[i] = this.holdingBefore(key, preBalances[i] as bigint);
     }
     const result =
       tx.version === "legacy"
@@ -262,10 +255,9 @@ export class TransactionExecutor {
         throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
       }
       if (!job.skipPreflight) {
-        // A preflight would have refused it before it landed: undo the fee LiteSVM charged.
-        keys.forEach((key, i) => {
-          if (key.writable) this.svm.setAccount(key.bytes, before[i] ?? emptyAccount());
-        });
+        // A preflight would have refused it before it landed: undo the fee LiteSVM charged, the only
+        // change LiteSVM keeps of a failed transaction.
+        if (feePayer) this.refund(feePayer.bytes, feePayerBefore);
         throw ChainError.transactionFailed(err, logs, meta.computeUnitsConsumed());
       }
     }
@@ -289,12 +281,13 @@ export class TransactionExecutor {
       const lamports = account?.lamports() ?? 0n;
       postBalances[i] = lamports;
       const data = account?.data();
-      written.set(key.address, { bytes: key.bytes, account, data });
+      const after = watched[i] ? this.holding(key, account, data, had?.programId ?? null) : null;
+      // A token account's owner is its program: the commit need not read it out of LiteSVM again.
+      written.set(key.address, { bytes: key.bytes, account, data, lamports, owner: after?.programId });
       if (!watched[i]) {
         this.known.forget(key.address);
         continue;
       }
-      const after = this.holding(key, account, data, had?.programId ?? null);
       this.known.remember(key.address, lamports, after);
       if (after) postTokenBalances.push({ accountIndex: i, ...after });
     }
@@ -331,18 +324,24 @@ export class TransactionExecutor {
   }
 
   // The token balance of `key` before a transaction (null: not a token account), as last seen if its
-  // lamports are unchanged, else read from `account` (undefined: not read yet).
-  private holdingBefore(
-    key: ResolvedKey,
-    account: Account | null | undefined,
-    lamports: bigint,
-  ): TokenHolding | null {
+  // lamports are unchanged, else read out of LiteSVM.
+  private holdingBefore(key: ResolvedKey, lamports: bigint): TokenHolding | null {
     const known = this.known.get(key.address, lamports);
     if (known) return known.holding;
-    const current = account === undefined ? this.svm.getAccount(key.bytes) : account;
-    const holding = this.holding(key, current, current?.data(), null);
+    const account = this.svm.getAccount(key.bytes);
+    const holding = this.holding(key, account, account?.data(), null);
     this.known.remember(key.address, lamports, holding);
     return holding;
+  }
+
+  // Gives the fee payer back the lamports it had before a refused transaction's fee. A fee payer is a
+  // system account, so one the fee emptied (and LiteSVM dropped) was a plain one.
+  private refund(payer: Uint8Array, lamports: bigint): void {
+    const account = this.svm.getAccount(payer) ?? emptyAccount();
+    this.svm.setAccount(
+      payer,
+      new Account(lamports, account.data(), account.owner(), account.executable(), account.rentEpoch()),
+    );
   }
 
   /**
