@@ -87,6 +87,11 @@ export interface SendOptions {
    * with `skipPreflight`. Without it a failing transaction is refused and nothing lands.
    */
   skipPreflight?: boolean;
+  /**
+   * The caller has checked every signature of these exact bytes (it made them, or verified them
+   * itself): a chain in this process need not check them again. A remote node checks them anyway.
+   */
+  signaturesChecked?: boolean;
 }
 
 export interface SimulateOptions {

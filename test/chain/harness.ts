@@ -77,10 +77,14 @@ export async function rpcCall(url: string, method: string, params: unknown[] = [
   };
 }
 
-/** One raw JSON-RPC sendTransaction of wire bytes (or their base64), as a wallet sends it; the answer. */
+/**
+ * One raw JSON-RPC sendTransaction of wire bytes (or their base64), as a wallet sends it, with
+ * `config` beside base64 encoding; the answer.
+ */
 export async function rpcSend(
   rpcUrl: string,
   wire: Uint8Array | string,
+  config: Record<string, unknown> = {},
 ): Promise<{ result?: string; error?: { code: number; message: string } }> {
   const response = await fetch(rpcUrl, {
     method: "POST",
@@ -91,7 +95,7 @@ export async function rpcSend(
       method: "sendTransaction",
       params: [
         typeof wire === "string" ? wire : Buffer.from(wire).toString("base64"),
-        { encoding: "base64" },
+        { encoding: "base64", ...config },
       ],
     }),
   });

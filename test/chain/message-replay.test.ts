@@ -68,17 +68,8 @@ for (const backend of BACKENDS) {
       const { alice, transaction, bobUsdc } = await landedTransfer(chain);
       for (let copy = 0; copy < 3; copy++) await expectRefused(chain, resign(transaction, alice));
       // Sent with skipPreflight too, it never executes.
-      const skipped = await fetch(chain.rpcUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "sendTransaction",
-          params: [resign(transaction, alice), { encoding: "base64", skipPreflight: true }],
-        }),
-      });
-      expect(((await skipped.json()) as { error?: unknown }).error).toMatchObject({ code: -32002 });
+      const skipped = await rpcSend(chain.rpcUrl, resign(transaction, alice), { skipPreflight: true });
+      expect(skipped.error).toMatchObject({ code: -32002 });
       expect(await bobUsdc()).toBe(5_000_001n);
     });
 

@@ -11,7 +11,7 @@ import { SignatureVerifier } from "../../src/chain/sandbox/signature-verifier.js
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
-import { startTestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
+import { rpcSend, startTestChain, usdcAccountOf, usdcTransfer } from "./harness.js";
 
 const LIFETIME = { blockhash: "11111111111111111111111111111111" as Blockhash, lastValidBlockHeight: 0n };
 
@@ -119,6 +119,47 @@ describe("sandbox sends beyond the signature worker's capacity", () => {
         1_000_000n - sent,
       );
       expect((await chain.getTokenAccount(await usdcAccountOf(bob.address)))?.amount).toBe(1n + sent);
+    } finally {
+      await started.stop();
+      await dir.cleanup();
+    }
+  });
+
+  it("takes a caller's word that signatures were checked only in process, and never for a precompile", async () => {
+    const dir = tempDir();
+    const started = await startTestChain({ DATA_DIR: dir.dir });
+    try {
+      const chain = started.chain;
+      const alice = await generateKeyPairSigner();
+      await chain.requestAirdrop(alice.address, 1_000_000_000n);
+      await faucet(chain, started.signers, alice.address, USDC_MINT, 10n);
+      const forge = (wire: Uint8Array) => {
+        const forged = Uint8Array.from(wire);
+        forged[20] = (forged[20] as number) ^ 1;
+        return forged;
+      };
+      const { blockhash } = await chain.getLatestBlockhash();
+      const toPrecompile = await buildSignedTransaction(
+        alice,
+        [
+          getTransferSolInstruction({
+            source: alice,
+            destination: address("Ed25519SigVerify111111111111111111111111111"),
+            amount: lamports(1_000n),
+          }),
+        ],
+        { blockhash, lastValidBlockHeight: 0n },
+      );
+      await expect(
+        chain.sendTransaction(forge(toPrecompile), { signaturesChecked: true }),
+      ).rejects.toMatchObject({ code: -32003 });
+
+      // Over JSON-RPC the option is no option: the forged transfer is refused, and nothing lands.
+      const forged = forge(await usdcTransfer(chain, alice, (await generateKeyPairSigner()).address, 1n));
+      const answer = await rpcSend(started.rpcUrl, forged, { skipPreflight: true, signaturesChecked: true });
+      expect(answer.result).toBeUndefined();
+      expect(answer.error?.code).toBe(-32003);
+      expect((await chain.getTokenAccount(await usdcAccountOf(alice.address)))?.amount).toBe(10n);
     } finally {
       await started.stop();
       await dir.cleanup();

@@ -17,7 +17,7 @@ import type { PricedTransaction, RecentPrioritizationFees } from "./prioritizati
 import type { AccountIndex } from "./program-account-index.js";
 import { decodeAddressParam } from "./rpc-encoding.js";
 import { SignatureStatuses } from "./signature-statuses.js";
-import { SignatureVerifier } from "./signature-verifier.js";
+import { SignatureVerifier, usesPrecompile } from "./signature-verifier.js";
 import type { SlotClock } from "./slot-clock.js";
 import { toStoredAccount } from "./svm.js";
 import type { ExecutableTransaction, TransactionExecutor, WrittenAccount } from "./transaction-executor.js";
@@ -132,8 +132,12 @@ export class CommitPipeline {
     return () => this.receivedListeners.delete(listener);
   }
 
-  /** Queues a wire transaction; resolves with its signature once it has landed durably. */
-  send(wire: Uint8Array, skipPreflight: boolean): Promise<Signature> {
+  /**
+   * Queues a wire transaction; resolves with its signature once it has landed durably.
+   * `signaturesChecked`: the caller in this process checked them (SendOptions), so they are taken as
+   * valid, unless a precompile instruction needs LiteSVM's signature pass.
+   */
+  send(wire: Uint8Array, skipPreflight: boolean, signaturesChecked = false): Promise<Signature> {
     return new Promise((resolve, reject) => {
       const job: SendJob = {
         kind: "send",
@@ -328,7 +332,7 @@ export class CommitPipeline {
       for (const [address, written] of group.written) {
         const read =
           written.account !== undefined ? written.account : this.executor.svm.getAccount(written.bytes);
-        const account = toStoredAccount(address, read, written.data);
+        const account = toStoredAccount(address, read, written);
         batch.accounts.set(address, account);
         this.accountIndex.update(address, account);
       }

@@ -252,7 +252,7 @@ export class SandboxChain implements Chain {
   }
 
   sendTransaction(wire: Uint8Array, options: SendOptions = {}): Promise<Signature> {
-    return this.pipeline.send(wire, options.skipPreflight ?? false);
+    return this.pipeline.send(wire, options.skipPreflight ?? false, options.signaturesChecked ?? false);
   }
 
   /** Simulates `wire`; `accounts` names accounts to answer as the simulation left them. */

@@ -33,7 +33,8 @@ const PRECOMPILES = [
   "Secp256r1SigVerify1111111111111111111111111",
 ].map((address) => Buffer.from(decodeAddressBytes(address)));
 
-function usesPrecompile(tx: WireTransaction): boolean {
+/** Whether `tx` names a precompile, whose signature checks LiteSVM runs only with its own signature pass. */
+export function usesPrecompile(tx: WireTransaction): boolean {
   return tx.accountKeys.some((key) => PRECOMPILES.some((precompile) => precompile.equals(key)));
 }
 
