@@ -224,6 +224,28 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     expect(await tokenBalance(wallet.address, dETH)).toBe(BigInt(fill?.outAmount ?? -1));
   }, 60_000);
 
+  it("takes an intent issued by the other instance, checking its message against the sealed terms, and refuses it altered", async () => {
+    const wallet = await fundedWallet(10_000_000n);
+    // Issued by the first instance: the second never saw it and rebuilds its message to compare.
+    const quote = await intent(first.url, wallet.address, 1_500_000n);
+    const signed = await signWithKit(wallet, quote.openTransaction as string);
+    const altered = Buffer.from(signed, "base64");
+    // The compute-unit limit (instruction 2, 200,000 units) raised by one: a different message.
+    const limit = altered.indexOf(Buffer.from([2, 0x40, 0x0d, 0x03, 0x00]));
+    expect(limit).toBeGreaterThan(0);
+    altered[limit + 1] = 0x41;
+    const refused = await submitIntent(second.url, quote, altered.toString("base64"));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.code).toBe("invalid_open_transaction");
+
+    const answer = await submitIntent(second.url, quote, signed);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const status = await settledOrder(second.url, signatureOf(signed));
+    expect(status.status).toBe("closed");
+    expect(status.fills).toHaveLength(1);
+    expect(await tokenBalance(wallet.address, USDC_MINT)).toBe(10_000_000n - 1_500_000n);
+  }, 60_000);
+
   it("answers an open transaction the caller landed itself before submitting from the order's status, not with an unchecked 200", async () => {
     const wallet = await fundedWallet(10_000_000n);
     const quote = await intent(second.url, wallet.address, 1_000_000n);

@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import type { Address } from "@solana/kit";
 import type { Kysely } from "kysely";
+import { LRUCache } from "lru-cache";
 import { addressBytes, addressOf, encodeBase58, encodeSignature, isAddressText } from "../../chain/base58.js";
 import type { Chain } from "../../chain/chain.js";
 import { verifySignature } from "../../chain/ed25519.js";
@@ -68,8 +69,20 @@ interface IntentTokens {
   output: TokenRecord;
 }
 
+/**
+ * Open messages issued and not yet submitted, kept so that a submission compares its message with
+ * the issued bytes instead of building them again (~50 µs a submission); one not kept is rebuilt.
+ * Counted through maxSize: max would allocate all its slots at start.
+ */
+const ISSUED_MESSAGES_KEPT = 4_096;
+
 /** Prices intents and opens the ones their users sign. */
 export class IntentDesk {
+  private readonly issued = new LRUCache<string, Uint8Array>({
+    maxSize: ISSUED_MESSAGES_KEPT,
+    sizeCalculation: () => 1,
+  });
+
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
@@ -126,6 +139,7 @@ export class IntentDesk {
       priced,
     );
     quote.openTransaction = Buffer.from(signedTransaction(message, [])).toString("base64");
+    this.issued.set(orderId, message.bytes);
     return quote;
   }
 
@@ -177,15 +191,15 @@ export class IntentDesk {
         "invalid_quote_response",
         "quoteResponse names a token this venue does not trade",
       );
-    const expected = await this.openMessageFor(memo.orderId, user, blockhash, quote, { input, output });
+    // The seal held, so the terms are those issued: the message issued for them, kept or rebuilt.
+    const expected =
+      this.issued.get(memo.orderId) ??
+      (await this.openMessageFor(memo.orderId, user, blockhash, quote, { input, output })).bytes;
     const issued = quote.openTransaction ? parse(quote.openTransaction).message : undefined;
-    if (
-      !Buffer.from(expected.bytes).equals(tx.message) ||
-      !issued ||
-      !Buffer.from(issued).equals(tx.message)
-    ) {
+    if (!Buffer.from(expected).equals(tx.message) || !issued || !Buffer.from(issued).equals(tx.message)) {
       throw new IntentRefused("invalid_open_transaction", "the open transaction differs from the one issued");
     }
+    this.issued.delete(memo.orderId);
     if (
       tx.signatures.length !== 1 ||
       !verifySignature(addressBytes(user), tx.message, tx.signatures[0] as Uint8Array)
