@@ -61,6 +61,15 @@ function quote(value: string | null | undefined): number | null {
   return Number.isFinite(number) ? number : null;
 }
 
+/**
+ * A key naming markets' order. Given to the element that holds them, it rebuilds their rows when the
+ * order changes: Preact's keyed moves once left the event's reordered markets out of order in the
+ * explorer test (preactjs/preact#4412 reports the same), and live chances reorder them often.
+ */
+export function orderOf(markets: readonly { ticker: string }[]): string {
+  return markets.map((market) => market.ticker).join(" ");
+}
+
 /** `items` by their chance, highest first; those without one last, in their given order. */
 export function byChance<T>(items: readonly T[], chance: (item: T) => number | null): T[] {
   return items

@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { type Candle, count, getJson, type Market, type MarketEvent } from "../api";
-import { byChance, chanceOf, dateTime, percent, price } from "../format";
+import { byChance, chanceOf, dateTime, orderOf, percent, price } from "../format";
 import { webHref } from "../links";
 import { link } from "../router";
 import { follow } from "../stream";
@@ -148,7 +148,7 @@ export function EventView({ ticker }: { ticker: string }) {
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody key={orderOf(ranked)}>
               {ranked.map((market) => {
                 const quote = quotes[market.ticker] ?? market;
                 const chance = chances.get(market.ticker) ?? null;

@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { count, type EventPage, getJson, type Market, type Series } from "../api";
-import { byChance, chanceOf, dateTime, percent } from "../format";
+import { byChance, chanceOf, dateTime, orderOf, percent } from "../format";
 import { link, navigate, type Route } from "../router";
 
 const STATUSES = ["", "active", "initialized", "inactive", "closed", "determined", "finalized"];
@@ -303,7 +303,7 @@ function Leading({ markets }: { markets: Market[] }) {
   if (ranked.length === 0) return <span class="muted">—</span>;
   const only = ranked.length === 1;
   return (
-    <ul class="leading" data-testid="event-chances">
+    <ul class="leading" data-testid="event-chances" key={orderOf(ranked.slice(0, LEADING))}>
       {ranked.slice(0, LEADING).map((market) => {
         const chance = chanceOf(market);
         return (
