@@ -124,7 +124,7 @@ async function changedEventsOf(
   const changed: CatalogueEvent[] = [];
   for (const { markets, ...event } of page) {
     const storedEvent = stored.events.get(event.ticker);
-    let differs = storedEvent === undefined || canonicalJson(storedEvent) !== canonicalJson(event);
+    let differs = storedEvent === undefined || !sameJson(storedEvent, event);
     const kept = markets.map((market): MarketRecord => {
       const previous = stored.markets.get(market.ticker);
       if (!previous) {
@@ -137,7 +137,7 @@ async function changedEventsOf(
       }
       // Tokenization is this venue's decision, made once; the upstream knows nothing of it.
       const record = { ...market, tokenized: previous.tokenized };
-      if (canonicalJson(previous) !== canonicalJson(record)) differs = true;
+      if (!sameJson(previous, record)) differs = true;
       return record;
     });
     if (differs) changed.push({ ...event, markets: kept });
@@ -150,17 +150,33 @@ async function changedSeriesOf(db: Kysely<Tables>, series: readonly Series[]): P
   const stored = (await readRecordsByTicker(db, { series: series.map((s) => s.ticker) })).series;
   return series.filter((s) => {
     const previous = stored.get(s.ticker);
-    return previous === undefined || canonicalJson(previous) !== canonicalJson(s);
+    return previous === undefined || !sameJson(previous, s);
   });
 }
 
-/** JSON with object keys sorted, so records compare equal whichever code wrote their fields first. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
+/**
+ * Whether two records are the same as JSON, whichever code wrote their fields first: objects compare
+ * by their members in any order, a member holding undefined as absent (JSON.stringify leaves it out).
+ * Compared in place: sorting every object into canonical JSON text cost a sync of the demo ~2 µs a
+ * field, twice a market.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => sameJson(item, b[index]));
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let members = 0;
+  for (const key in left) {
+    if (left[key] === undefined) continue;
+    if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
+    members++;
+  }
+  for (const key in right) if (right[key] !== undefined) members--;
+  return members === 0;
 }
 
 async function readJson(
