@@ -18,7 +18,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate, setTimeout as sleep } from "node:timers/promises";
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { every, type Repeating } from "../every.js";
 import {
@@ -107,6 +107,8 @@ const STALE_JOURNAL_MS = 60_000;
 const DEFAULT_COMPACT_EVERY_MS = 600_000;
 const DEFAULT_COMPACT_ABOVE = 12;
 const DEFAULT_COMPACT_MAX_BYTES = 16 * 1024 * 1024;
+/** Rows staged through one appender: ~10 ms of the event loop for catalogue rows of ~1 KB. */
+const ROWS_PER_APPENDER = 2_000;
 const INSTANCE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** How rows are staged before the COPY: times as the milliseconds they arrive in, converted by the COPY. */
 const STAGING_TYPES: Readonly<Record<ColumnKind, string>> = {
@@ -466,14 +468,22 @@ export class ParquetArchive implements ArchiveSink {
     const columns = columnsOf(table);
     const definitions = columns.map(([name, kind]) => `${sqlIdentifier(name)} ${STAGING_TYPES[kind]}`);
     await connection.run(`CREATE OR REPLACE TABLE staging (${definitions.join(", ")})`);
-    const appender = await connection.createAppender("staging");
-    try {
-      for (const row of rows) {
-        for (const [name, kind] of columns) appendCell(appender, kind, row[name]);
-        appender.endRow();
+    // A chunk at a time, each through an appender of its own (closing it writes its rows into the
+    // table), with a turn of the event loop between chunks: the daily snapshot of 50,000 markets held
+    // the loop ~500 ms in one go. An appender's flush grows with the table, so none is flushed midway.
+    for (let start = 0; start < rows.length; start += ROWS_PER_APPENDER) {
+      if (start > 0) await setImmediate();
+      const appender = await connection.createAppender("staging");
+      try {
+        const end = Math.min(start + ROWS_PER_APPENDER, rows.length);
+        for (let index = start; index < end; index++) {
+          const row = rows[index] as Row;
+          for (const [name, kind] of columns) appendCell(appender, kind, row[name]);
+          appender.endRow();
+        }
+      } finally {
+        appender.closeSync();
       }
-    } finally {
-      appender.closeSync();
     }
   }
 
