@@ -72,7 +72,7 @@ export async function syncFromUpstream(options: SyncOptions): Promise<SyncResult
     if (cursor) query.set("cursor", cursor);
     const body = await readJson(upstream, "events", query);
     if (!Array.isArray(body.events)) throw new Error("the upstream's events page has no events list");
-    const read = pages.page(body.events);
+    const read = await pages.page(body.events);
     events += read.length;
     for (const event of read) markets += event.markets.length;
     changedEvents.push(...(await changedEventsOf(db, read, refused)));

@@ -594,12 +594,15 @@ describe("parseCatalogueInput: Kalshi files", () => {
 });
 
 describe("KalshiPages: a catalogue read page by page (a sync)", () => {
-  it("maps each page as parseCatalogueInput maps the whole, lending declared series' sources", () => {
+  it("maps each page as parseCatalogueInput maps the whole, lending declared series' sources", async () => {
     const pages = new KalshiPages([highNySeries()], { tokenize: "tradable" });
     const whole = parseCatalogueInput(kalshiFile([legacyEvent(), highNyEvent(), scalarEvent()]), {
       tokenize: "tradable",
     });
-    const read = [...pages.page([legacyEvent()]), ...pages.page([highNyEvent(), scalarEvent()])];
+    const read = [
+      ...(await pages.page([legacyEvent()])),
+      ...(await pages.page([highNyEvent(), scalarEvent()])),
+    ];
     expect(read).toEqual(whole.events);
     expect(pages.allSeries()).toEqual(whole.series);
     expect(read[1]?.settlementSources).toEqual([
@@ -607,30 +610,48 @@ describe("KalshiPages: a catalogue read page by page (a sync)", () => {
     ]);
   });
 
-  it("refuses an event or a market listed on two pages, naming the page", () => {
+  it("refuses an event or a market listed on two pages, naming the page", async () => {
     const events = new KalshiPages([], {});
-    events.page([highNyEvent()]);
-    expect(() => events.page([scalarEvent(), highNyEvent([])])).toThrow(
+    await events.page([highNyEvent()]);
+    await expect(events.page([scalarEvent(), highNyEvent([])])).rejects.toThrow(
       'page 2: events[1]: event "KXHIGHNY-26NOV23" is on an earlier page too',
     );
     const markets = new KalshiPages([], {});
-    markets.page([highNyEvent([bracketMarket()])]);
+    await markets.page([highNyEvent([bracketMarket()])]);
     const moved = {
       ...highNyEvent([{ ...bracketMarket(), event_ticker: "KXHIGHNY-26NOV24" }]),
       event_ticker: "KXHIGHNY-26NOV24",
     };
-    const error = captureError(() => markets.page([moved]));
+    const error = await rejectionOf(markets.page([moved]));
     expect(error).toBeInstanceOf(ImportFormatError);
     expect(error.message).toContain('page 2: events[0].markets[0]: market "KXHIGHNY-26NOV23-B47.5"');
   });
 
-  it("names the page and the record of a field that fails validation", () => {
+  it("names the page and the record of a field that fails validation", async () => {
     const pages = new KalshiPages([], {});
-    pages.page([highNyEvent()]);
+    await pages.page([highNyEvent()]);
     const broken = { ...scalarEvent(), title: 42 };
-    const error = captureError(() => pages.page([broken]));
+    const error = await rejectionOf(pages.page([broken]));
     expect(error).toBeInstanceOf(ImportFormatError);
     expect((error as ImportFormatError).path).toBe("page 2: events[0].title");
+  });
+
+  it("validates a long page in slices and names a field that fails past the first slice as the whole page would", async () => {
+    const page = Array.from({ length: 45 }, (_, i) => ({
+      ...scalarEvent(),
+      event_ticker: `KXSCALAR-${i}`,
+      markets: [],
+    }));
+    const pages = new KalshiPages([], {});
+    expect((await pages.page(page)).map((event) => event.ticker)).toEqual(page.map((e) => e.event_ticker));
+    const broken = page.map((event, i) =>
+      i === 33
+        ? { ...event, event_ticker: "KXSCALAR-X", title: 42 }
+        : { ...event, event_ticker: `${event.event_ticker}-B` },
+    );
+    const error = await rejectionOf(new KalshiPages([], {}).page(broken));
+    expect(error).toBeInstanceOf(ImportFormatError);
+    expect((error as ImportFormatError).path).toBe("page 1: events[33].title");
   });
 });
 
@@ -777,12 +798,12 @@ describe("import errors name the record and the field", () => {
   });
 });
 
-/** What `work` throws (it must throw). */
-function captureError(work: () => unknown): Error {
+/** What `work` rejects with (it must reject). */
+async function rejectionOf(work: Promise<unknown>): Promise<Error> {
   try {
-    work();
+    await work;
   } catch (error) {
     return error as Error;
   }
-  throw new Error("expected an error");
+  throw new Error("expected a rejection");
 }

@@ -3,6 +3,7 @@
  * Every problem is reported as an ImportFormatError that names the record (by position and ticker) and
  * the field, so that an operator can find it in a file of thousands of markets.
  */
+import { setImmediate } from "node:timers/promises";
 import type { z } from "zod";
 import { CATALOGUE_FORMAT, type CatalogueEvent, CatalogueFile, type Series } from "../../contract/markets.js";
 import {
@@ -138,11 +139,11 @@ export class KalshiPages {
   }
 
   /** One page of events (an events list), validated and mapped. */
-  page(events: unknown): CatalogueEvent[] {
+  async page(events: unknown): Promise<CatalogueEvent[]> {
     this.pages += 1;
     const json = { events };
     try {
-      const records = kalshiEventsWithMarkets(json, validate(KalshiFile, json)).map((event) =>
+      const records = kalshiEventsWithMarkets(json, await validatedInSlices(json)).map((event) =>
         this.series.eventRecord(event, this.options),
       );
       for (const [i, event] of records.entries()) {
@@ -283,6 +284,27 @@ type Path = readonly PropertyKey[];
 
 /** Collections whose elements are records, labelled with their ticker in messages. */
 const RECORD_LISTS = new Set<PropertyKey>(["events", "markets", "series"]);
+
+/** Events of a page validated at once, between two turns of the event loop. */
+const EVENTS_VALIDATED_AT_ONCE = 20;
+
+/**
+ * A page's events validated a few at a time, with a turn of the event loop between: a page of a large
+ * upstream (700 markets) was ~200 ms of zod in one task, while the venue answered nothing else. A
+ * page that fails is validated again whole, so that its error names the path the whole page's would.
+ */
+async function validatedInSlices(json: { events: unknown }): Promise<KalshiFile> {
+  const { events } = json;
+  if (!Array.isArray(events) || events.length <= EVENTS_VALIDATED_AT_ONCE) return validate(KalshiFile, json);
+  const valid: NonNullable<KalshiFile["events"]> = [];
+  for (let start = 0; start < events.length; start += EVENTS_VALIDATED_AT_ONCE) {
+    if (start > 0) await setImmediate();
+    const slice = KalshiFile.safeParse({ events: events.slice(start, start + EVENTS_VALIDATED_AT_ONCE) });
+    if (!slice.success) return validate(KalshiFile, json);
+    valid.push(...(slice.data.events ?? []));
+  }
+  return { events: valid };
+}
 
 /** Parses with `schema`, or throws the first problem (and how many others there are). */
 function validate<S extends z.ZodType>(schema: S, json: object): z.output<S> {
