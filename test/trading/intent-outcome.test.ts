@@ -52,7 +52,12 @@ type SendFault = "answerLost" | "neverSent";
 async function startRpcProxy(target: string) {
   const faults = new Map<string, SendFault>();
   const sends = new Map<string, number>();
-  const server = http.createServer(async (request, response) => {
+  const server = http.createServer((request, response) => {
+    // A call the target drops (its connection reset, or the target stopping under it) is cut on the
+    // caller's side too, as a proxy would; it must not surface as an unhandled rejection.
+    relay(request, response).catch(() => request.socket.destroy());
+  });
+  async function relay(request: http.IncomingMessage, response: http.ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
@@ -75,7 +80,7 @@ async function startRpcProxy(target: string) {
       return;
     }
     response.writeHead(answer.status, { "content-type": "application/json" }).end(text);
-  });
+  }
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as net.AddressInfo;
