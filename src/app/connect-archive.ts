@@ -68,7 +68,7 @@ export async function connectArchive(
     logger: deps.logger,
   });
   const recorder = new ArchiveRecorder(writer, { leading: deps.leading });
-  deps.upstream.observe((path, body) => recorder.upstreamAnswer(path, body));
+  deps.upstream.observe((path, _body, json) => recorder.upstreamAnswer(path, json));
   const fills = new FillCopier(deps.db, writer, {
     leading: deps.leading,
     archivedUpTo: () => newestArchivedFill(dir),

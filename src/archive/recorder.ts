@@ -71,17 +71,20 @@ export class ArchiveRecorder {
 
   /**
    * A fresh answer of the upstream (never a cached one): `path` is relative to its base URL, with the
-   * query. Answers the archive does not keep, and bodies that do not parse, are passed over.
+   * query, and `json` its body as the client parsed it. Answers the archive does not keep, and bodies
+   * not of the shape it reads, are passed over.
    */
-  upstreamAnswer(path: string, body: Buffer | string): void {
+  upstreamAnswer(path: string, json: unknown): void {
     if (!this.options.leading()) return;
     try {
       const forecast = FORECAST_PATH.exec(path);
       const book = forecast ? null : ORDERBOOK_PATH.exec(path);
-      if (forecast) this.forecasts(decodeURIComponent(forecast[1] as string), JSON.parse(String(body)));
-      else if (book) this.book(decodeURIComponent(book[1] as string), JSON.parse(String(body)));
-      else if (TRADES_PATH.test(path)) this.trades(JSON.parse(String(body)));
-      else if (LIVE_DATA_PATH.test(path)) this.liveData(JSON.parse(String(body)));
+      // A body of another shape (null, say) throws below and is passed over.
+      const body = json as Record<string, unknown>;
+      if (forecast) this.forecasts(decodeURIComponent(forecast[1] as string), body);
+      else if (book) this.book(decodeURIComponent(book[1] as string), body);
+      else if (TRADES_PATH.test(path)) this.trades(body);
+      else if (LIVE_DATA_PATH.test(path)) this.liveData(body);
     } catch {
       // The relay tells the caller what was wrong with the answer; the archive keeps only what it can read.
     }

@@ -14,7 +14,7 @@ import {
   type Series,
 } from "../contract/markets.js";
 import type { Tables } from "../storage/database.js";
-import type { Upstream } from "../upstream/client.js";
+import { answerJson, type Upstream } from "../upstream/client.js";
 import type { TokenizePolicy } from "./import/kalshi.js";
 import { KalshiPages } from "./import/parse.js";
 import { type LifecycleRefusal, movesBackward, readRecordsByTicker, saveCatalogue } from "./store.js";
@@ -190,7 +190,7 @@ async function readJson(
       `the upstream answered ${answer.status} to GET ${path}: ${answer.body.toString("utf8").slice(0, 200)}`,
     );
   }
-  const body = JSON.parse(answer.body.toString("utf8")) as unknown;
+  const body = answerJson(answer);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new Error(`the upstream's answer to GET ${path} is not a JSON object`);
   }

@@ -18,12 +18,23 @@ export interface UpstreamAnswer {
   status: number;
   contentType: string;
   body: Buffer;
+  /**
+   * A fresh 200's body as the client parsed it to check it is JSON, so that no reader parses it again
+   * (a sync's page of events is megabytes). Callers of one coalesced request share it: read it, never
+   * change it. A cached answer keeps only its bytes.
+   */
+  json?: unknown;
   /** Set on an answer the cache holds: its body will be sent again, so it is worth compressing once. */
   cached?: true;
 }
 
-/** Hears a fresh answer: its path relative to the base URL (with the query) and its JSON body. */
-export type UpstreamObserver = (path: string, body: Buffer) => void;
+/** Hears a fresh answer: its path relative to the base URL (with the query), its body and that body parsed. */
+export type UpstreamObserver = (path: string, body: Buffer, json: unknown) => void;
+
+/** An answer's body as JSON: as the client parsed it when it arrived, or parsed now (a cached answer). */
+export function answerJson(answer: UpstreamAnswer): unknown {
+  return answer.json !== undefined ? answer.json : JSON.parse(answer.body.toString("utf8"));
+}
 
 export interface UpstreamRequestOptions {
   /** The answer can never change (e.g. a range wholly in the past): keep a 200 in the cache. */
@@ -140,11 +151,11 @@ export class UpstreamClient implements Upstream {
       throw this.describeFailure(error);
     }
     if (answer.status === 200 && (options.cacheable || options.cacheableIf?.(answer))) {
+      this.settled.set(url, bytesOf(answer));
       answer = { ...answer, cached: true };
-      this.settled.set(url, answer);
     } else if (answer.status === 200 && options.maxAgeMs) {
+      this.settled.set(url, bytesOf(answer), { ttl: options.maxAgeMs });
       answer = { ...answer, cached: true };
-      this.settled.set(url, answer, { ttl: options.maxAgeMs });
     }
     return answer;
   }
@@ -229,21 +240,22 @@ export class UpstreamClient implements Upstream {
       if (status === 429) throw unavailable("is rate limiting us (429)");
       if (status >= 500) throw unavailable(`answered ${status}`);
       if (status >= 300 && status < 400) throw unavailable(`redirected (${status})`);
-      if (status === 200 && !isJson(contentType, body))
-        throw unavailable("answered 200 with a body that is not JSON");
-      if (status === 200) this.tell(url, body);
-      return { status, contentType, body };
+      if (status !== 200) return { status, contentType, body };
+      const json = jsonOf(contentType, body);
+      if (json === undefined) throw unavailable("answered 200 with a body that is not JSON");
+      this.tell(url, body, json);
+      return { status, contentType, body, json };
     } finally {
       bodyBudget.release(size);
     }
   }
 
-  private tell(url: string, body: Buffer): void {
+  private tell(url: string, body: Buffer, json: unknown): void {
     if (this.observers.length === 0) return;
     const path = url.slice(this.base.href.length);
     for (const observer of this.observers) {
       try {
-        observer(path, body);
+        observer(path, body, json);
       } catch {
         // An observer (the archive) never fails the call it heard.
       }
@@ -286,13 +298,18 @@ function unavailable(what: string): UpstreamError {
 /** `application/json` or `application/…+json`, with parameters or none. */
 const JSON_MEDIA_TYPE = /^\s*application\/(?:[a-z0-9.!#$&^_-]+\+)?json\s*(?:;|$)/i;
 
-function isJson(contentType: string, body: Buffer): boolean {
+/** The body parsed, or undefined when it is not JSON. */
+function jsonOf(contentType: string, body: Buffer): unknown {
   // A JSON media type and nothing else: the relay passes it on, so `text/html; x=json` must not pass.
-  if (!JSON_MEDIA_TYPE.test(contentType)) return false;
+  if (!JSON_MEDIA_TYPE.test(contentType)) return undefined;
   try {
-    JSON.parse(body.toString("utf8"));
-    return true;
+    return JSON.parse(body.toString("utf8"));
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** What the cache of settled answers keeps of an answer: its bytes, not the tree parsed from them. */
+function bytesOf(answer: UpstreamAnswer): UpstreamAnswer {
+  return { status: answer.status, contentType: answer.contentType, body: answer.body, cached: true };
 }

@@ -5,7 +5,7 @@
  * Candlesticks and trades reaching back before Kalshi's historical cutoff are read from both tiers and
  * joined (tiers.ts).
  */
-import type { Upstream, UpstreamAnswer } from "./client.js";
+import { answerJson, type Upstream, type UpstreamAnswer } from "./client.js";
 import { UpstreamError, UpstreamNotFoundError, type UpstreamSubject } from "./errors.js";
 import { type Cutoffs, candlesOf, jsonAnswer, liveCandle, parseBody, readCutoffs } from "./tiers.js";
 
@@ -522,7 +522,7 @@ function liveDatasOf(body: unknown): unknown[] {
 /** Whether a batch answer holds live data and all of it is final (so the answer can no longer change). */
 function allLiveDataFinal(answer: UpstreamAnswer): boolean {
   try {
-    const list = liveDatasOf(JSON.parse(answer.body.toString("utf8")));
+    const list = liveDatasOf(answerJson(answer));
     return (
       list.length > 0 &&
       list.every((entry) => {

@@ -4,7 +4,7 @@
  * `GET /historical/cutoff` names. Markets (and so their candles) are partitioned by settlement time,
  * trades by creation time; events, series and forecasts are not partitioned.
  */
-import type { Upstream, UpstreamAnswer } from "./client.js";
+import { answerJson, type Upstream, type UpstreamAnswer } from "./client.js";
 import { UpstreamError } from "./errors.js";
 
 /** Kalshi moves its cutoffs forward now and then (daily at most): a minute-old reading is fresh enough. */
@@ -56,7 +56,7 @@ function moment(value: unknown): number {
 
 export function parseBody(answer: UpstreamAnswer): unknown {
   try {
-    return JSON.parse(answer.body.toString("utf8"));
+    return answerJson(answer);
   } catch {
     throw new UpstreamError("unavailable", "the upstream exchange answered with a body that is not JSON");
   }

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateDemoCatalogue } from "../../src/demo/generate.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/index.js";
-import { UpstreamClient } from "../../src/upstream/client.js";
+import { answerJson, UpstreamClient } from "../../src/upstream/client.js";
 import { TEST_ANCHOR } from "../support/server.js";
 
 let simulator: RunningSimulator;
@@ -87,6 +87,34 @@ describe("cache and coalescing", () => {
       await client.get("series/NOPE", undefined, { cacheable: true });
       expect(requestsTo("/series/NOPE")).toBe(2);
     } finally {
+      await client.close();
+    }
+  });
+
+  it("parses a fresh answer once, for its reader and its observers alike, and caches only its bytes", async () => {
+    const client = new UpstreamClient({ baseUrl: simulator.url, timeoutMs: 30_000 });
+    const heard: unknown[] = [];
+    client.observe((_path, _body, json) => heard.push(json));
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const fresh = await client.get("series/KXHIGHNY", undefined, { cacheable: true });
+      // Parses of this body (the simulator in this process parses other things).
+      const parsesOfBody = () =>
+        parse.mock.calls.filter(([text]) => text === fresh.body.toString("utf8")).length;
+      expect(answerJson(fresh)).toMatchObject({ series: { ticker: "KXHIGHNY" } });
+      expect(heard).toEqual([answerJson(fresh)]);
+      // The check that the body is JSON was its one parse: reading it and telling the archive took none.
+      expect(parsesOfBody()).toBe(1);
+
+      // The cache of settled answers holds the bytes alone; a cached answer is parsed when read.
+      const cached = client.cached("series/KXHIGHNY");
+      expect(cached?.json).toBeUndefined();
+      expect(cached?.body.equals(fresh.body)).toBe(true);
+      expect(answerJson(cached as NonNullable<typeof cached>)).toEqual(answerJson(fresh));
+      expect(parsesOfBody()).toBe(2);
+      expect(heard).toHaveLength(1);
+    } finally {
+      parse.mockRestore();
       await client.close();
     }
   });

@@ -1,3 +1,4 @@
+import { answerJson } from "../../upstream/client.js";
 import type { Following, Publication } from "../market-feed.js";
 import { priceMessage } from "./frames.js";
 import type { UpstreamReading } from "./options.js";
@@ -65,7 +66,7 @@ export class PriceReader {
     const { deps, feed } = this.reading;
     const answer = await deps.upstream.get("markets", query);
     if (answer.status !== 200) throw new Error(`the upstream markets list answered ${answer.status}`);
-    const body = JSON.parse(answer.body.toString("utf8")) as { markets?: unknown; cursor?: unknown };
+    const body = answerJson(answer) as { markets?: unknown; cursor?: unknown };
     if (!Array.isArray(body.markets)) throw new Error("the upstream markets list has no markets array");
     const seen = new Set<string>();
     const prices: Publication[] = [];

@@ -1,3 +1,4 @@
+import { answerJson } from "../../upstream/client.js";
 import { toReferenceTrades, tradeTimeMs } from "../../upstream/relay.js";
 import type { Following, Publication } from "../market-feed.js";
 import { type ReferenceTrade, tradeMessage } from "./frames.js";
@@ -30,7 +31,7 @@ export class TradeReader {
       if (cursor) query.set("cursor", cursor);
       const answer = await deps.upstream.get("markets/trades", query);
       if (answer.status !== 200) throw new Error(`the upstream trade tape answered ${answer.status}`);
-      const body = JSON.parse(answer.body.toString("utf8")) as { trades?: unknown };
+      const body = answerJson(answer) as { trades?: unknown };
       // The reference shape checks and normalizes each trade; the raw time keeps its milliseconds.
       const page = toReferenceTrades(body);
       const raw = body.trades as { created_time?: unknown }[];
