@@ -50,7 +50,7 @@ import {
   sendAndConfirmTransaction,
   Transaction,
 } from "@solana/web3.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
 import { tempDir } from "../support/backends.js";
 import { startTestChain, type TestChain } from "./harness.js";
@@ -103,6 +103,10 @@ describe("sandbox chain with unmodified @solana/spl-token as the client", () => 
     expect(log.notFound()).toEqual([]);
   });
   afterAll(async () => {
+    // web3.js closes its idle PubSub socket 500 ms after its last confirmation; a node stopped first
+    // leaves it reconnecting once a second for the rest of the worker ("ws error" in every later file).
+    if (chain)
+      await vi.waitFor(() => expect(chain.pubsubStats().sockets).toBe(0), { timeout: 10_000, interval: 20 });
     await chain?.stop();
     await dir.cleanup();
   });
