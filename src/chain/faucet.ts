@@ -7,7 +7,6 @@ import { randomBytes } from "node:crypto";
 import { type Address, address, type Instruction, type KeyPairSigner } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
 import {
-  findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstruction,
   getMintToInstruction,
   getSyncNativeInstruction,
@@ -15,6 +14,7 @@ import {
 import { buildSignedTransaction } from "./build-transaction.js";
 import type { Chain, LatestBlockhash } from "./chain.js";
 import { ChainError } from "./errors.js";
+import { findAssociatedTokenAddress } from "./program-address.js";
 import { WRAPPED_SOL_MINT } from "./programs.js";
 import type { VenueSigners } from "./venue-keys.js";
 
@@ -71,7 +71,7 @@ export async function faucet(
     throw ChainError.invalidParams(`${mint} is not minted by this venue, so its faucet cannot grant it`);
   }
   const tokenProgram = mintInfo.programId;
-  const [tokenAccount] = await findAssociatedTokenPda({ owner: wallet, mint, tokenProgram });
+  const tokenAccount = findAssociatedTokenAddress(wallet, mint, tokenProgram);
   const instructions: Instruction[] = [
     getCreateAssociatedTokenIdempotentInstruction({
       payer: signers.treasury,

@@ -216,7 +216,7 @@ describe("on-chain trades on SQLite", () => {
     [marketA, marketB, marketC] = await pickMarkets(t);
     [alice, bob, carol] = await Promise.all([fundedWallet(venue), fundedWallet(venue), fundedWallet(venue)]);
     const builder = await newFundedWallet(venue.url, venue.chain, 100_000_000n, [[USDC_MINT, 1n]]);
-    const feeAccount = await associatedTokenAddress(builder.address, USDC_MINT, TOKEN_PROGRAM);
+    const feeAccount = associatedTokenAddress(builder.address, USDC_MINT, TOKEN_PROGRAM);
     const builderUsdc = () => balanceOf(venue, builder.address, USDC_MINT);
 
     started = Math.floor(Date.now() / 1000);

@@ -107,7 +107,7 @@ describe("the pool drain", () => {
     const pool = await poolOf(USDC_MINT, WRAPPED_SOL_MINT, 1_000_000n);
     const before = await vaultBalances();
     const usdcVault = pool.vaults[pool.sideOf(USDC_MINT)];
-    const attackerSol = await associatedTokenAddress(
+    const attackerSol = associatedTokenAddress(
       attacker.address,
       WRAPPED_SOL_MINT,
       pool.tokens[pool.sideOf(WRAPPED_SOL_MINT)].program,
@@ -158,7 +158,7 @@ describe("the pool drain", () => {
   it("refuses a pool vault or a treasury account as the fee account", async () => {
     const pool = await poolOf(dETH, USDC_MINT, 1_000_000n);
     const treasury = t.server.chain.sandbox?.venueKeys.treasury.address as Address;
-    const treasuryUsdc = await associatedTokenAddress(
+    const treasuryUsdc = associatedTokenAddress(
       treasury,
       USDC_MINT,
       pool.tokens[pool.sideOf(USDC_MINT)].program,
@@ -427,12 +427,12 @@ describe("any venue key named anywhere", () => {
       treasury?.address as string,
       mintAuthority?.address as string,
     ];
-    const attackerUsdc = await associatedTokenAddress(
+    const attackerUsdc = associatedTokenAddress(
       attacker.address,
       USDC_MINT,
       book().token(USDC_MINT)?.program as Address,
     );
-    const attackerEth = await associatedTokenAddress(
+    const attackerEth = associatedTokenAddress(
       attacker.address,
       dETH,
       book().token(dETH)?.program as Address,

@@ -40,7 +40,7 @@ export async function mintOutcomeTokens(
   amount: bigint,
 ): Promise<void> {
   if (!mintAuthority) throw new Error("no sandbox mint authority");
-  const token = await associatedTokenAddress(owner, mint, TOKEN_2022_PROGRAM);
+  const token = associatedTokenAddress(owner, mint, TOKEN_2022_PROGRAM);
   const message = compileMessage(
     mintAuthority.address,
     [

@@ -365,7 +365,7 @@ describe("checks on the CASH rail", () => {
   });
 
   it("refuses the treasury's CASH account as the builder fee account, and the treasury as the user", async () => {
-    const treasuryCash = await associatedTokenAddress(treasury(), CASH_MINT, TOKEN_PROGRAM);
+    const treasuryCash = associatedTokenAddress(treasury(), CASH_MINT, TOKEN_PROGRAM);
     expect(await balanceOf(treasury(), CASH_MINT)).toBeGreaterThan(0n);
     const yes = cashRail(active).yesMint;
     const fee = await order({
@@ -382,9 +382,9 @@ describe("checks on the CASH rail", () => {
 
   it("takes the builder fee in CASH into a CASH fee account", async () => {
     const collector = await newFundedWallet(t.url, chain, 1_000_000_000n, [[CASH_MINT, 1n]]);
-    const feeAccount = await associatedTokenAddress(collector.address, CASH_MINT, TOKEN_PROGRAM);
+    const feeAccount = associatedTokenAddress(collector.address, CASH_MINT, TOKEN_PROGRAM);
     const yes = cashRail(active).yesMint;
-    const usdcFeeAccount = await associatedTokenAddress(user.address, USDC_MINT, TOKEN_PROGRAM);
+    const usdcFeeAccount = associatedTokenAddress(user.address, USDC_MINT, TOKEN_PROGRAM);
     const wrongMint = await order({
       ...buy(CASH_MINT, yes, 5_000_000n, user.address),
       platformFeeScale: "50",

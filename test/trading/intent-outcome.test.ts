@@ -200,7 +200,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     // no lamports.
     const escrow = stored?.escrow;
     if (!escrow) throw new Error("the order was not stored");
-    const escrowAccount = await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM);
+    const escrowAccount = associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM);
     await vi.waitFor(
       async () => {
         expect(await chain.getTokenAccount(escrowAccount)).toBeNull();
@@ -212,7 +212,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
     // The same transaction again, on either instance: the order as it stands, no second order or fill.
     const expected = {
       programId: TOKEN_PROGRAM,
-      orderAddress: await associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM),
+      orderAddress: associatedTokenAddress(escrow, USDC_MINT, TOKEN_PROGRAM),
       openTransactionSignature: signature,
     };
     for (const url of [second.url, first.url]) {
@@ -311,7 +311,7 @@ describe.skipIf(!postgresAvailable)("/submit-intent when the chain's answer is l
       expect(afterLanding.status, JSON.stringify(afterLanding.body)).toBe(200);
       expect(afterLanding.body.openTransactionSignature).toBe(signature);
       const escrowUsdc = await chain.getTokenAccount(
-        await associatedTokenAddress(order?.escrow as Address, USDC_MINT, TOKEN_PROGRAM),
+        associatedTokenAddress(order?.escrow as Address, USDC_MINT, TOKEN_PROGRAM),
       );
       expect(escrowUsdc?.amount ?? 0n).toBe(0n);
       // Filled (its output arrives and its input is spent) or refunded (its input is back), never neither.

@@ -180,8 +180,8 @@ describe("an escrow funded otherwise than by its open transaction", () => {
 
     // Instead of the open transaction: the escrow's input and a fee budget, but not the initialization's cost.
     const usdc = t.server.trading.book.token(USDC_MINT) as TokenRecord;
-    const escrowAccount = await associatedTokenAddress(parseAddress(escrow), USDC_MINT, usdc.program);
-    const from = await associatedTokenAddress(attacker.address, USDC_MINT, usdc.program);
+    const escrowAccount = associatedTokenAddress(parseAddress(escrow), USDC_MINT, usdc.program);
+    const from = associatedTokenAddress(attacker.address, USDC_MINT, usdc.program);
     const { blockhash } = await chain.getLatestBlockhash();
     const deposit = compileMessage(
       attacker.address,

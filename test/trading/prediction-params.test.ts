@@ -89,7 +89,7 @@ describe("async-order parameters", () => {
 
   it("takes exactly k·p·(1−p)·c in USDC into feeAccount, on a buy and on a sale", async () => {
     const builder = await newFundedWallet(t.url, chain, 100_000_000n, [[USDC_MINT, 1n]]);
-    const feeAccount = await associatedTokenAddress(builder.address, USDC_MINT, TOKEN_PROGRAM);
+    const feeAccount = associatedTokenAddress(builder.address, USDC_MINT, TOKEN_PROGRAM);
     const bought = await trade({
       inputMint: USDC_MINT,
       outputMint: yesMint,

@@ -69,7 +69,7 @@ async function advance(slots: number): Promise<void> {
 async function tokenBalance(owner: Address, mint: Address): Promise<bigint> {
   const token = t.server.trading.book.token(mint);
   if (!token) throw new Error("unlisted");
-  return (await chain.getTokenAccountBalance(await associatedTokenAddress(owner, mint, token.program))) ?? 0n;
+  return (await chain.getTokenAccountBalance(associatedTokenAddress(owner, mint, token.program))) ?? 0n;
 }
 
 /** Sends a signed transaction with kit, as a wallet would; resolves to the error, or null once it landed. */

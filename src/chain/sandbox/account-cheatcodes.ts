@@ -8,10 +8,10 @@
  * Only the lease holder writes; a production chain does not register them (rpc-methods.ts).
  */
 import type { Address } from "@solana/kit";
-import { findAssociatedTokenPda } from "@solana-program/token";
 import { decodeAddressBytes } from "../base58.js";
 import type { AccountInfo } from "../chain.js";
 import { ChainError } from "../errors.js";
+import { findAssociatedTokenAddress } from "../program-address.js";
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "../programs.js";
 import { decodeTokenAccount, TOKEN_ACCOUNT_SIZE } from "../token-layout.js";
 import type { StoredAccount } from "./commit-batch.js";
@@ -169,7 +169,7 @@ async function setTokenAccount(chain: SandboxChain, params: unknown[]) {
   const mint = addressParam(params[1], "mint");
   const update = objectParam(params[2], "the token account update");
   const program = tokenProgramParam(params[3]);
-  const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: program });
+  const ata = findAssociatedTokenAddress(owner, mint, program);
   const existing = chain.peekAccount(ata);
   const account: AccountInfo = existing ?? {
     lamports: await chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE),

@@ -81,9 +81,9 @@ export interface OpenTerms {
 export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
   const user = createNoopSigner(terms.user);
   const payer = terms.sponsor ?? terms.user;
-  const escrowAccount = await associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
+  const escrowAccount = associatedTokenAddress(terms.escrow, terms.input.mint, terms.input.program);
   const receiver = terms.receiver ?? terms.user;
-  const userOut = await associatedTokenAddress(receiver, terms.output.mint, terms.output.program);
+  const userOut = associatedTokenAddress(receiver, terms.output.mint, terms.output.program);
   const instructions: Instruction[] = [computeUnitLimit(terms.computeUnits ?? ESCROW_COMPUTE_UNITS)];
   if (terms.microLamports) instructions.push(computeUnitPrice(terms.microLamports));
   instructions.push(
@@ -117,7 +117,7 @@ export async function openMessage(terms: OpenTerms): Promise<CompiledMessage> {
       getSyncNativeInstruction({ account: escrowAccount }, { programAddress: terms.input.program }),
     );
   } else {
-    const userIn = await associatedTokenAddress(terms.user, terms.input.mint, terms.input.program);
+    const userIn = associatedTokenAddress(terms.user, terms.input.mint, terms.input.program);
     instructions.push(tokenTransfer(terms.input, userIn, escrowAccount, terms.user, terms.amount));
   }
   instructions.push(...(terms.extra ?? []), openMemo(terms.orderId, terms.seal));
@@ -180,16 +180,12 @@ export interface SettleInput extends EscrowedOrder {
 
 /** The settling transaction, signed by the escrow authority (its fee payer) and every pool it uses. */
 export async function settleTransaction(input: SettleInput): Promise<Uint8Array> {
-  const escrowAccount = await associatedTokenAddress(
-    input.escrow.address,
-    input.input.mint,
-    input.input.program,
-  );
+  const escrowAccount = associatedTokenAddress(input.escrow.address, input.input.mint, input.input.program);
   const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const pools: SyncMarket[] = [];
   let spent = 0n;
   if (input.fill) {
-    const userOut = await associatedTokenAddress(input.user, input.output.mint, input.output.program);
+    const userOut = associatedTokenAddress(input.user, input.output.mint, input.output.program);
     const { legs, userOut: userOutAmount } = input.fill;
     spent = legs[0]?.inAmount ?? 0n;
     legs.forEach((leg, index) => {
@@ -220,7 +216,7 @@ export async function settleTransaction(input: SettleInput): Promise<Uint8Array>
   const leftover = input.escrowAmount - spent;
   // Wrapped SOL left in the escrow comes back as SOL when the escrow is swept; other tokens go back now.
   if (leftover > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
-    const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
+    const userIn = associatedTokenAddress(input.user, input.input.mint, input.input.program);
     instructions.push(tokenTransfer(input.input, escrowAccount, userIn, input.escrow.address, leftover));
   }
   // The escrow stays open, emptied, for the client to read; `sweepTransaction` closes it later.
@@ -246,13 +242,9 @@ export async function sweepTransaction(input: {
 }): Promise<Uint8Array> {
   const authority = createNoopSigner(input.escrow.address);
   const instructions: Instruction[] = [];
-  const escrowAccount = await associatedTokenAddress(
-    input.escrow.address,
-    input.input.mint,
-    input.input.program,
-  );
+  const escrowAccount = associatedTokenAddress(input.escrow.address, input.input.mint, input.input.program);
   if (input.escrowAmount > 0n && input.input.mint !== WRAPPED_SOL_MINT) {
-    const userIn = await associatedTokenAddress(input.user, input.input.mint, input.input.program);
+    const userIn = associatedTokenAddress(input.user, input.input.mint, input.input.program);
     instructions.push(
       tokenTransfer(input.input, escrowAccount, userIn, input.escrow.address, input.escrowAmount),
     );

@@ -217,7 +217,7 @@ export class IntentDesk {
     // decodes it (mint, amount held, the order's authority as owner) while the order holds its input.
     const answer: SubmitIntentResponse = {
       programId: input.program,
-      orderAddress: await associatedTokenAddress(escrow, input.mint, input.program),
+      orderAddress: associatedTokenAddress(escrow, input.mint, input.program),
       openTransactionSignature: signature,
     };
     const order: NewOrder = {

@@ -381,7 +381,7 @@ export async function issuePredictionOrder(
     extra.push(
       createAssociatedTokenIdempotent({
         payer: request.sponsor ?? user,
-        ata: await associatedTokenAddress(revertWallet, priced.input.mint, priced.input.program),
+        ata: associatedTokenAddress(revertWallet, priced.input.mint, priced.input.program),
         owner: revertWallet,
         mint: priced.input.mint,
         tokenProgram: priced.input.program,
@@ -475,14 +475,10 @@ export interface PredictionSettleInput extends EscrowedOrder {
 export async function predictionSettleTransaction(input: PredictionSettleInput): Promise<Uint8Array> {
   const { escrow, user, fill } = input;
   const escrowSigner = createNoopSigner(escrow.address);
-  const escrowAccount = await associatedTokenAddress(escrow.address, input.input.mint, input.input.program);
-  const revertTo = await associatedTokenAddress(
-    input.revertWallet ?? user,
-    input.input.mint,
-    input.input.program,
-  );
+  const escrowAccount = associatedTokenAddress(escrow.address, input.input.mint, input.input.program);
+  const revertTo = associatedTokenAddress(input.revertWallet ?? user, input.input.mint, input.input.program);
   const receiver = input.receiver ?? user;
-  const userOut = await associatedTokenAddress(receiver, input.output.mint, input.output.program);
+  const userOut = associatedTokenAddress(receiver, input.output.mint, input.output.program);
   const instructions: Instruction[] = [computeUnitLimit(ESCROW_COMPUTE_UNITS)];
   const signers: Keypair[] = [escrow];
   const spent = fill?.inAmount ?? 0n;
@@ -491,7 +487,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
   if (fill && input.input.mint === fill.settlementMint) {
     // A buy: the price goes to the treasury, the fee to the fee account; the contracts are minted to the user.
     const { venue } = fill;
-    const treasuryAccount = await associatedTokenAddress(
+    const treasuryAccount = associatedTokenAddress(
       venue.treasury.address,
       fill.settlementMint,
       input.input.program,
@@ -529,7 +525,7 @@ export async function predictionSettleTransaction(input: PredictionSettleInput):
   } else if (fill) {
     // A sale or a redemption: the contracts are burnt; the treasury pays the settlement mint and the fee.
     const { venue } = fill;
-    const treasuryAccount = await associatedTokenAddress(
+    const treasuryAccount = associatedTokenAddress(
       venue.treasury.address,
       fill.settlementMint,
       input.output.program,

@@ -165,7 +165,7 @@ export class OrderChecks {
   private async balanceOf(user: Address, token: TokenRecord, wrapSol: boolean): Promise<bigint> {
     if (wrapSol && token.mint === WRAPPED_SOL_MINT) return this.chain.getBalance(user);
     const amount = await this.chain.getTokenAccountBalance(
-      await associatedTokenAddress(user, token.mint, token.program),
+      associatedTokenAddress(user, token.mint, token.program),
     );
     return amount ?? 0n;
   }

@@ -257,10 +257,10 @@ export class TradingBook {
       const tokenB = tokens.get(record.mintB);
       if (!tokenA || !tokenB) continue;
       const authority = authorities.authority(record.keyId);
-      const vaults = await Promise.all([
+      const vaults = [
         associatedTokenAddress(authority.address, tokenA.mint, tokenA.program),
         associatedTokenAddress(authority.address, tokenB.mint, tokenB.program),
-      ]);
+      ] as const;
       pools.set(record.address, new CpmmPool(record, [tokenA, tokenB], vaults, authority));
     }
     this.pools = pools;

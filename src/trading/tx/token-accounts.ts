@@ -1,11 +1,12 @@
 /**
- * Token accounts as orders use them: associated token account addresses, cached (deriving one costs
- * about a millisecond in kit), and the check of a token account a request names to be paid into.
+ * Token accounts as orders use them: associated token account addresses, cached (an order names the
+ * same few several times, and deriving one costs tens of microseconds), and the check of a token
+ * account a request names to be paid into.
  */
 import type { Address } from "@solana/kit";
-import { findAssociatedTokenPda } from "@solana-program/token";
 import { LRUCache } from "lru-cache";
 import type { Chain } from "../../chain/chain.js";
+import { findAssociatedTokenAddress } from "../../chain/program-address.js";
 import { type OrderRefusal, OrderRefused } from "../errors.js";
 import type { VenueAccounts } from "./signing-guard.js";
 
@@ -13,15 +14,11 @@ import type { VenueAccounts } from "./signing-guard.js";
 const cache = new LRUCache<string, Address>({ maxSize: 200_000, sizeCalculation: () => 1 });
 
 /** The associated token account of `owner` for `mint` under `tokenProgram`. */
-export async function associatedTokenAddress(
-  owner: Address,
-  mint: Address,
-  tokenProgram: Address,
-): Promise<Address> {
+export function associatedTokenAddress(owner: Address, mint: Address, tokenProgram: Address): Address {
   const key = `${owner}${mint}${tokenProgram}`;
   let address = cache.get(key);
   if (!address) {
-    [address] = await findAssociatedTokenPda({ owner, mint, tokenProgram });
+    address = findAssociatedTokenAddress(owner, mint, tokenProgram);
     cache.set(key, address);
   }
   return address;

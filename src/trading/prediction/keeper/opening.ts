@@ -56,7 +56,7 @@ export class OpeningWatch {
     const { chain, db, book } = this.options;
     const input = book.token(order.inputMint);
     if (!input) return undefined;
-    const escrowAccount = await associatedTokenAddress(order.escrow, input.mint, input.program);
+    const escrowAccount = associatedTokenAddress(order.escrow, input.mint, input.program);
     // Read before the balances: an open transaction not landed once the chain was past its height never
     // lands, but one landing during the reads must not be expired with the escrow funded.
     const heightBefore = book.clock.blockHeight;

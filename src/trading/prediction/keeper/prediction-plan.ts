@@ -52,7 +52,7 @@ export async function planPredictionSettlement(
     : undefined;
   // A buy of a market this order initializes creates the user's outcome account, unless it exists by now.
   const receiver = terms.receiver ? parseAddress(terms.receiver) : order.user;
-  const userOut = await associatedTokenAddress(receiver, output.mint, output.program);
+  const userOut = associatedTokenAddress(receiver, output.mint, output.program);
   const createOutcomeAccount = Boolean(fill && init && !(await chain.getAccountInfo(userOut)));
   // The book may have been fetched meanwhile: the blockhash as of now.
   const lifetime = book.clock.latest;

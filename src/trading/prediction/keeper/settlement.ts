@@ -47,7 +47,7 @@ export async function readEscrow(
   if (!input || !output) return undefined;
   const clock = book.clock;
   const escrow = authorities.orderAuthority(order.id);
-  const escrowAccount = await associatedTokenAddress(escrow.address, input.mint, input.program);
+  const escrowAccount = associatedTokenAddress(escrow.address, input.mint, input.program);
   const [held, lamports] = await Promise.all([
     chain.getTokenAccount(escrowAccount),
     chain.getBalance(escrow.address),

@@ -28,7 +28,7 @@ export class Sweeper {
     const input = book.token(order.inputMint);
     if (!input) return;
     const escrow = authorities.orderAuthority(order.id);
-    const escrowAccount = await associatedTokenAddress(escrow.address, input.mint, input.program);
+    const escrowAccount = associatedTokenAddress(escrow.address, input.mint, input.program);
     const [held, lamports] = await Promise.all([
       chain.getTokenAccount(escrowAccount),
       chain.getBalance(escrow.address),
