@@ -46,6 +46,19 @@ export class PoolSpecError extends Error {
 
 /** Creates a constant-product pool with the given reserves; returns its record. */
 export async function createPool(funding: PoolFunding, spec: PoolSpec): Promise<PoolRecord> {
+  const funded = await fundPool(funding, spec);
+  await insertPool(funding.db, funded.record, funded.tokens);
+  return funded.record;
+}
+
+/**
+ * A pool's accounts funded on chain, not stored yet: its record and its tokens, for `insertPool`.
+ * The three grants are independent transactions, sent together.
+ */
+export async function fundPool(
+  funding: PoolFunding,
+  spec: PoolSpec,
+): Promise<{ record: PoolRecord; tokens: TokenRecord[] }> {
   if (spec.mintA === spec.mintB) throw new PoolSpecError("a pool needs two different mints");
   if (!Number.isInteger(spec.feeBps) || spec.feeBps < 0 || spec.feeBps > MAX_POOL_FEE_BPS) {
     throw new PoolSpecError(
@@ -62,9 +75,11 @@ export async function createPool(funding: PoolFunding, spec: PoolSpec): Promise<
   }
   const keyId = randomBytes(16).toString("hex");
   const authority = funding.authorities.authority(keyId);
-  await faucet(funding.chain, funding.signers, authority.address, spec.mintA, spec.amountA);
-  await faucet(funding.chain, funding.signers, authority.address, spec.mintB, spec.amountB);
-  await funding.chain.requestAirdrop(authority.address, TICKET_FLOAT);
+  await Promise.all([
+    faucet(funding.chain, funding.signers, authority.address, spec.mintA, spec.amountA),
+    faucet(funding.chain, funding.signers, authority.address, spec.mintB, spec.amountB),
+    funding.chain.requestAirdrop(authority.address, TICKET_FLOAT),
+  ]);
   const record: PoolRecord = {
     address: authority.address,
     venue: CPMM_VENUE,
@@ -73,6 +88,5 @@ export async function createPool(funding: PoolFunding, spec: PoolSpec): Promise<
     mintB: spec.mintB,
     feeBps: spec.feeBps,
   };
-  await insertPool(funding.db, record, tokens);
-  return record;
+  return { record, tokens };
 }

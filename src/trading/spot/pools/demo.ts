@@ -7,8 +7,8 @@ import type { Address } from "@solana/kit";
 import { demoTokens } from "../../../chain/demo-tokens.js";
 import { WRAPPED_SOL_MINT } from "../../../chain/programs.js";
 import { USDC_MINT } from "../../../contract/markets.js";
-import { createPool, type PoolFunding } from "./create.js";
-import { claimDemoPools } from "./store.js";
+import { fundPool, type PoolFunding } from "./create.js";
+import { claimDemoPools, insertPool } from "./store.js";
 
 /** Reference prices in USD of the demo pools' tokens, by symbol. */
 export const DEMO_PRICES_USD: Readonly<Record<string, number>> = {
@@ -71,18 +71,22 @@ export async function createDemoPools(funding: PoolFunding, venueSeed: string): 
     ["SOL", { address: WRAPPED_SOL_MINT, decimals: 9 }],
     ...demoTokens(venueSeed).map((token) => [token.symbol, token] as const),
   ]);
-  for (const [symbolA, symbolB, depthUsd, feeBps] of DEMO_POOLS) {
+  const specs = DEMO_POOLS.map(([symbolA, symbolB, depthUsd, feeBps]) => {
     const a = tokens.get(symbolA);
     const b = tokens.get(symbolB);
     if (!a || !b) throw new Error(`demo pool ${symbolA}/${symbolB} names an unknown token`);
-    await createPool(funding, {
+    return {
       mintA: a.address,
       mintB: b.address,
       amountA: units(depthUsd / (DEMO_PRICES_USD[symbolA] ?? 1), a.decimals),
       amountB: units(depthUsd / (DEMO_PRICES_USD[symbolB] ?? 1), b.decimals),
       feeBps,
-    });
-  }
+    };
+  });
+  // Funded together (their grants land in the same few commits, where one pool after another waited
+  // for each of its own), then stored in the list's order.
+  const funded = await Promise.all(specs.map((spec) => fundPool(funding, spec)));
+  for (const { record, tokens: pair } of funded) await insertPool(funding.db, record, pair);
   return DEMO_POOLS.length;
 }
 
