@@ -137,7 +137,7 @@ describe("a venue-signed transaction re-signed and sent again", () => {
     let order: OrderResponse | undefined;
     for (const yesMint of yesMints) {
       const response = await fetch(
-        `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${yesMint}&amount=5000000&userPublicKey=${wallet.signer.address}&priceImpactTolerancePct=100`,
+        `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${yesMint}&amount=5000000&userPublicKey=${wallet.signer.address}&priceImpactTolerancePct=100&slippageBps=2000`,
       );
       if (response.status === 200) {
         order = (await response.json()) as OrderResponse;

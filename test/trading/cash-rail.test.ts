@@ -59,10 +59,10 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.stop());
 
-/** `GET /order` with these parameters; the status and the JSON body. */
+/** `GET /order` with these parameters (a wide slippage: the demo's prices move before a fill); the status and the JSON body. */
 async function order(query: Record<string, string>) {
   const response = await fetch(
-    `${t.url}/order?${new URLSearchParams({ priceImpactTolerancePct: "100", ...query })}`,
+    `${t.url}/order?${new URLSearchParams({ priceImpactTolerancePct: "100", slippageBps: "2000", ...query })}`,
   );
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }

@@ -100,7 +100,7 @@ describe("a market initialized by its first buy", () => {
     const user = await newFundedWallet(t.url, chain, 2_000_000_000n, [[USDC_MINT, 50_000_000n]]);
     const payer = await newFundedWallet(t.url, chain, 1_000_000_000n);
     const response = await fetch(
-      `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${market.yesMint}&amount=5000000&userPublicKey=${user.address}&predictionMarketInitPayer=${payer.address}&priceImpactTolerancePct=100`,
+      `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${market.yesMint}&amount=5000000&userPublicKey=${user.address}&predictionMarketInitPayer=${payer.address}&priceImpactTolerancePct=100&slippageBps=2000`,
     );
     const order = (await response.json()) as Record<string, unknown>;
     expect(response.status, JSON.stringify(order)).toBe(200);
@@ -142,14 +142,14 @@ describe("a market initialized by its first buy", () => {
     // A second buy pays no initialization any more.
     const again = (await (
       await fetch(
-        `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${market.yesMint}&amount=5000000&userPublicKey=${user.address}&predictionMarketInitPayer=${payer.address}&priceImpactTolerancePct=100`,
+        `${t.url}/order?inputMint=${USDC_MINT}&outputMint=${market.yesMint}&amount=5000000&userPublicKey=${user.address}&predictionMarketInitPayer=${payer.address}&priceImpactTolerancePct=100&slippageBps=2000`,
       )
     ).json()) as Record<string, unknown>;
     expect(again.initPredictionMarketCost).toBeUndefined();
     expect(again.predictionMarketInitPayerMustSign).toBeUndefined();
 
     const sale = await fetch(
-      `${t.url}/order?inputMint=${market.yesMint}&outputMint=${USDC_MINT}&amount=${contracts}&userPublicKey=${user.address}&priceImpactTolerancePct=100`,
+      `${t.url}/order?inputMint=${market.yesMint}&outputMint=${USDC_MINT}&amount=${contracts}&userPublicKey=${user.address}&priceImpactTolerancePct=100&slippageBps=2000`,
     );
     const saleOrder = (await sale.json()) as Record<string, unknown>;
     expect(sale.status, JSON.stringify(saleOrder)).toBe(200);

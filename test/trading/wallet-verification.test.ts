@@ -55,10 +55,10 @@ function fundedWallet(venue: Venue): Promise<KeyPairSigner> {
   return newFundedWallet(venue.url, venue.chain, LAMPORTS, [[USDC_MINT, USDC_GRANT]]);
 }
 
-/** `GET /order` on the server at `url`; the status and the JSON body. */
+/** `GET /order` on the server at `url` (a wide slippage: the demo's prices move before a fill); the status and the JSON body. */
 async function getOrder(url: string, params: Record<string, string>) {
   const response = await fetch(
-    `${url}/order?${new URLSearchParams({ priceImpactTolerancePct: "100", ...params })}`,
+    `${url}/order?${new URLSearchParams({ priceImpactTolerancePct: "100", slippageBps: "2000", ...params })}`,
   );
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
