@@ -10,6 +10,10 @@
  *
  *   npm run bench:streams     (options: --clients 2000 --pairs 5 --duration 20)
  *
+ * A pass's CPU is also printed as issue 43 measures it: the server's CPU over the window less what the
+ * trader alone cost it in a window before the clients connected, per pass, in idle `/health-check`
+ * answers (the baseline's rate, taken on an idle server).
+ *
  * `--stream market` measures `/api/v1/ws` instead (issue 22): the servers' upstream is a small tape
  * server on a worker thread that records a trade every 250 ms (timed now) and counts the requests it gets.
  * `--clients` clients follow every trade, first on one instance, then split over two instances sharing
@@ -53,6 +57,8 @@ const { values: args } = parseArgs({
 const CLIENTS = Number(args.clients);
 const PAIRS = Number(args.pairs);
 const DURATION_MS = Number(args.duration) * 1000;
+/** How long the trader runs alone, for its own server CPU. */
+const CONTROL_MS = 5_000;
 if (args.stream !== "quote" && args.stream !== "book" && args.stream !== "market")
   throw new Error("--stream is quote, book or market");
 /** The stream measured: `/quote-stream` or `/book-stream`. */
@@ -74,6 +80,54 @@ async function main(): Promise<void> {
       mints.filter((quote) => quote !== base).map((quote) => [base, quote] as const),
     );
     const pick = random(7);
+
+    // A trader moves three pools every slot, so that quotes change. Its own random numbers: the
+    // clients' pairs are the same whatever the trader's timing.
+    const tradePick = random(11);
+    const chain = new RpcChain({ url: server.rpcUrl });
+    const trade = new TradeClient({ baseUrl: server.url });
+    const trader = generateKeypair();
+    await chain.requestAirdrop(trader.address, 1_000_000_000_000n);
+    await fetch(`${server.url}/dev/faucet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ wallet: trader.address, mint: USDC_MINT, amount: "100000000000000" }),
+    });
+    let trades = 0;
+    let trading = true;
+    const traderLoop = (async () => {
+      while (trading) {
+        const slotStart = performance.now();
+        // Three different outputs: two identical orders in one slot are one transaction, sent twice.
+        const outputs = new Set<string>();
+        while (outputs.size < Math.min(3, mints.length - 1))
+          outputs.add(mints[1 + Math.floor(tradePick() * (mints.length - 1))] as string);
+        await Promise.all(
+          [...outputs].map(async (output) => {
+            const order = await trade.order({
+              inputMint: USDC_MINT,
+              outputMint: output,
+              amount: 1_000_000_000n,
+              userPublicKey: trader.address,
+              priceImpactTolerancePct: 100,
+              slippageBps: 10_000,
+            });
+            await chain.sendTransaction(signOrderTransaction(order.transaction as string, trader));
+            trades += 1;
+          }),
+        ).catch((error: unknown) => console.error(`trade failed: ${(error as Error).message}`));
+        await sleep(Math.max(0, 400 - (performance.now() - slotStart)));
+      }
+    })();
+
+    // The trader alone first: its server CPU a second, taken from the run's so that what is left is
+    // the stream's (its passes, with the clients' connections open).
+    await sleep(2_000);
+    const controlCpuBefore = cpuTimeUs(server.child.pid as number);
+    const controlStarted = performance.now();
+    await sleep(CONTROL_MS);
+    const traderCpuPerMs =
+      (cpuTimeUs(server.child.pid as number) - controlCpuBefore) / (performance.now() - controlStarted);
 
     // The clients, each with its pairs; every frame's slot and arrival time is recorded.
     const arrivals = new Map<number, number[]>();
@@ -112,46 +166,11 @@ async function main(): Promise<void> {
       `/${STREAM}: ${CLIENTS} clients × ${PAIRS} pairs subscribed in ${((performance.now() - opened) / 1000).toFixed(1)} s (WebSocket extensions negotiated: ${sockets[0]?.extensions || "none"})`,
     );
 
-    // A trader moves three pools every slot, so that quotes change.
-    const chain = new RpcChain({ url: server.rpcUrl });
-    const trade = new TradeClient({ baseUrl: server.url });
-    const trader = generateKeypair();
-    await chain.requestAirdrop(trader.address, 1_000_000_000_000n);
-    await fetch(`${server.url}/dev/faucet`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ wallet: trader.address, mint: USDC_MINT, amount: "100000000000000" }),
-    });
-    let trades = 0;
-    let trading = true;
-    const traderLoop = (async () => {
-      while (trading) {
-        const slotStart = performance.now();
-        // Three different outputs: two identical orders in one slot are one transaction, sent twice.
-        const outputs = new Set<string>();
-        while (outputs.size < Math.min(3, mints.length - 1))
-          outputs.add(mints[1 + Math.floor(pick() * (mints.length - 1))] as string);
-        await Promise.all(
-          [...outputs].map(async (output) => {
-            const order = await trade.order({
-              inputMint: USDC_MINT,
-              outputMint: output,
-              amount: 1_000_000_000n,
-              userPublicKey: trader.address,
-              priceImpactTolerancePct: 100,
-              slippageBps: 10_000,
-            });
-            await chain.sendTransaction(signOrderTransaction(order.transaction as string, trader));
-            trades += 1;
-          }),
-        ).catch((error: unknown) => console.error(`trade failed: ${(error as Error).message}`));
-        await sleep(Math.max(0, 400 - (performance.now() - slotStart)));
-      }
-    })();
-
     await sleep(2_000);
     arrivals.clear();
     frames = 0;
+    const controlTrades = trades;
+    trades = 0;
     const fanoutBefore = await fanoutHistogram(server.url);
     const cpuBefore = cpuTimeUs(server.child.pid as number);
     const loadCpuBefore = process.cpuUsage();
@@ -189,6 +208,12 @@ async function main(): Promise<void> {
     );
     console.log(
       `  server CPU ${((cpu / 1000 / elapsed) * 100).toFixed(0)}% of one core; load generator (clients and trader) ${(((loadCpu.user + loadCpu.system) / 1000 / elapsed) * 100).toFixed(0)}%`,
+    );
+    // Issue 43's measure: the CPU of a pass beyond the trader's, in idle /health-check answers (the
+    // server answers them on one core, so one costs about a second over the baseline's rate).
+    const passCpuMs = (cpu - traderCpuPerMs * elapsed) / 1000 / Math.max(1, fanoutCount || passes.length);
+    console.log(
+      `  a pass's server CPU beyond the trader's (${(traderCpuPerMs / 10).toFixed(0)}% of a core alone, ${controlTrades} trades in ${CONTROL_MS / 1000} s): ${passCpuMs.toFixed(1)} ms = ${((passCpuMs / 1000) * health).toFixed(0)} idle /health-check answers at ${health.toFixed(0)} req/s (issue 43: <= 300)`,
     );
     for (const socket of sockets) socket.terminate();
   } finally {
