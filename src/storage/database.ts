@@ -5,7 +5,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { type Generated, Kysely, type SqliteDatabase as KyselySqliteDatabase, SqliteDialect } from "kysely";
+import {
+  type Generated,
+  Kysely,
+  type SqliteDatabase as KyselySqliteDatabase,
+  PostgresAdapter,
+  SqliteDialect,
+} from "kysely";
 import { LRUCache } from "lru-cache";
 import { type Config, sqlitePath } from "../config.js";
 import { migrateToLatest } from "./migrations.js";
@@ -220,12 +226,13 @@ export interface ChainAddressesTable {
 }
 
 /**
- * The newest rows of the history index, in the order they landed, until merged into
- * chain_address_transactions (commit-batch.ts, HISTORY_MERGE_EVERY).
+ * The newest transactions of the history index, one row each in the order they landed, with the
+ * JSON array of the addresses they name, until merged into chain_address_transactions
+ * (commit-batch.ts, HISTORY_MERGE_EVERY).
  */
 export interface ChainRecentHistoryTable {
   position: number | string | bigint;
-  address: string;
+  addresses: string;
   slot: number | string | bigint;
 }
 
@@ -257,6 +264,11 @@ export interface Tables {
 }
 
 export type Dialect = "sqlite" | "postgres";
+
+/** The dialect behind `db`, for modules handed only the Kysely instance. */
+export function dialectOf(db: Kysely<Tables>): Dialect {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
+}
 
 export interface Storage {
   readonly db: Kysely<Tables>;

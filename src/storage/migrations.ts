@@ -371,6 +371,29 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0019_recent_history_per_transaction": {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was then
+    async up(db: Kysely<any>) {
+      // The newest history as one row per transaction, its addresses a JSON array: a commit appends
+      // one row for each transaction instead of one for each address it names. The rows of 0018's
+      // shape move to the address-ordered index first, as a merge would move them.
+      const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+      await sql`insert into "chain_addresses" ("address") select distinct "address" from "chain_recent_history" where true on conflict ("address") do nothing`.execute(
+        db,
+      );
+      await sql`insert into "chain_address_transactions" ("address_id", "slot", "position") select "a"."id", "r"."slot", "r"."position" from "chain_recent_history" as "r" join "chain_addresses" as "a" on "a"."address" = "r"."address" order by "a"."id", "r"."slot", "r"."position"`.execute(
+        db,
+      );
+      await db.schema.dropTable("chain_recent_history").execute();
+      await db.schema
+        .createTable("chain_recent_history")
+        .addColumn("position", "bigint", (c) => c.primaryKey())
+        .addColumn("addresses", "text", (c) => c.notNull())
+        .addColumn("slot", "bigint", (c) => c.notNull())
+        .$call((table) => (postgres ? table : table.modifyEnd(sql`without rowid`)))
+        .execute();
+    },
+  },
 };
 
 // Transactions read per backfill step, and index rows per insert (4 columns: well under both bounds).

@@ -315,7 +315,7 @@ for (const backend of BACKENDS) {
       const bobKey = new PublicKey(bob.address);
       const expected = await connection.getSignaturesForAddress(bobKey);
       await chain.stop();
-      // Undo migrations 0013 to 0018 as if this database predated them; reopening runs them again.
+      // Undo migrations 0013 to 0019 as if this database predated them; reopening runs them again.
       const storage = await openStorage(settings);
       const schema = storage.db.schema;
       await schema.dropTable("chain_recent_history").execute();
@@ -328,7 +328,7 @@ for (const backend of BACKENDS) {
       await schema.alterTable("chain_transactions").dropColumn("position").execute();
       await schema.createIndex("chain_transactions_slot").on("chain_transactions").column("slot").execute();
       await schema.alterTable("chain_transactions").dropColumn("meta").execute();
-      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids', '0016_escrow_sweep', '0017_upstream_fills', '0018_recent_history')`.execute(
+      await sql`delete from kysely_migration where name in ('0013_signatures_by_address', '0014_transaction_meta', '0015_address_ids', '0016_escrow_sweep', '0017_upstream_fills', '0018_recent_history', '0019_recent_history_per_transaction')`.execute(
         storage.db,
       );
       await storage.close();
@@ -340,6 +340,36 @@ for (const backend of BACKENDS) {
       expect(bySlotThenSignature(backfilled)).toEqual(bySlotThenSignature(expected));
       expect(backfilled.map((entry) => entry.slot)).toEqual(expected.map((entry) => entry.slot));
       const next = await transfer(5_000_000n);
+      expect((await connection.getSignaturesForAddress(bobKey, { limit: 1 }))[0]?.signature).toBe(next);
+    });
+
+    it("keeps the newest history of a database that stored it per address (migration 0019)", async () => {
+      const bobKey = new PublicKey(bob.address);
+      const recentRows = () => chain.storage.db.selectFrom("chain_recent_history").selectAll().execute();
+      for (let lamports = 6_000_000n; (await recentRows()).length === 0; lamports++) await transfer(lamports);
+      const expected = await connection.getSignaturesForAddress(bobKey);
+      const recent = await recentRows();
+      await chain.stop();
+      // Back to 0018's shape, one row per address of each recent transaction, as if this database
+      // predated 0019; reopening runs it again.
+      const storage = await openStorage(settings);
+      const db = storage.db;
+      await db.schema.dropTable("chain_recent_history").execute();
+      await sql`create table "chain_recent_history" ("position" bigint not null, "address" varchar(44) not null, "slot" bigint not null, primary key ("position", "address"))`.execute(
+        db,
+      );
+      for (const row of recent) {
+        for (const address of JSON.parse(row.addresses) as string[]) {
+          await sql`insert into "chain_recent_history" values (${Number(row.position)}, ${address}, ${Number(row.slot)})`.execute(
+            db,
+          );
+        }
+      }
+      await sql`delete from kysely_migration where name = '0019_recent_history_per_transaction'`.execute(db);
+      await storage.close();
+      await start();
+      expect(await connection.getSignaturesForAddress(bobKey)).toEqual(expected);
+      const next = await transfer(7_000_000n);
       expect((await connection.getSignaturesForAddress(bobKey, { limit: 1 }))[0]?.signature).toBe(next);
     });
   });

@@ -4,10 +4,10 @@
  * `chain_address_transactions`), the transactions of one slot in the order they executed, and
  * transaction counts per slot window. Every read is bounded by an index: the history's primary key
  * (address id, slot, position), chain_transactions' (slot, position), or the recent rows, at most
- * HISTORY_MERGE_EVERY transactions' worth (commit-batch.ts).
+ * HISTORY_MERGE_EVERY transactions (commit-batch.ts).
  */
-import { type Kysely, sql } from "kysely";
-import type { Tables } from "../../storage/database.js";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import { dialectOf, type Tables } from "../../storage/database.js";
 import type { TransactionError } from "../errors.js";
 
 /** Where a transaction sits in the chain: its slot, then how many transactions landed before it. */
@@ -35,7 +35,16 @@ export interface AddressHistoryQuery {
 
 /** Reads of the stored history (see the module comment). */
 export class ChainHistory {
-  constructor(private readonly db: Kysely<Tables>) {}
+  // Whether a recent row's addresses (a JSON array of base58 strings) name the address: they hold it
+  // in quotes, and base58 has no quote, so a match is the whole address.
+  private readonly names: (addresses: RawBuilder<unknown>, quoted: string) => RawBuilder<unknown>;
+
+  constructor(private readonly db: Kysely<Tables>) {
+    this.names =
+      dialectOf(db) === "postgres"
+        ? (addresses, quoted) => sql`strpos(${addresses}, ${quoted}) > 0`
+        : (addresses, quoted) => sql`instr(${addresses}, ${quoted}) > 0`;
+  }
 
   /**
    * `address`'s transactions, newest first, between the query's bounds: the newest from the recent
@@ -69,7 +78,7 @@ export class ChainHistory {
       select "t"."signature", "h"."slot", "t"."err", "t"."block_time", "t"."wire" from (
         select * from (
           select "r"."slot", "r"."position" from "chain_recent_history" as "r"
-          where "r"."address" = ${address} ${bounded("r")}
+          where ${this.names(sql.ref("r.addresses"), JSON.stringify(address))} ${bounded("r")}
           order by "r"."position" desc limit ${limit}
         ) as "recent"
         union all

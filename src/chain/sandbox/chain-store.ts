@@ -6,7 +6,7 @@
  */
 import type { Address } from "@solana/kit";
 import { CompiledQuery, type Kysely, sql } from "kysely";
-import type { Tables } from "../../storage/database.js";
+import { dialectOf, type Tables } from "../../storage/database.js";
 import { parseAddress } from "../base58.js";
 import type { TransactionError } from "../errors.js";
 import { messageHash, parseWireTransaction } from "../wire.js";
@@ -75,7 +75,6 @@ export interface ChainStoreOptions {
 export class ChainStore {
   private readonly statements = new Map<string, string>();
   private mergeStatements: string[] | undefined;
-  private numbered: boolean | undefined;
   private writer: SqliteWriter | null;
   private readonly lease: ChainLease | undefined;
   private readonly historyMergeEvery: number;
@@ -299,7 +298,7 @@ export class ChainStore {
         }
       }
       if (mergeBelow !== null) {
-        this.mergeStatements ??= mergeHistoryStatementTexts(this.placeholder());
+        this.mergeStatements ??= mergeHistoryStatementTexts(this.placeholder(), dialectOf(this.db));
         for (const text of this.mergeStatements)
           await trx.executeQuery(CompiledQuery.raw(text, [mergeBelow]));
       }
@@ -319,12 +318,8 @@ export class ChainStore {
     return CompiledQuery.raw(text, parameters);
   }
 
-  // The dialect's parameter placeholder: `?` (SQLite) or `$n` (PostgreSQL), asked of Kysely once.
+  // The dialect's parameter placeholder: `?` (SQLite) or `$n` (PostgreSQL).
   private placeholder(): (index: number) => string {
-    if (this.numbered === undefined) {
-      const probe = this.db.selectFrom("meta").select("key").where("key", "=", "").compile().sql;
-      this.numbered = probe.includes("$1");
-    }
-    return this.numbered ? (index) => `$${index + 1}` : () => "?";
+    return dialectOf(this.db) === "postgres" ? (index) => `$${index + 1}` : () => "?";
   }
 }

@@ -3,6 +3,7 @@
  * the store (chain-store.ts), which writes it on the shared connection, and the SQLite writer
  * (sqlite-writer.ts), which writes it from its worker thread.
  */
+import type { Dialect } from "../../storage/database.js";
 import type { TransactionError } from "../errors.js";
 import { encodeMetaExtras, type TransactionMetaExtras } from "./transaction-meta.js";
 
@@ -73,16 +74,16 @@ export const TRANSACTION_COLUMNS = [
 ] as const;
 
 /**
- * The values of one history row as `encodeBatch` lays them out: the position of its transaction,
- * the address, then the slot (stored as `chain_recent_history` until merged, see `mergeBelow`).
+ * The values of one row of `chain_recent_history` as `encodeBatch` lays them out, one row per
+ * transaction: its position, the JSON array of its distinct account keys, then its slot.
  */
 export const HISTORY_ROW_VALUES = 3;
 
 /**
- * Transactions per step of the history index: new rows go to `chain_recent_history` in position
- * order, so a commit appends to one end of it instead of dirtying a page of the address-ordered
+ * Transactions per step of the history index: a commit appends one row per transaction to
+ * `chain_recent_history`, in position order, instead of dirtying a page of the address-ordered
  * index per address it names; the commit whose transactions reach a multiple of this moves every
- * row below it into `chain_address_transactions`, in address order.
+ * transaction below it into `chain_address_transactions`, one row per address, in address order.
  */
 export const HISTORY_MERGE_EVERY = 1024;
 
@@ -91,7 +92,7 @@ export interface EncodedBatch {
   accounts: unknown[];
   deletions: string[];
   transactions: unknown[];
-  /** One row per distinct account key of each transaction, HISTORY_ROW_VALUES values each. */
+  /** One row per transaction that names accounts, HISTORY_ROW_VALUES values each. */
   history: unknown[];
   /** When set, the commit then merges the recent history below this position (HISTORY_MERGE_EVERY). */
   mergeBelow: number | null;
@@ -132,8 +133,9 @@ export function encodeBatch(batch: CommitBatch, mergeEvery = HISTORY_MERGE_EVERY
       tx.meta ? encodeMetaExtras(tx.meta) : null,
       first + i,
     );
-    // The history getSignaturesForAddress reads: one row per distinct account key.
-    for (const address of new Set(tx.accountKeys)) history.push(first + i, address, slot);
+    // The history getSignaturesForAddress reads: the transaction under each distinct account key.
+    const addresses = new Set(tx.accountKeys);
+    if (addresses.size > 0) history.push(first + i, JSON.stringify([...addresses]), slot);
   });
   const next = first + batch.transactions.length;
   const reached = next - (next % mergeEvery);
@@ -185,24 +187,32 @@ export function commitStatementText(
     case "insertTransactions":
       return `insert into "chain_transactions" (${quoted(TRANSACTION_COLUMNS)}) values ${list(plain)}`;
     case "insertHistory":
-      return `insert into "chain_recent_history" ("position", "address", "slot") values ${list(plain)}`;
+      return `insert into "chain_recent_history" ("position", "addresses", "slot") values ${list(plain)}`;
   }
 }
 
 /**
  * The statements that merge the recent history below a position (their one parameter) into the
  * address-ordered index, in this order: each address numbered once, its rows moved, then cleared.
+ * Each recent row's addresses are a JSON array, read as rows by the dialect's own function.
  */
-export function mergeHistoryStatementTexts(placeholder: (index: number) => string): string[] {
-  const below = `"position" < ${placeholder(0)}`;
+export function mergeHistoryStatementTexts(
+  placeholder: (index: number) => string,
+  dialect: Dialect,
+): string[] {
+  const below = `"r"."position" < ${placeholder(0)}`;
+  const recentAddresses =
+    dialect === "postgres"
+      ? `"chain_recent_history" as "r" cross join lateral json_array_elements_text("r"."addresses"::json) as "k"("value")`
+      : `"chain_recent_history" as "r" join json_each("r"."addresses") as "k"`;
   return [
     // SQLite reads ON CONFLICT after a SELECT only behind a WHERE, which this has.
-    `insert into "chain_addresses" ("address") select distinct "address" from "chain_recent_history" where ${below} on conflict ("address") do nothing`,
+    `insert into "chain_addresses" ("address") select distinct "k"."value" from ${recentAddresses} where ${below} on conflict ("address") do nothing`,
     `insert into "chain_address_transactions" ("address_id", "slot", "position") ` +
-      `select "a"."id", "r"."slot", "r"."position" from "chain_recent_history" as "r" ` +
-      `join "chain_addresses" as "a" on "a"."address" = "r"."address" where "r".${below} ` +
+      `select "a"."id", "r"."slot", "r"."position" from ${recentAddresses} ` +
+      `join "chain_addresses" as "a" on "a"."address" = "k"."value" where ${below} ` +
       `order by "a"."id", "r"."slot", "r"."position"`,
-    `delete from "chain_recent_history" where ${below}`,
+    `delete from "chain_recent_history" where "position" < ${placeholder(0)}`,
   ];
 }
 

@@ -19,7 +19,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from "kysely";
 import { every, type Repeating } from "../../every.js";
-import type { Dialect, Tables } from "../../storage/database.js";
+import { type Dialect, dialectOf, type Tables } from "../../storage/database.js";
 
 /** How long a lease lasts without renewal. */
 export const LEASE_TTL_MS = 10_000;
@@ -385,10 +385,4 @@ function hostIdentity(): string {
     // Not Linux: the hostname alone.
   }
   return `${os.hostname()}${namespace}`.slice(0, 255);
-}
-
-// The dialect behind `db`, from its parameter placeholders (`$1` is PostgreSQL's).
-function dialectOf(db: Kysely<Tables>): Dialect {
-  const probe = db.selectFrom("chain_lease").select("id").where("id", "=", LEASE_ROW).compile().sql;
-  return probe.includes("$1") ? "postgres" : "sqlite";
 }

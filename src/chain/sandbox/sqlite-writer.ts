@@ -125,7 +125,7 @@ function workerStatements() {
     insertHistoryRow: text("insertHistory", 1),
     insertHistoryRows: text("insertHistory", ROWS_PER_RUN),
     historyValues: VALUES_PER_ROW.insertHistory,
-    mergeHistory: mergeHistoryStatementTexts(() => "?"),
+    mergeHistory: mergeHistoryStatementTexts(() => "?", "sqlite"),
   };
 }
 
