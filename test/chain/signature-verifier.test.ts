@@ -73,6 +73,21 @@ describe("signature verifier", () => {
     expect(verify(verifier, wire)).toBeDefined();
   });
 
+  it("takes more while more sends are queued ahead of them, up to as many signatures as those sends", async () => {
+    const verifier = open();
+    const wire = await transfer((await generateKeyPairSigner()).address);
+    const taken: Promise<unknown>[] = [];
+    const queuedAhead = 1000;
+    while (taken.length <= queuedAhead) {
+      const verdict = verifier.verify(wire, parseWireTransaction(wire), queuedAhead);
+      if (!verdict) break;
+      taken.push(verdict);
+    }
+    expect(taken).toHaveLength(queuedAhead);
+    verifier.flush();
+    await Promise.all(taken);
+  });
+
   it('answers "unchecked" for whatever is outstanding when it closes', async () => {
     const verifier = new SignatureVerifier();
     const verdict = verify(verifier, await transfer((await generateKeyPairSigner()).address));
@@ -92,7 +107,8 @@ describe("sandbox sends beyond the signature worker's capacity", () => {
       await chain.requestAirdrop(alice.address, 1_000_000_000n);
       await faucet(chain, started.signers, alice.address, USDC_MINT, 1_000_000n);
       await faucet(chain, started.signers, bob.address, USDC_MINT, 1n);
-      // Far more signatures at once than the worker takes: the later ones are checked by LiteSVM.
+      // Far more signatures at once than the worker always takes: beyond those, about every other one
+      // is checked by LiteSVM.
       const transfers = await Promise.all(
         Array.from({ length: 400 }, (_, i) => usdcTransfer(chain, alice, bob.address, BigInt(i + 1))),
       );

@@ -157,7 +157,8 @@ export class CommitPipeline {
       // The job takes its place in the queue now (sends execute in the order they came) and
       // executes once its verdict is in.
       if (signaturesChecked && !usesPrecompile(job.tx)) job.signatures = "valid";
-      const verification = job.signatures === "valid" ? undefined : this.verifier.verify(wire, job.tx);
+      const verification =
+        job.signatures === "valid" ? undefined : this.verifier.verify(wire, job.tx, this.queue.length);
       if (verification) {
         job.signatures = undefined;
         verification.then((verdict) => {
