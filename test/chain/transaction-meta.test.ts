@@ -17,6 +17,13 @@ import { faucet } from "../../src/chain/faucet.js";
 import { ASSOCIATED_TOKEN_PROGRAM, SYSTEM_PROGRAM, TOKEN_PROGRAM } from "../../src/chain/programs.js";
 import { RpcChain } from "../../src/chain/rpc-client.js";
 import { ManualClock } from "../../src/chain/sandbox/slot-clock.js";
+import {
+  decodeMetaExtras,
+  emptyMetaExtras,
+  encodeMetaExtras,
+  type TokenBalance as StoredTokenBalance,
+  type TransactionMetaExtras,
+} from "../../src/chain/sandbox/transaction-meta.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
 import { newFundedWallet, signAndSendWithKit } from "../support/kit.js";
@@ -366,5 +373,47 @@ describe("a venue swap's token balances, through /order", () => {
     expect(byMint.get(USDC_MINT)).toBe(0n);
     expect(byMint.get(deth)).toBe(0n);
     expect(meta.innerInstructions?.length).toBeGreaterThan(0);
+  });
+});
+
+describe("transaction meta as stored", () => {
+  const [mint, owner, newOwner] = [USDC_MINT, SYSTEM_PROGRAM, ASSOCIATED_TOKEN_PROGRAM];
+  const balance = (accountIndex: number, amount: bigint, holder: Address = owner): StoredTokenBalance => ({
+    accountIndex,
+    mint,
+    owner: holder,
+    programId: TOKEN_PROGRAM,
+    amount,
+    decimals: 6,
+  });
+  const extras = (pre: StoredTokenBalance[], post: StoredTokenBalance[]): TransactionMetaExtras => ({
+    ...emptyMetaExtras(),
+    preTokenBalances: pre,
+    postTokenBalances: post,
+  });
+
+  it("reads back every balance after, whether its account changed hands, was new or kept all but its amount", () => {
+    const meta = extras(
+      [balance(1, 10n), balance(2, 5n)],
+      [balance(1, 7n), balance(2, 5n, newOwner), balance(3, 3n)],
+    );
+    const stored = encodeMetaExtras(meta);
+    expect(decodeMetaExtras(stored)).toEqual(meta);
+    // Only the balance that kept its mint, owner and program is stored as an amount alone.
+    expect((JSON.parse(stored) as { post: unknown[][] }).post.map((entry) => entry.length)).toEqual([
+      2, 6, 6,
+    ]);
+  });
+
+  it("reads rows stored with every balance after in full", () => {
+    const meta = extras([balance(1, 10n)], [balance(1, 7n)]);
+    const full = JSON.stringify({
+      pre: [[1, mint, owner, TOKEN_PROGRAM, "10", 6]],
+      post: [[1, mint, owner, TOKEN_PROGRAM, "7", 6]],
+      inner: [],
+      ret: null,
+      loaded: [[], []],
+    });
+    expect(decodeMetaExtras(full)).toEqual(meta);
   });
 });

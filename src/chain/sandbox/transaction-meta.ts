@@ -56,9 +56,12 @@ export function emptyMetaExtras(): TransactionMetaExtras {
   };
 }
 
-/** The stored form: JSON, amounts as strings and bytes as base64. */
+/**
+ * The stored form: JSON, amounts as strings and bytes as base64. A balance after whose account held
+ * the same mint, owner and program before is stored as its index and amount alone.
+ */
 export function encodeMetaExtras(extras: TransactionMetaExtras): string {
-  const balance = (b: TokenBalance) => [
+  const balance = (b: TokenBalance): StoredBalance => [
     b.accountIndex,
     b.mint,
     b.owner,
@@ -66,9 +69,20 @@ export function encodeMetaExtras(extras: TransactionMetaExtras): string {
     b.amount.toString(),
     b.decimals,
   ];
+  const before = new Map(extras.preTokenBalances.map((b) => [b.accountIndex, b]));
+  const after = (b: TokenBalance): StoredBalance | StoredAmount => {
+    const was = before.get(b.accountIndex);
+    const same =
+      was !== undefined &&
+      was.mint === b.mint &&
+      was.owner === b.owner &&
+      was.programId === b.programId &&
+      was.decimals === b.decimals;
+    return same ? [b.accountIndex, b.amount.toString()] : balance(b);
+  };
   return JSON.stringify({
     pre: extras.preTokenBalances.map(balance),
-    post: extras.postTokenBalances.map(balance),
+    post: extras.postTokenBalances.map(after),
     inner: extras.innerInstructions.map((group) => [
       group.index,
       group.instructions.map((i) => [i.programIdIndex, i.accounts, base64(i.data), i.stackHeight]),
@@ -79,10 +93,12 @@ export function encodeMetaExtras(extras: TransactionMetaExtras): string {
 }
 
 type StoredBalance = [number, string, string, string, string, number];
+/** A balance after whose mint, owner, program and decimals are its balance before's. */
+type StoredAmount = [number, string];
 type StoredInner = [number, [number, number[], string, number][]];
 interface StoredExtras {
   pre: StoredBalance[];
-  post: StoredBalance[];
+  post: (StoredBalance | StoredAmount)[];
   inner: StoredInner[];
   ret: [string, string] | null;
   loaded: [string[], string[]];
@@ -107,9 +123,18 @@ export function decodeMetaExtras(stored: string | null): TransactionMetaExtras {
     amount: BigInt(amount),
     decimals,
   });
+  const preTokenBalances = json.pre.map(balance);
+  const before = new Map(preTokenBalances.map((b) => [b.accountIndex, b]));
+  const after = (stored: StoredBalance | StoredAmount): TokenBalance => {
+    if (stored.length !== 2) return balance(stored);
+    const [accountIndex, amount] = stored;
+    const was = before.get(accountIndex);
+    if (!was) throw new Error(`stored token balance of account ${accountIndex} names no balance before`);
+    return { ...was, amount: BigInt(amount) };
+  };
   return {
-    preTokenBalances: json.pre.map(balance),
-    postTokenBalances: json.post.map(balance),
+    preTokenBalances,
+    postTokenBalances: json.post.map(after),
     innerInstructions: json.inner.map(([index, instructions]) => ({
       index,
       instructions: instructions.map(([programIdIndex, accounts, data, stackHeight]) => ({
