@@ -2,7 +2,7 @@
  * A direct reader of Solana's wire transaction format (legacy and v0). The sandbox's hot path needs
  * only offsets and account indexes, which is cheaper to read by hand than through kit's codecs.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Signature } from "@solana/kit";
 import { WIRE_LIMITS } from "../limits.js";
 import { Base58Error, decodeBase58, encodeSignature } from "./base58.js";
@@ -183,7 +183,7 @@ export function transactionId(tx: WireTransaction): Signature {
  * lacks, and the hash never leaves the sandbox). SHA-256, base64.
  */
 export function messageHash(tx: Pick<WireTransaction, "message">): string {
-  return createHash("sha256").update(tx.message).digest("base64");
+  return hash("sha256", tx.message, "base64");
 }
 
 /**

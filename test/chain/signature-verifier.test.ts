@@ -7,7 +7,7 @@ import { getTransferSolInstruction } from "@solana-program/system";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildSignedTransaction } from "../../src/chain/build-transaction.js";
 import { faucet } from "../../src/chain/faucet.js";
-import { SignatureVerifier } from "../../src/chain/sandbox/signature-verifier.js";
+import { type SignatureVerdict, SignatureVerifier } from "../../src/chain/sandbox/signature-verifier.js";
 import { parseWireTransaction } from "../../src/chain/wire.js";
 import { USDC_MINT } from "../../src/contract/markets.js";
 import { tempDir } from "../support/backends.js";
@@ -26,8 +26,14 @@ async function transfer(destination: Address, amount = 1_000n): Promise<Uint8Arr
 
 describe("signature verifier", () => {
   const verifiers: SignatureVerifier[] = [];
-  const verify = (verifier: SignatureVerifier, wire: Uint8Array) =>
-    verifier.verify(wire, parseWireTransaction(wire));
+  // The verdict as a promise, or undefined when the verifier does not take the transaction.
+  const verify = (verifier: SignatureVerifier, wire: Uint8Array, queuedAhead = 0) => {
+    let settle: (verdict: SignatureVerdict) => void = () => {};
+    const verdict = new Promise<SignatureVerdict>((resolve) => {
+      settle = resolve;
+    });
+    return verifier.verify(wire, parseWireTransaction(wire), queuedAhead, settle) ? verdict : undefined;
+  };
   const open = () => {
     const verifier = new SignatureVerifier();
     verifiers.push(verifier);
@@ -79,7 +85,7 @@ describe("signature verifier", () => {
     const taken: Promise<unknown>[] = [];
     const queuedAhead = 1000;
     while (taken.length <= queuedAhead) {
-      const verdict = verifier.verify(wire, parseWireTransaction(wire), queuedAhead);
+      const verdict = verify(verifier, wire, queuedAhead);
       if (!verdict) break;
       taken.push(verdict);
     }

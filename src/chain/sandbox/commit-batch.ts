@@ -127,15 +127,16 @@ export function encodeBatch(batch: CommitBatch, mergeEvery = HISTORY_MERGE_EVERY
       tx.fee.toString(),
       tx.computeUnits.toString(),
       JSON.stringify(tx.logs),
-      JSON.stringify({ pre: tx.preBalances.map(String), post: tx.postBalances.map(String) }),
+      balancesJson(tx.preBalances, tx.postBalances),
       base64(tx.wire),
       tx.messageHash,
       tx.meta ? encodeMetaExtras(tx.meta) : null,
       first + i,
     );
-    // The history getSignaturesForAddress reads: the transaction under each distinct account key.
-    const addresses = new Set(tx.accountKeys);
-    if (addresses.size > 0) history.push(first + i, JSON.stringify([...addresses]), slot);
+    // The history getSignaturesForAddress reads: the transaction under each distinct account key
+    // (a landed transaction names each once: Solana refuses one that loads an account twice).
+    const keys = tx.accountKeys ?? [];
+    if (keys.length > 0) history.push(first + i, JSON.stringify(distinct(keys)), slot);
   });
   const next = first + batch.transactions.length;
   const reached = next - (next % mergeEvery);
@@ -214,6 +215,22 @@ export function mergeHistoryStatementTexts(
       `order by "a"."id", "r"."slot", "r"."position"`,
     `delete from "chain_recent_history" where "position" < ${placeholder(0)}`,
   ];
+}
+
+// `{"pre":["1","2"],"post":["1","2"]}`, written directly: the lamports are decimal digits, which
+// need no escaping, and the intermediate string arrays were most of this column's garbage.
+function balancesJson(pre: readonly bigint[], post: readonly bigint[]): string {
+  const list = (values: readonly bigint[]) => (values.length === 0 ? "[]" : `["${values.join('","')}"]`);
+  return `{"pre":${list(pre)},"post":${list(post)}}`;
+}
+
+// `keys` without repeats; a transaction's few keys are compared in place, with no set built for them.
+function distinct(keys: readonly string[]): readonly string[] {
+  if (keys.length > 16) return [...new Set(keys)];
+  for (let i = 1; i < keys.length; i++) {
+    if (keys.lastIndexOf(keys[i] as string, i - 1) >= 0) return [...new Set(keys)];
+  }
+  return keys;
 }
 
 function base64(bytes: Uint8Array): string {

@@ -157,14 +157,14 @@ export class CommitPipeline {
       // The job takes its place in the queue now (sends execute in the order they came) and
       // executes once its verdict is in.
       if (signaturesChecked && !usesPrecompile(job.tx)) job.signatures = "valid";
-      const verification =
-        job.signatures === "valid" ? undefined : this.verifier.verify(wire, job.tx, this.queue.length);
-      if (verification) {
+      else {
+        // Waiting for the worker's verdict, unless it declines (LiteSVM checks them then).
         job.signatures = undefined;
-        verification.then((verdict) => {
+        const checking = this.verifier.verify(wire, job.tx, this.queue.length, (verdict) => {
           job.signatures = verdict;
           this.wakeDrain();
         });
+        if (!checking) job.signatures = "unchecked";
       }
       // Only a send the queue takes is received (a halted or closing chain refuses it at once).
       const taken = !this.halted && !this.closed;

@@ -57,13 +57,20 @@ export class ChainErrorWithData extends ChainError {
 export function checkingCommitment(name: string, method: RpcMethod, chain: SandboxChain): RpcMethod {
   const index = CONFIG_INDEX[name];
   if (index === undefined) return method;
-  return async (params: Params) => {
+  // Not an async function: every send passes here, and another promise layer per call is garbage.
+  return (params: Params) => {
     const config = Array.isArray(params) ? params[index] : undefined;
     if (typeof config === "object" && config !== null && !Array.isArray(config)) {
       const { commitment, preflightCommitment, minContextSlot } = config as Record<string, unknown>;
-      checkCommitment(commitment);
-      checkCommitment(preflightCommitment);
-      if (minContextSlot !== undefined) await checkMinContextSlot(minContextSlot, chain);
+      try {
+        checkCommitment(commitment);
+        checkCommitment(preflightCommitment);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (minContextSlot !== undefined) {
+        return checkMinContextSlot(minContextSlot, chain).then(() => method(params));
+      }
     }
     return method(params);
   };

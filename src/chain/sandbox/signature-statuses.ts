@@ -71,7 +71,9 @@ export class SignatureStatuses {
   /** Marks the transactions of a finished commit as committed. */
   committed(transactions: readonly StoredTransaction[]): void {
     for (const tx of transactions) {
-      this.statuses.set(tx.signature, { slot: tx.slot, err: tx.err, committed: true });
+      const status = this.statuses.get(tx.signature);
+      if (status) status.committed = true;
+      else this.statuses.set(tx.signature, { slot: tx.slot, err: tx.err, committed: true });
     }
   }
 

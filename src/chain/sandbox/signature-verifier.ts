@@ -82,7 +82,7 @@ const FLUSH_AT = 16;
 const ALWAYS_TAKEN_SIGNATURES = 256;
 
 interface Waiting {
-  resolve(verdict: SignatureVerdict): void;
+  settle(verdict: SignatureVerdict): void;
   signatures: number;
 }
 
@@ -128,19 +128,24 @@ export class SignatureVerifier {
   }
 
   /**
-   * The verdict on the signatures of `wire` (already parsed as `tx`), or undefined when the main
-   * thread's LiteSVM should check them (the worker is busy, or the transaction uses a precompile).
-   * `queuedAhead`: the sends the main thread executes before this one.
+   * Takes the signatures of `wire` (already parsed as `tx`) to check, and calls `settle` with the
+   * verdict later; false when it does not take them and the main thread's LiteSVM should check them
+   * (the worker is busy, or the transaction uses a precompile). `queuedAhead`: the sends the main
+   * thread executes before this one. A callback, not a promise: every send passes here.
    */
-  verify(wire: Uint8Array, tx: WireTransaction, queuedAhead = 0): Promise<SignatureVerdict> | undefined {
+  verify(
+    wire: Uint8Array,
+    tx: WireTransaction,
+    queuedAhead: number,
+    settle: (verdict: SignatureVerdict) => void,
+  ): boolean {
     const signatures = tx.signatures.length;
     const takes = Math.max(ALWAYS_TAKEN_SIGNATURES, queuedAhead);
-    if (this.stopped || this.waitingSignatures + signatures > takes || usesPrecompile(tx)) return undefined;
+    if (this.stopped || this.waitingSignatures + signatures > takes || usesPrecompile(tx)) return false;
     this.waitingSignatures += signatures;
-    return new Promise((resolve) => {
-      this.batch.push({ wire, waiting: { resolve, signatures } });
-      if (this.batch.length >= FLUSH_AT) this.flush();
-    });
+    this.batch.push({ wire, waiting: { settle, signatures } });
+    if (this.batch.length >= FLUSH_AT) this.flush();
+    return true;
   }
 
   /** Stops the worker; verdicts still outstanding become "unchecked". */
@@ -185,6 +190,6 @@ export class SignatureVerifier {
 
   private settle(waiting: Waiting, verdict: SignatureVerdict): void {
     this.waitingSignatures -= waiting.signatures;
-    waiting.resolve(verdict);
+    waiting.settle(verdict);
   }
 }

@@ -47,7 +47,13 @@ import {
   type TransactionMetadata,
   toTransactionError,
 } from "./svm.js";
-import type { InnerInstructionGroup, ReturnDataRecord, TokenBalance } from "./transaction-meta.js";
+import {
+  type InnerInstructionGroup,
+  type LoadedAddresses,
+  NOTHING_LOADED,
+  type ReturnDataRecord,
+  type TokenBalance,
+} from "./transaction-meta.js";
 
 // LiteSVM's numeric code for a transaction whose signatures do not verify.
 const SIGNATURE_FAILURE = TRANSACTION_ERROR_NAMES.indexOf("SignatureFailure");
@@ -269,11 +275,11 @@ export class TransactionExecutor {
     for (let i = 0; i < count; i++) {
       const key = keys[i] as ResolvedKey;
       const had = held[i];
-      if (had) preTokenBalances.push({ accountIndex: i, ...had });
+      if (had) preTokenBalances.push(placedAt(i, had));
       if (!key.writable) {
         // A read-only account cannot change: its balances after are its balances before.
         postBalances[i] = preBalances[i] ?? 0n;
-        if (had) postTokenBalances.push({ accountIndex: i, ...had });
+        if (had) postTokenBalances.push(placedAt(i, had));
         continue;
       }
       writable.push(key.address);
@@ -289,7 +295,7 @@ export class TransactionExecutor {
         continue;
       }
       this.known.remember(key.address, lamports, after);
-      if (after) postTokenBalances.push({ accountIndex: i, ...after });
+      if (after) postTokenBalances.push(placedAt(i, after));
     }
     const logs = meta.logs();
     this.statuses.executed(signature, hash, slot, err);
@@ -405,6 +411,12 @@ export class TransactionExecutor {
   }
 }
 
+// A token balance at its key's index (a literal, where a spread copies field by field on the hot path).
+function placedAt(accountIndex: number, holding: TokenHolding): TokenBalance {
+  const { mint, owner, programId, amount, decimals } = holding;
+  return { accountIndex, mint, owner, programId, amount, decimals };
+}
+
 // Per key, whether it may be a token account: neither an invoked program nor a sysvar.
 function tokenCandidates(tx: WireTransaction, keys: readonly ResolvedKey[]): boolean[] {
   const candidates = keys.map((key) => !key.address.startsWith("Sysvar"));
@@ -424,7 +436,8 @@ function tokenProgramOf(owner: Uint8Array): Address | null {
 }
 
 // The addresses a v0 transaction loaded from lookup tables, as Agave's `loadedAddresses`.
-function loadedAddressesOf(tx: WireTransaction, keys: readonly ResolvedKey[]) {
+function loadedAddressesOf(tx: WireTransaction, keys: readonly ResolvedKey[]): LoadedAddresses {
+  if (keys.length === tx.accountKeys.length) return NOTHING_LOADED;
   const loaded = keys.slice(tx.accountKeys.length);
   return {
     writable: loaded.filter((key) => key.writable).map((key) => key.address),

@@ -42,8 +42,20 @@ export interface TransactionMetaExtras {
   postTokenBalances: TokenBalance[];
   innerInstructions: InnerInstructionGroup[];
   returnData: ReturnDataRecord | null;
-  loadedAddresses: { writable: Address[]; readonly: Address[] };
+  loadedAddresses: LoadedAddresses;
 }
+
+/** The addresses a v0 transaction loaded from lookup tables, as Agave's `loadedAddresses`. */
+export interface LoadedAddresses {
+  readonly writable: readonly Address[];
+  readonly readonly: readonly Address[];
+}
+
+/** What a transaction without lookup tables loaded: shared, as nothing may change it. */
+export const NOTHING_LOADED: LoadedAddresses = Object.freeze({
+  writable: Object.freeze([]),
+  readonly: Object.freeze([]),
+});
 
 /** What rows stored before migration 0014 answer with: nothing was captured for them. */
 export function emptyMetaExtras(): TransactionMetaExtras {
@@ -69,9 +81,9 @@ export function encodeMetaExtras(extras: TransactionMetaExtras): string {
     b.amount.toString(),
     b.decimals,
   ];
-  const before = new Map(extras.preTokenBalances.map((b) => [b.accountIndex, b]));
+  // A transaction holds a few token balances: a scan costs less than building a map of them.
   const after = (b: TokenBalance): StoredBalance | StoredAmount => {
-    const was = before.get(b.accountIndex);
+    const was = extras.preTokenBalances.find((pre) => pre.accountIndex === b.accountIndex);
     const same =
       was !== undefined &&
       was.mint === b.mint &&
