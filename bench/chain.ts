@@ -10,7 +10,14 @@
  * bounded by latency (each send waits for its signature check and its group's commit) rather than
  * by its CPU, and the ratio reads lower (0.4-0.47 with the lean client at 64, ~0.6 at 256).
  *
- *   npx tsx bench/chain.ts            (options: --transactions 10000 --connections 256 --batch 16)
+ * `--against DIR` measures another checkout's node (DIR's own bench/chain.ts --serve, installed) beside
+ * this one, `--rounds` times, the two taking turns phase by phase with raw LiteSVM measured before
+ * each turn: on a machine whose speed drifts by ±20% from one minute to the next, only runs this close
+ * together compare. Each line also gives the node's main thread's time running and waiting for a CPU
+ * (its scheduler statistics), which tell a slower node from a busier machine.
+ *
+ *   npx tsx bench/chain.ts    (options: --transactions 10000 --connections 256 --batch 16
+ *                                       --against ../other-checkout --rounds 5)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -42,6 +49,8 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "256" },
     batch: { type: "string", default: "16" },
     wallets: { type: "string", default: "64" },
+    against: { type: "string" },
+    rounds: { type: "string", default: "1" },
     serve: { type: "string" },
   },
 });
@@ -67,12 +76,15 @@ const TRANSACTIONS = Number(args.transactions);
 const CONNECTIONS = Number(args.connections);
 const BATCH = Number(args.batch);
 const WALLETS = Number(args.wallets);
+const ROUNDS = Number(args.rounds);
 
-function startNode(dataDir: string): Promise<{ child: ChildProcess; rpcUrl: string }> {
-  const self = fileURLToPath(import.meta.url);
+// This checkout's sandbox node, or (`tree`) another checkout's, with its own tsx and sources.
+function startNode(dataDir: string, tree?: string): Promise<{ child: ChildProcess; rpcUrl: string }> {
+  const self = tree ? path.resolve(tree, "bench/chain.ts") : fileURLToPath(import.meta.url);
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", self, "--serve", dataDir], {
     stdio: ["ignore", "pipe", "inherit"],
+    ...(tree ? { cwd: path.resolve(tree) } : {}),
   });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
@@ -146,6 +158,15 @@ interface Measured {
   p99Ms: number;
   nodeCpuUs: number;
   clientCpuUs: number;
+  /** The node's main thread, per transfer: time on a CPU, and time runnable but waiting for one. */
+  mainRunUs: number;
+  mainWaitUs: number;
+}
+
+// A thread's scheduler statistics (Linux): nanoseconds on a CPU and waiting on a run queue.
+function schedStat(pid: number): { runNs: number; waitNs: number } {
+  const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number);
+  return { runNs: run ?? 0, waitNs: wait ?? 0 };
 }
 
 function requestBodies(transfers: Uint8Array[], perRequest: number): string[] {
@@ -257,12 +278,15 @@ async function overJsonRpc(
   client: Client,
 ): Promise<Measured> {
   const bodies = requestBodies(transfers, perRequest);
-  const cpuBefore = cpuTimeUs(node.child.pid as number);
+  const pid = node.child.pid as number;
+  const cpuBefore = cpuTimeUs(pid);
+  const schedBefore = schedStat(pid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const { failures, latencies } = await (client === "lean" ? leanLoad : undiciLoad)(node.rpcUrl, bodies);
   const elapsed = performance.now() - started;
-  const nodeCpuUs = (cpuTimeUs(node.child.pid as number) - cpuBefore) / transfers.length;
+  const nodeCpuUs = (cpuTimeUs(pid) - cpuBefore) / transfers.length;
+  const schedAfter = schedStat(pid);
   const clientCpu = process.cpuUsage(clientBefore);
   const clientCpuUs = (clientCpu.user + clientCpu.system) / transfers.length;
   if (failures > 0) throw new Error(`${failures} sendTransaction calls failed`);
@@ -272,67 +296,117 @@ async function overJsonRpc(
     p99Ms: percentile(latencies, 99),
     nodeCpuUs,
     clientCpuUs,
+    mainRunUs: (schedAfter.runNs - schedBefore.runNs) / 1000 / transfers.length,
+    mainWaitUs: (schedAfter.waitNs - schedBefore.waitNs) / 1000 / transfers.length,
   };
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-chain-"));
-const node = await startNode(dataDir);
-try {
-  const chain = new RpcChain({ url: node.rpcUrl, pollIntervalMs: 20 });
-  const signers = await venueSigners(loadVenueKeys(dataDir));
-  const wallets = await Promise.all(Array.from({ length: WALLETS }, () => generateKeyPairSigner()));
+interface Subject {
+  label: string;
+  node: { child: ChildProcess; rpcUrl: string };
+  chain: RpcChain;
+  dataDir: string;
+}
+
+async function startSubject(label: string, tree?: string): Promise<Subject> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "oddsgate-bench-chain-"));
+  const node = await startNode(dataDir, tree).catch((error: unknown) => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  return { label, node, chain: new RpcChain({ url: node.rpcUrl, pollIntervalMs: 20 }), dataDir };
+}
+
+async function fund(subject: Subject, wallets: KeyPairSigner[]): Promise<void> {
+  const signers = await venueSigners(loadVenueKeys(subject.dataDir));
   await Promise.all(
     wallets.map(async (wallet) => {
-      await chain.requestAirdrop(wallet.address, 10_000_000_000n);
-      await faucet(chain, signers, wallet.address, USDC_MINT, 1_000_000_000_000n);
+      await subject.chain.requestAirdrop(wallet.address, 10_000_000_000n);
+      await faucet(subject.chain, signers, wallet.address, USDC_MINT, 1_000_000_000_000n);
     }),
   );
+}
 
-  const raw = await rawLiteSvm(chain, wallets);
-  // Untimed warm-up, so that the node's JIT and caches are as warm for the first measured phase as
+const PHASES = [
+  { label: "sendTransaction over JSON-RPC, durable", perRequest: 1, client: "undici" },
+  { label: "  the same from a lean HTTP client", perRequest: 1, client: "lean" },
+  { label: `sendTransaction over JSON-RPC, batches of ${BATCH}`, perRequest: BATCH, client: "undici" },
+] as const;
+
+const median = (values: number[]) => percentile(values, 50);
+
+const subjects: Subject[] = [];
+try {
+  subjects.push(await startSubject("this checkout"));
+  if (args.against) subjects.push(await startSubject(args.against, args.against));
+  const wallets = await Promise.all(Array.from({ length: WALLETS }, () => generateKeyPairSigner()));
+  await Promise.all(subjects.map((subject) => fund(subject, wallets)));
+  // Every batch of transfers gets amounts of its own, so that no two share a signature.
+  let firstAmount = 1;
+  const transfersFor = async (subject: Subject, from = wallets) => {
+    const transfers = await buildTransfers(from, await subject.chain.getLatestBlockhash(), firstAmount);
+    firstAmount += TRANSACTIONS;
+    return transfers;
+  };
+  // Untimed warm-up, so that each node's JIT and caches are as warm for the first measured phase as
   // for the later ones.
-  await overJsonRpc(
-    node,
-    await buildTransfers(wallets, await chain.getLatestBlockhash(), 1 + 3 * TRANSACTIONS),
-    1,
-    "lean",
-  );
-  const single = await overJsonRpc(
-    node,
-    await buildTransfers(wallets, await chain.getLatestBlockhash()),
-    1,
-    "undici",
-  );
-  // The same kind of transfers again (other amounts, so other signatures) from the lean client.
-  const singleLean = await overJsonRpc(
-    node,
-    await buildTransfers(wallets, await chain.getLatestBlockhash(), 1 + TRANSACTIONS),
-    1,
-    "lean",
-  );
-  const batched = await overJsonRpc(
-    node,
-    await buildTransfers(wallets.slice().reverse(), await chain.getLatestBlockhash()),
-    BATCH,
-    "undici",
-  );
-  const line = (label: string, measured: Measured) =>
-    console.log(
-      `${label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx`,
-    );
+  for (const subject of subjects) await overJsonRpc(subject.node, await transfersFor(subject), 1, "lean");
   console.log(
-    `${TRANSACTIONS} USDC transfers each, ${CONNECTIONS} connections, node ${os.cpus().length} cores`,
+    `${TRANSACTIONS} USDC transfers each, ${CONNECTIONS} connections, node ${os.cpus().length} cores` +
+      (subjects.length > 1
+        ? `; ${subjects.map((s) => s.label).join(" and ")} taking turns, ${ROUNDS} rounds`
+        : ""),
   );
-  console.log(`${"raw LiteSVM (sigverify on, in process)".padEnd(44)} ${raw.toFixed(0).padStart(7)} tx/s`);
-  line("sendTransaction over JSON-RPC, durable", single);
-  line("  the same from a lean HTTP client", singleLean);
-  line(`sendTransaction over JSON-RPC, batches of ${BATCH}`, batched);
-  const verdict = (measured: Measured) =>
-    `${(measured.rate / raw).toFixed(2)} ${measured.rate / raw >= 0.4 ? "met" : "NOT met"}`;
+  // ratios[phase][subject]: each turn's rate over raw LiteSVM's just before it.
+  const ratios = PHASES.map(() => subjects.map((): number[] => []));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [p, phase] of PHASES.entries()) {
+      const raw = await rawLiteSvm((subjects[0] as Subject).chain, wallets);
+      console.log(
+        `${"raw LiteSVM (sigverify on, in process)".padEnd(44)} ${raw.toFixed(0).padStart(7)} tx/s`,
+      );
+      // The order alternates, so that neither node always runs first after raw LiteSVM.
+      const order = round % 2 === 0 ? subjects : [...subjects].reverse();
+      for (const subject of order) {
+        // Batches from the wallets in reverse order: other pairs than the single sends'.
+        const from = phase.perRequest > 1 ? wallets.slice().reverse() : wallets;
+        const measured = await overJsonRpc(
+          subject.node,
+          await transfersFor(subject, from),
+          phase.perRequest,
+          phase.client,
+        );
+        ratios[p]?.[subjects.indexOf(subject)]?.push(measured.rate / raw);
+        const tag = subjects.length > 1 ? ` [${subject.label}]` : "";
+        console.log(
+          `${phase.label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx (main thread ${measured.mainRunUs.toFixed(0)} running, ${measured.mainWaitUs.toFixed(0)} waiting for a CPU)   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx${tag}`,
+        );
+      }
+    }
+  }
+  const [first, second] = subjects;
+  PHASES.forEach((phase, p) => {
+    const own = ratios[p]?.[0] ?? [];
+    if (second) {
+      const other = ratios[p]?.[1] ?? [];
+      const paired = own.map((ratio, i) => ratio / (other[i] as number));
+      console.log(
+        `${phase.label.trim()}: median ratio ${median(own).toFixed(2)} [${first?.label}] against ${median(other).toFixed(2)} [${second.label}]; turn by turn ${paired.map((x) => x.toFixed(2)).join(" ")}, median ${median(paired).toFixed(2)}`,
+      );
+    } else if (ROUNDS > 1) {
+      console.log(`${phase.label.trim()}: median ratio ${median(own).toFixed(2)} over ${ROUNDS} rounds`);
+    }
+  });
+  const verdict = (p: number) => {
+    const ratio = median(ratios[p]?.[0] ?? []);
+    return `${ratio.toFixed(2)} ${ratio >= 0.4 ? "met" : "NOT met"}`;
+  };
   console.log(
-    `target: sendTransaction / raw LiteSVM >= 0.40 -> undici client ${verdict(single)}, lean client ${verdict(singleLean)}`,
+    `target: sendTransaction / raw LiteSVM >= 0.40 -> undici client ${verdict(0)}, lean client ${verdict(1)}`,
   );
 } finally {
-  node.child.kill(process.env.BENCH_NODE_FLAGS ? "SIGINT" : "SIGKILL");
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  for (const subject of subjects) {
+    subject.node.child.kill(process.env.BENCH_NODE_FLAGS ? "SIGINT" : "SIGKILL");
+    fs.rmSync(subject.dataDir, { recursive: true, force: true });
+  }
 }
