@@ -14,7 +14,9 @@
  * this one, `--rounds` times, the two taking turns phase by phase with raw LiteSVM measured before
  * each turn: on a machine whose speed drifts by ±20% from one minute to the next, only runs this close
  * together compare. Each line also gives the node's main thread's time running and waiting for a CPU
- * (its scheduler statistics), which tell a slower node from a busier machine.
+ * (its scheduler statistics), which tell a slower node from a busier machine, and the time on a CPU of
+ * its three busiest other threads (the signature worker, the SQLite writer, a GC helper).
+ * `bench/chain-cpu.ts` measures the chain's own CPU a transfer, thread by thread, without HTTP.
  *
  *   npx tsx bench/chain.ts    (options: --transactions 10000 --connections 256 --batch 16
  *                                       --against ../other-checkout --rounds 5)
@@ -41,7 +43,7 @@ import { putAccount } from "../src/chain/sandbox/svm.js";
 import { loadVenueKeys, venueSigners } from "../src/chain/venue-keys.js";
 import { USDC_MINT } from "../src/contract/markets.js";
 import { openStorage } from "../src/storage/database.js";
-import { cpuTimeUs, percentile } from "./support.js";
+import { cpuTimeUs, percentile, threadsRunNs } from "./support.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -161,12 +163,21 @@ interface Measured {
   /** The node's main thread, per transfer: time on a CPU, and time runnable but waiting for one. */
   mainRunUs: number;
   mainWaitUs: number;
+  /** The node's other busiest threads (the signature worker, the SQLite writer, GC helpers), µs on a CPU per transfer. */
+  busiestOtherUs: number[];
 }
 
 // A thread's scheduler statistics (Linux): nanoseconds on a CPU and waiting on a run queue.
-function schedStat(pid: number): { runNs: number; waitNs: number } {
-  const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number);
+function schedStat(pid: number, tid = pid): { runNs: number; waitNs: number } {
+  const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
   return { runNs: run ?? 0, waitNs: wait ?? 0 };
+}
+
+// Nanoseconds on a CPU of each of the process's threads but its main one, by thread id.
+function otherThreadsRunNs(pid: number): Map<string, number> {
+  const threads = threadsRunNs(pid);
+  threads.delete(String(pid));
+  return threads;
 }
 
 function requestBodies(transfers: Uint8Array[], perRequest: number): string[] {
@@ -281,12 +292,14 @@ async function overJsonRpc(
   const pid = node.child.pid as number;
   const cpuBefore = cpuTimeUs(pid);
   const schedBefore = schedStat(pid);
+  const othersBefore = otherThreadsRunNs(pid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const { failures, latencies } = await (client === "lean" ? leanLoad : undiciLoad)(node.rpcUrl, bodies);
   const elapsed = performance.now() - started;
   const nodeCpuUs = (cpuTimeUs(pid) - cpuBefore) / transfers.length;
   const schedAfter = schedStat(pid);
+  const othersAfter = otherThreadsRunNs(pid);
   const clientCpu = process.cpuUsage(clientBefore);
   const clientCpuUs = (clientCpu.user + clientCpu.system) / transfers.length;
   if (failures > 0) throw new Error(`${failures} sendTransaction calls failed`);
@@ -298,6 +311,10 @@ async function overJsonRpc(
     clientCpuUs,
     mainRunUs: (schedAfter.runNs - schedBefore.runNs) / 1000 / transfers.length,
     mainWaitUs: (schedAfter.waitNs - schedBefore.waitNs) / 1000 / transfers.length,
+    busiestOtherUs: [...othersAfter]
+      .map(([tid, runNs]) => (runNs - (othersBefore.get(tid) ?? 0)) / 1000 / transfers.length)
+      .sort((a, b) => b - a)
+      .slice(0, 3),
   };
 }
 
@@ -379,7 +396,7 @@ try {
         ratios[p]?.[subjects.indexOf(subject)]?.push(measured.rate / raw);
         const tag = subjects.length > 1 ? ` [${subject.label}]` : "";
         console.log(
-          `${phase.label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx (main thread ${measured.mainRunUs.toFixed(0)} running, ${measured.mainWaitUs.toFixed(0)} waiting for a CPU)   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx${tag}`,
+          `${phase.label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx (main thread ${measured.mainRunUs.toFixed(0)} running, ${measured.mainWaitUs.toFixed(0)} waiting for a CPU; busiest other threads ${measured.busiestOtherUs.map((us) => us.toFixed(0)).join(", ")})   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx${tag}`,
         );
       }
     }

@@ -131,6 +131,19 @@ export function cpuTimeUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** Nanoseconds on a CPU of each thread of `pid` (Linux scheduler statistics), by thread id. */
+export function threadsRunNs(pid: number | "self" = "self"): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(tid, Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
