@@ -24,7 +24,7 @@ import {
 } from "./commit-batch.js";
 import { type ChainLease, ChainLeaseLostError } from "./lease.js";
 import type { ClockShift } from "./slot-clock.js";
-import { SqliteWriter } from "./sqlite-writer.js";
+import { SqliteWriter, WRITER_CHECKPOINT_PAGES } from "./sqlite-writer.js";
 import { decodeMetaExtras } from "./transaction-meta.js";
 
 export interface GenesisParameters {
@@ -42,10 +42,10 @@ const ROWS_PER_STATEMENT = 400;
 // executing while the writer works, instead of waiting for each commit in turn.
 const PIPELINED_COMMITS = 4;
 // While the SQLite writer commits the chain, the WAL checkpoints its commits call for run on its
-// thread: the shared connection checkpoints only past this many WAL pages (SQLite's default is
-// 1,000), so its checkpoints, which copy and sync pages, seldom block the event loop, and the WAL
-// stays bounded while the chain is idle and the rest of the venue writes.
-const SHARED_CONNECTION_CHECKPOINT_PAGES = 10_000;
+// thread: the shared connection checkpoints only past more WAL pages than the writer does (SQLite's
+// default is 1,000), so its checkpoints, which copy and sync pages, seldom block the event loop, and
+// the WAL stays bounded while the chain is idle and the rest of the venue writes.
+const SHARED_CONNECTION_CHECKPOINT_PAGES = WRITER_CHECKPOINT_PAGES + 4_000;
 const SQLITE_CHECKPOINT_PAGES = 1_000;
 
 // The message hash of a stored base64 wire transaction (for rows stored before the hash was).

@@ -33,6 +33,7 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma("journal_mode = WAL");
 db.pragma("synchronous = NORMAL");
+db.pragma("wal_autocheckpoint = " + workerData.checkpointPages);
 const sql = workerData.statements;
 const upsert = db.prepare(sql.upsertAccount);
 const remove = db.prepare(sql.deleteAccount);
@@ -111,6 +112,11 @@ parentPort.on("message", handle);
 `;
 
 const BUSY_TIMEOUT_MS = 5000;
+// WAL pages between the writer's checkpoints (SQLite's default is 1,000). A checkpoint copies each
+// page once however many commits rewrote it, and the chain rewrites the same index and account
+// pages in every commit: at 16,000 (a WAL of up to 64 MiB) the writer spends ~8 µs less a transfer
+// (docs/performance.md). Commits are as durable either way: each is in the WAL when it resolves.
+export const WRITER_CHECKPOINT_PAGES = 16_000;
 // Rows per run of the history statement.
 const ROWS_PER_RUN = 64;
 
@@ -154,6 +160,7 @@ export class SqliteWriter {
         file,
         driver,
         busyTimeoutMs: BUSY_TIMEOUT_MS,
+        checkpointPages: WRITER_CHECKPOINT_PAGES,
         nowMs: SQLITE_NOW_MS,
         statements: workerStatements(),
         rowsPerRun: ROWS_PER_RUN,
