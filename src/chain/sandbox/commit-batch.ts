@@ -220,8 +220,11 @@ export function mergeHistoryStatementTexts(
 // `{"pre":["1","2"],"post":["1","2"]}`, written directly: the lamports are decimal digits, which
 // need no escaping, and the intermediate string arrays were most of this column's garbage.
 function balancesJson(pre: readonly bigint[], post: readonly bigint[]): string {
-  const list = (values: readonly bigint[]) => (values.length === 0 ? "[]" : `["${values.join('","')}"]`);
-  return `{"pre":${list(pre)},"post":${list(post)}}`;
+  return `{"pre":${decimalsJson(pre)},"post":${decimalsJson(post)}}`;
+}
+
+function decimalsJson(values: readonly bigint[]): string {
+  return values.length === 0 ? "[]" : `["${values.join('","')}"]`;
 }
 
 // `keys` without repeats; a transaction's few keys are compared in place, with no set built for them.

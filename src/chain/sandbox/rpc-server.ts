@@ -248,22 +248,15 @@ function readBody(
   limit: number,
   onBody: (body: string) => void,
 ): void {
-  const tooLarge = () =>
-    refuse(
-      request,
-      response,
-      413,
-      errorResponse(null, RPC_ERROR.invalidRequest, `Invalid request: the body exceeds ${limit} bytes`),
-    );
-  const declared = Number(request.headers["content-length"]);
-  if (declared > limit) {
-    tooLarge();
+  if (Number(request.headers["content-length"]) > limit) {
+    refuseTooLarge(request, response, limit);
     return;
   }
   const chunks: Buffer[] = [];
   let size = 0;
   let refused = false;
-  const onData = (chunk: Buffer) => {
+  request.on("data", (chunk: Buffer) => {
+    if (refused) return;
     size += chunk.length;
     if (size <= limit) {
       chunks.push(chunk);
@@ -271,10 +264,8 @@ function readBody(
     }
     refused = true;
     chunks.length = 0;
-    request.off("data", onData);
-    tooLarge();
-  };
-  request.on("data", onData);
+    refuseTooLarge(request, response, limit);
+  });
   request.on("end", () => {
     if (refused) return;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
@@ -283,6 +274,15 @@ function readBody(
   request.on("error", () => {
     refused = true;
   });
+}
+
+function refuseTooLarge(request: http.IncomingMessage, response: http.ServerResponse, limit: number): void {
+  refuse(
+    request,
+    response,
+    413,
+    errorResponse(null, RPC_ERROR.invalidRequest, `Invalid request: the body exceeds ${limit} bytes`),
+  );
 }
 
 // After a refusal the rest of a body is read and dropped for a moment (a client still sending would

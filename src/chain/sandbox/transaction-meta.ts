@@ -73,28 +73,10 @@ export function emptyMetaExtras(): TransactionMetaExtras {
  * the same mint, owner and program before is stored as its index and amount alone.
  */
 export function encodeMetaExtras(extras: TransactionMetaExtras): string {
-  const balance = (b: TokenBalance): StoredBalance => [
-    b.accountIndex,
-    b.mint,
-    b.owner,
-    b.programId,
-    b.amount.toString(),
-    b.decimals,
-  ];
-  // A transaction holds a few token balances: a scan costs less than building a map of them.
-  const after = (b: TokenBalance): StoredBalance | StoredAmount => {
-    const was = extras.preTokenBalances.find((pre) => pre.accountIndex === b.accountIndex);
-    const same =
-      was !== undefined &&
-      was.mint === b.mint &&
-      was.owner === b.owner &&
-      was.programId === b.programId &&
-      was.decimals === b.decimals;
-    return same ? [b.accountIndex, b.amount.toString()] : balance(b);
-  };
+  const pre = extras.preTokenBalances;
   return JSON.stringify({
-    pre: extras.preTokenBalances.map(balance),
-    post: extras.postTokenBalances.map(after),
+    pre: pre.map(storedBalance),
+    post: extras.postTokenBalances.map((b) => storedBalanceAfter(b, pre)),
     inner: extras.innerInstructions.map((group) => [
       group.index,
       group.instructions.map((i) => [i.programIdIndex, i.accounts, base64(i.data), i.stackHeight]),
@@ -102,6 +84,24 @@ export function encodeMetaExtras(extras: TransactionMetaExtras): string {
     ret: extras.returnData ? [extras.returnData.programId, base64(extras.returnData.data)] : null,
     loaded: [extras.loadedAddresses.writable, extras.loadedAddresses.readonly],
   });
+}
+
+// The helpers of the stored form live here, not inside `encodeMetaExtras`: it runs for every
+// transaction, and closures made per call are garbage per call.
+function storedBalance(b: TokenBalance): StoredBalance {
+  return [b.accountIndex, b.mint, b.owner, b.programId, b.amount.toString(), b.decimals];
+}
+
+// A transaction holds a few token balances: a scan costs less than building a map of them.
+function storedBalanceAfter(b: TokenBalance, pre: readonly TokenBalance[]): StoredBalance | StoredAmount {
+  const was = pre.find((one) => one.accountIndex === b.accountIndex);
+  const same =
+    was !== undefined &&
+    was.mint === b.mint &&
+    was.owner === b.owner &&
+    was.programId === b.programId &&
+    was.decimals === b.decimals;
+  return same ? [b.accountIndex, b.amount.toString()] : storedBalance(b);
 }
 
 type StoredBalance = [number, string, string, string, string, number];
