@@ -68,27 +68,97 @@ export function isOnCurve(bytes: Uint8Array): boolean {
   // Never zero: −1/d is not a square mod p.
   const v = (D * y2 + 1n) % P;
   if (u === 0n) return signBit === 0;
-  return jacobi((u * v) % P, P) === 1;
+  return jacobiModP((u * v) % P) === 1;
 }
 
-/** The Jacobi symbol (a/n) of an odd n > 0, by the binary algorithm. */
-function jacobi(value: bigint, modulus: bigint): number {
-  let a = value % modulus;
-  let n = modulus;
+// The Jacobi symbol's operands as eight little-endian 32-bit limbs, in three scratch arrays that
+// trade roles: `isOnCurve` runs to the end without yielding, and BigInt arithmetic made ~60 kB of
+// garbage a call.
+const LIMBS = 8;
+const scratch = [new Uint32Array(LIMBS), new Uint32Array(LIMBS), new Uint32Array(LIMBS)] as const;
+const scratchWords = new BigUint64Array(scratch[0].buffer);
+const P_LIMBS = Uint32Array.of(0xffff_ffed, ...new Array<number>(6).fill(0xffff_ffff), 0x7fff_ffff);
+
+/**
+ * The Jacobi symbol (value/p), 0 ≤ value < p, by the binary algorithm on limbs. With a and n odd,
+ * a − n replaces the larger of the two (when a < n, n − a replaces a and a becomes n: reciprocity
+ * flips the sign when both are ≡ 3 mod 4); then its factors of two go ((2/n) is −1 when n ≡ 3 or 5
+ * mod 8). When a reaches zero the symbol is 0 unless n reached 1.
+ */
+function jacobiModP(value: bigint): number {
+  let [a, n, spare] = scratch;
+  for (let i = 0; i < 4; i++) scratchWords[i] = BigInt.asUintN(64, value >> BigInt(64 * i));
+  n.set(P_LIMBS);
   let symbol = 1;
-  while (a !== 0n) {
-    let halvings = 0;
-    while ((a & 1n) === 0n) {
-      a >>= 1n;
-      halvings++;
+  // Limbs in use: both operands only shrink.
+  let length = LIMBS;
+  let zeros = trailingZeros(a, length);
+  for (;;) {
+    if (zeros < 0) break;
+    if (zeros > 0) {
+      shiftRight(a, zeros, length);
+      const residue = (n[0] as number) & 7;
+      if (zeros & 1 && (residue === 3 || residue === 5)) symbol = -symbol;
     }
-    // (2/n) is −1 when n ≡ 3 or 5 (mod 8).
-    const residue = n & 7n;
-    if (halvings % 2 === 1 && (residue === 3n || residue === 5n)) symbol = -symbol;
-    // Quadratic reciprocity: swapping flips the sign when both are ≡ 3 (mod 4).
-    [a, n] = [n, a];
-    if ((a & 3n) === 3n && (n & 3n) === 3n) symbol = -symbol;
-    a %= n;
+    // spare = a − n; a borrow out of the top limb means a < n.
+    let borrow = 0;
+    for (let i = 0; i < length; i++) {
+      const difference = (a[i] as number) - (n[i] as number) - borrow;
+      spare[i] = difference;
+      borrow = difference < 0 ? 1 : 0;
+    }
+    if (borrow === 0) {
+      const old = a;
+      a = spare;
+      spare = old;
+    } else {
+      negate(spare, length);
+      if (((a[0] as number) & 3) === 3 && ((n[0] as number) & 3) === 3) symbol = -symbol;
+      const [oldA, oldN] = [a, n];
+      a = spare;
+      n = oldA;
+      spare = oldN;
+    }
+    while (length > 1 && a[length - 1] === 0 && n[length - 1] === 0) length--;
+    zeros = trailingZeros(a, length);
   }
-  return n === 1n ? symbol : 0;
+  return isOne(n, length) ? symbol : 0;
+}
+
+// The number of trailing zero bits of `a`, or −1 when it is zero.
+function trailingZeros(a: Uint32Array, length: number): number {
+  for (let i = 0; i < length; i++) {
+    const limb = a[i] as number;
+    if (limb !== 0) return i * 32 + 31 - Math.clz32(limb & -limb);
+  }
+  return -1;
+}
+
+function shiftRight(a: Uint32Array, bits: number, length: number): void {
+  const limbs = bits >>> 5;
+  const shift = bits & 31;
+  for (let i = 0; i < length; i++) {
+    const low = i + limbs < length ? (a[i + limbs] as number) : 0;
+    if (shift === 0) a[i] = low;
+    else {
+      const high = i + limbs + 1 < length ? (a[i + limbs + 1] as number) : 0;
+      a[i] = (low >>> shift) | (high << (32 - shift));
+    }
+  }
+}
+
+// a := 2^(32·length) − a: the two's complement, which turns a − n that borrowed into n − a.
+function negate(a: Uint32Array, length: number): void {
+  let carry = 1;
+  for (let i = 0; i < length; i++) {
+    const sum = (~(a[i] as number) >>> 0) + carry;
+    a[i] = sum;
+    carry = sum > 0xffff_ffff ? 1 : 0;
+  }
+}
+
+function isOne(n: Uint32Array, length: number): boolean {
+  if (n[0] !== 1) return false;
+  for (let i = 1; i < length; i++) if (n[i] !== 0) return false;
+  return true;
 }
