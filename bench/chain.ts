@@ -2,9 +2,10 @@
  * Sandbox chain benchmark: USDC transfers sent with `sendTransaction` over JSON-RPC to the sandbox
  * (a separate process, durable on SQLite, so the load generator does not share its event loop),
  * against the same transfers executed by a bare LiteSVM in this process, in one run. Prints both
- * rates and their ratio (target >= 0.4). Single sends are measured twice: from undici, and from a
- * lean keep-alive client that spends far less CPU per request (on a 2-core machine the load
- * generator shares the cores with the node, so its own cost shows in the node's rate).
+ * rates and their ratio (target >= 0.4; from the lean client, issue 43's >= 0.5). Single sends are
+ * measured twice: from undici, and from a lean keep-alive client that spends far less CPU per
+ * request (on a 2-core machine the load generator shares the cores with the node, so its own cost
+ * shows in the node's rate).
  *
  * The node is measured at saturation: with fewer connections in flight (64, say) its throughput is
  * bounded by latency (each send waits for its signature check and its group's commit) rather than
@@ -16,6 +17,8 @@
  * together compare. Each line also gives the node's main thread's time running and waiting for a CPU
  * (its scheduler statistics), which tell a slower node from a busier machine, and the time on a CPU of
  * its three busiest other threads (the signature worker, the SQLite writer, a GC helper).
+ * The summary gives, beside the rates, each node's CPU a transfer turn by turn: a busier hour moves
+ * it less than the rate.
  * `bench/chain-cpu.ts` measures the chain's own CPU a transfer, thread by thread, without HTTP.
  *
  *   npx tsx bench/chain.ts    (options: --transactions 10000 --connections 256 --batch 16
@@ -374,8 +377,10 @@ try {
         ? `; ${subjects.map((s) => s.label).join(" and ")} taking turns, ${ROUNDS} rounds`
         : ""),
   );
-  // ratios[phase][subject]: each turn's rate over raw LiteSVM's just before it.
+  // ratios[phase][subject]: each turn's rate over raw LiteSVM's just before it; cpu: its node's CPU a
+  // transfer, which a busier machine moves less than the rate.
   const ratios = PHASES.map(() => subjects.map((): number[] => []));
+  const cpu = PHASES.map(() => subjects.map((): number[] => []));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [p, phase] of PHASES.entries()) {
       const raw = await rawLiteSvm((subjects[0] as Subject).chain, wallets);
@@ -394,6 +399,7 @@ try {
           phase.client,
         );
         ratios[p]?.[subjects.indexOf(subject)]?.push(measured.rate / raw);
+        cpu[p]?.[subjects.indexOf(subject)]?.push(measured.nodeCpuUs);
         const tag = subjects.length > 1 ? ` [${subject.label}]` : "";
         console.log(
           `${phase.label.padEnd(44)} ${measured.rate.toFixed(0).padStart(7)} tx/s   ratio ${(measured.rate / raw).toFixed(2)}   p50 ${measured.p50Ms.toFixed(1)} ms p99 ${measured.p99Ms.toFixed(1)} ms   node CPU ${measured.nodeCpuUs.toFixed(0)} µs/tx (main thread ${measured.mainRunUs.toFixed(0)} running, ${measured.mainWaitUs.toFixed(0)} waiting for a CPU; busiest other threads ${measured.busiestOtherUs.map((us) => us.toFixed(0)).join(", ")})   client CPU ${measured.clientCpuUs.toFixed(0)} µs/tx${tag}`,
@@ -407,19 +413,23 @@ try {
     if (second) {
       const other = ratios[p]?.[1] ?? [];
       const paired = own.map((ratio, i) => ratio / (other[i] as number));
+      const ownCpu = cpu[p]?.[0] ?? [];
+      const otherCpu = cpu[p]?.[1] ?? [];
+      const pairedCpu = ownCpu.map((us, i) => us / (otherCpu[i] as number));
       console.log(
-        `${phase.label.trim()}: median ratio ${median(own).toFixed(2)} [${first?.label}] against ${median(other).toFixed(2)} [${second.label}]; turn by turn ${paired.map((x) => x.toFixed(2)).join(" ")}, median ${median(paired).toFixed(2)}`,
+        `${phase.label.trim()}: median ratio ${median(own).toFixed(2)} [${first?.label}] against ${median(other).toFixed(2)} [${second.label}]; turn by turn ${paired.map((x) => x.toFixed(2)).join(" ")}, median ${median(paired).toFixed(2)}; ` +
+          `node CPU a transfer ${median(ownCpu).toFixed(0)} µs against ${median(otherCpu).toFixed(0)}, turn by turn ${pairedCpu.map((x) => x.toFixed(2)).join(" ")}, median ${median(pairedCpu).toFixed(2)}`,
       );
     } else if (ROUNDS > 1) {
       console.log(`${phase.label.trim()}: median ratio ${median(own).toFixed(2)} over ${ROUNDS} rounds`);
     }
   });
-  const verdict = (p: number) => {
+  const verdict = (p: number, target: number) => {
     const ratio = median(ratios[p]?.[0] ?? []);
-    return `${ratio.toFixed(2)} ${ratio >= 0.4 ? "met" : "NOT met"}`;
+    return `${ratio.toFixed(2)} ${ratio >= target ? "met" : "NOT met"} (>= ${target.toFixed(2)})`;
   };
   console.log(
-    `target: sendTransaction / raw LiteSVM >= 0.40 -> undici client ${verdict(0)}, lean client ${verdict(1)}`,
+    `target: sendTransaction / raw LiteSVM -> undici client ${verdict(0, 0.4)}, lean client ${verdict(1, 0.5)} (design.md 0.4; issue 43 asks 0.5 of the lean client)`,
   );
 } finally {
   for (const subject of subjects) {
