@@ -2,9 +2,14 @@
  * The service's logger: one readable line per entry for a person at a terminal, one JSON object per
  * line for everything else (log collectors, files, pipes), as LOG_FORMAT or the terminal decides.
  */
+import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import type { Config } from "../config.js";
+
+// pino-pretty and its formatting packages are loaded only for a terminal: JSON output, what servers
+// and pipes write, need not pay for them at every start.
+const requirePackage = createRequire(import.meta.url);
 
 /** Headers that carry credentials: a request logged with its headers must not leak them. */
 const REDACTION: LoggerOptions["redact"] = {
@@ -29,6 +34,7 @@ export function createLogger(
 ): Logger {
   const options: LoggerOptions = { level: config.LOG_LEVEL, redact: REDACTION };
   if (logFormat(config, isTTY) === "json") return pino(options, destination);
+  const pretty = requirePackage("pino-pretty") as typeof PinoPretty;
   const lines = pretty({
     destination: destination ?? 1,
     sync: true,

@@ -7,7 +7,6 @@
  */
 import { createHash, createPrivateKey, createPublicKey } from "node:crypto";
 import type { Address } from "@solana/kit";
-import { FeatureSet } from "litesvm";
 import { addressOf, decodeAddressBytes } from "../base58.js";
 import { ChainError, RPC_ERROR } from "../errors.js";
 import { LAMPORTS_PER_SOL } from "../programs.js";
@@ -23,6 +22,7 @@ import {
 } from "./rpc-params.js";
 import type { SandboxChain } from "./sandbox-chain.js";
 import { SLOTS_PER_EPOCH } from "./slot-clock.js";
+import { FeatureSet } from "./svm.js";
 
 /** What `getVersion` reports: the validator line whose RPC this mirrors. */
 export const SOLANA_CORE_VERSION = "2.2.20";
