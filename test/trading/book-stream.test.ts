@@ -458,6 +458,12 @@ class CountingHub extends BookStreamHub {
   }
 }
 
+/**
+ * A slot long enough that the leader's lease (three slots) outlasts the event-loop stalls of a loaded
+ * CI machine: a lapsed lease hands the lead over, as it should, and the follower would then compute.
+ */
+const SLOT_MS = 400;
+
 /** One instance's book stream: a hub sharing its books through Redis, behind its own listener. */
 async function instance(prefix: string) {
   const hub = new CountingHub(t.server.trading.book, { frameMs: 100 });
@@ -466,7 +472,7 @@ async function instance(prefix: string) {
     url: REDIS_TEST_URL,
     prefix,
     name: "book-stream",
-    slotMs: 100,
+    slotMs: SLOT_MS,
     compute: (pairs) => {
       computed += 1;
       return hub.computeQuotes(pairs);

@@ -20,6 +20,12 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.stop());
 
+/**
+ * A slot long enough that the leader's lease (three slots) outlasts the event-loop stalls of a loaded
+ * CI machine: a lapsed lease hands the lead over, as it should, and the follower would then compute.
+ */
+const SLOT_MS = 400;
+
 /** One instance's stream: a hub sharing quotes through Redis, behind its own listener. */
 async function instance(prefix: string, canLead?: () => boolean) {
   const hub = new QuoteStreamHub(t.server.trading.book, { frameMs: 100 });
@@ -28,7 +34,7 @@ async function instance(prefix: string, canLead?: () => boolean) {
     await SharedQuotes.connect({
       url: REDIS_TEST_URL,
       prefix,
-      slotMs: 100,
+      slotMs: SLOT_MS,
       compute: (pairs) => {
         computed += 1;
         return hub.computeQuotes(pairs);
